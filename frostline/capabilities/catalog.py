@@ -1,0 +1,171 @@
+"""The capability catalog: what a script may ask for, what it costs, whether it has effects.
+
+The catalog is plain data. `DEFAULT_CATALOG` holds the nine shipped entries; users build their
+own with `Catalog([...])` or `DEFAULT_CATALOG.extended(...)`, or load one from JSON with
+`Catalog.from_json`. Nothing in frostline reads a global registry: the catalog is passed in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from frostline.errors import CatalogError
+
+ARTIFACT_REF_PATTERN = r"^sha256:[0-9a-f]{64}$"
+IMAGE_SIZES = ("512x512", "1024x1024", "1024x1536", "1536x1024")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One named external effect.
+
+    Example: ``Capability("echo", side_effecting=True, input_schema={"type": "object"}, price_usd=0.0)``
+    """
+
+    name: str
+    side_effecting: bool
+    input_schema: Mapping[str, Any]
+    price_usd: float
+    production: bool = True
+    idempotency_keys: bool = False
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise CatalogError(
+                f"capability name {self.name!r} must be dotted lowercase words, e.g. 'image.generate'",
+                capability=self.name,
+            )
+        if not isinstance(self.price_usd, int | float) or self.price_usd < 0:
+            raise CatalogError(f"capability {self.name}: price_usd must be a non-negative number",
+                               capability=self.name)
+        if not isinstance(self.input_schema, Mapping) or self.input_schema.get("type") != "object":
+            raise CatalogError(f"capability {self.name}: input_schema must be a JSON schema of type object",
+                               capability=self.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "side_effecting": self.side_effecting,
+            "input_schema": dict(self.input_schema),
+            "price_usd": self.price_usd,
+            "production": self.production,
+            "idempotency_keys": self.idempotency_keys,
+            "description": self.description,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Capability:
+        if not isinstance(data, Mapping):
+            raise CatalogError("a capability entry is a JSON object")
+        known = {"name", "side_effecting", "input_schema", "price_usd", "production",
+                 "idempotency_keys", "description"}
+        extra = set(data) - known
+        if extra:
+            raise CatalogError(f"unknown capability field(s): {', '.join(sorted(extra))}")
+        missing = {"name", "side_effecting", "input_schema", "price_usd"} - set(data)
+        if missing:
+            raise CatalogError(f"capability entry is missing: {', '.join(sorted(missing))}")
+        return cls(**dict(data))
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """An immutable, ordered set of capabilities keyed by name."""
+
+    entries: tuple[Capability, ...] = field(default_factory=tuple)
+
+    def __init__(self, entries: Iterable[Capability] = ()) -> None:
+        items = tuple(entries)
+        seen: set[str] = set()
+        for cap in items:
+            if cap.name in seen:
+                raise CatalogError(f"capability {cap.name} is declared twice", capability=cap.name)
+            seen.add(cap.name)
+        object.__setattr__(self, "entries", items)
+
+    def __contains__(self, name: object) -> bool:
+        return any(c.name == name for c in self.entries)
+
+    def __getitem__(self, name: str) -> Capability:
+        for cap in self.entries:
+            if cap.name == name:
+                return cap
+        raise CatalogError(
+            f"unknown capability {name!r}; known: {', '.join(self.names())}", capability=name
+        )
+
+    def __iter__(self) -> Iterator[Capability]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, name: str) -> Capability | None:
+        return next((c for c in self.entries if c.name == name), None)
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.entries]
+
+    def extended(self, *caps: Capability) -> Catalog:
+        """Return a new catalog with `caps` added (a name already present is replaced)."""
+        replaced = {c.name for c in caps}
+        return Catalog([c for c in self.entries if c.name not in replaced] + list(caps))
+
+    def to_json(self) -> str:
+        return json.dumps([c.to_dict() for c in self.entries], indent=2)
+
+    @classmethod
+    def from_json(cls, text: str) -> Catalog:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CatalogError(f"catalog is not JSON: {exc}") from exc
+        if not isinstance(data, list):
+            raise CatalogError("a catalog file is a JSON list of capability objects")
+        return cls(Capability.from_dict(d) for d in data)
+
+
+def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    props = {**required, **(optional or {})}
+    return {"type": "object", "properties": props, "required": sorted(required),
+            "additionalProperties": False}
+
+
+_STR = {"type": "string", "minLength": 1, "maxLength": 20000}
+_REF = {"type": "string", "pattern": ARTIFACT_REF_PATTERN}
+
+DEFAULT_CATALOG = Catalog([
+    Capability("storyboard.plan", False,
+               _obj({"brief": _STR, "shots": {"type": "integer", "minimum": 1, "maximum": 64}},
+                    {"style": _STR}),
+               0.002, description="Plan a storyboard of N shots from a brief."),
+    Capability("image.generate", True,
+               # The size is a free string here on purpose: the provider, like a real API,
+               # rejects an unsupported size with a 400 (the paper's E5 failure).
+               _obj({"prompt": _STR, "size": {"type": "string", "minLength": 1, "maxLength": 32}},
+                    {"seed": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}}),
+               0.02, description=f"Generate one image; supported sizes: {', '.join(IMAGE_SIZES)}."),
+    Capability("image.edit", True, _obj({"image": _REF, "prompt": _STR}), 0.02,
+               description="Edit a stored image."),
+    Capability("review.visual", False, _obj({"image": _REF}, {"criteria": _STR}), 0.001,
+               description="Review an image; returns statistics and a verdict."),
+    Capability("text.generate", False,
+               _obj({"prompt": _STR}, {"max_tokens": {"type": "integer", "minimum": 1, "maximum": 32768}}),
+               0.001, description="Generate text from a prompt."),
+    Capability("video.generate", True,
+               _obj({"prompt": _STR, "duration_s": {"type": "integer", "minimum": 1, "maximum": 60}}),
+               0.50, production=False, description="Generate a video clip (catalog-only, dry run)."),
+    Capability("video.edit", True, _obj({"video": _REF, "prompt": _STR}), 0.60, production=False,
+               description="Edit a stored video (catalog-only, dry run)."),
+    Capability("audio.generate", True,
+               _obj({"prompt": _STR, "duration_s": {"type": "integer", "minimum": 1, "maximum": 600}}),
+               0.05, production=False, description="Generate audio (catalog-only, dry run)."),
+    Capability("echo", True, {"type": "object"}, 0.0,
+               description="Return the payload; counts real executions (tests and examples)."),
+])

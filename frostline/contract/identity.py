@@ -1,0 +1,73 @@
+"""Call identity ι = (σ, π, ω) and the payload digest h.
+
+σ is the structural callsite (see frostline.script.sites), π the fanout path pushed by
+container primitives, ω the zero-based occurrence of (σ, π) within one attempt. The payload
+digest is SHA-256 over the RFC 8785 canonical JSON of the payload, so key order and number
+spelling never change it.
+
+Text form of an identity: ``<site>@<path>:<occurrence>`` with the path dot-joined, e.g.
+``orchestrate/#1@:0`` (sequential) or ``orchestrate.gen/#0@2:0`` (branch 2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import rfc8785
+
+from frostline.errors import PayloadInvalid
+
+Path = tuple[int, ...]
+
+
+@dataclass(frozen=True, order=True)
+class Identity:
+    site: str
+    path: Path
+    occurrence: int
+
+    def __str__(self) -> str:
+        return f"{self.site}@{'.'.join(str(i) for i in self.path)}:{self.occurrence}"
+
+    @property
+    def key(self) -> tuple[str, Path, int]:
+        return (self.site, self.path, self.occurrence)
+
+    @classmethod
+    def parse(cls, text: str) -> Identity:
+        """Parse the text form; raises ValueError with a hint on a malformed identity."""
+        try:
+            rest, occ = text.rsplit(":", 1)
+            site, path = rest.rsplit("@", 1)
+            steps = tuple(int(p) for p in path.split(".")) if path else ()
+            occurrence = int(occ)
+        except ValueError:
+            raise ValueError(
+                f"malformed identity {text!r}; expected SITE@PATH:OCCURRENCE, e.g. orchestrate/#0@:0"
+            ) from None
+        if not site or occurrence < 0 or any(s < 0 for s in steps):
+            raise ValueError(f"malformed identity {text!r}")
+        return cls(site, steps, occurrence)
+
+
+def path_text(path: Path) -> str:
+    return ".".join(str(i) for i in path)
+
+
+def parse_path(text: str) -> Path:
+    return tuple(int(p) for p in text.split(".")) if text else ()
+
+
+def canonical(payload: Any) -> bytes:
+    """RFC 8785 canonical JSON bytes; raises PayloadInvalid for values JSON cannot carry."""
+    try:
+        return bytes(rfc8785.dumps(payload))
+    except Exception as exc:  # rfc8785 raises several types (domain, type, float errors)
+        raise PayloadInvalid(f"payload is not canonical JSON: {exc}") from exc
+
+
+def digest(payload: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of `payload`."""
+    return hashlib.sha256(canonical(payload)).hexdigest()

@@ -1,0 +1,145 @@
+"""One root for every error frostline raises, with branches that match how callers react.
+
+    FrostlineError
+    ├── DefinitionError            bad declared input: fix the file and try again
+    │   ├── EnvelopeError          an envelope key or value is wrong
+    │   ├── CatalogError           a capability entry is malformed or unknown
+    │   └── GraphLoadError         a phase-graph file is malformed (graph package)
+    ├── ScriptRejected             the static checker found error-severity violations
+    ├── GateStopped                a candidate changes or removes a frozen callsite
+    ├── RunNotFound                no run with that id in the store
+    └── RunError                   something stopped a run while it executed
+        ├── Divergence             a committed identity reached with another capability/payload
+        ├── AttemptUnresolved      a side-effecting call may have run but never committed
+        ├── StoreUnavailable       the store failed; nothing was dispatched (fail closed)
+        ├── PrefixConflict         two stored records disagree about one identity
+        ├── RunBusy                another process holds the run's lock
+        ├── ProviderError          the provider rejected or failed a call
+        └── CallDenied             the broker refused a call before dispatch
+            ├── GrantDenied, BudgetExceeded, PayloadInvalid, SemanticRepeatDenied
+
+    RunStopped (BaseException)    raised inside a script when the host stopped the run;
+                                  derives from BaseException so `except Exception` in a
+                                  script cannot swallow it.
+
+Every error carries structured fields and builds its own message; `to_dict()` gives the
+JSON shape that the CLI and the HTTP API print.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class FrostlineError(Exception):
+    """Root of frostline's errors."""
+
+    code = "error"
+
+    def __init__(self, message: str, **fields: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = fields
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": type(self).__name__, "code": self.code, "message": self.message, **self.fields}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keep persisted/pickled errors reconstructible across processes.
+        return (_rebuild, (type(self), self.message, self.fields))
+
+
+def _rebuild(cls: type[FrostlineError], message: str, fields: dict[str, Any]) -> FrostlineError:
+    err = cls.__new__(cls)
+    FrostlineError.__init__(err, message, **fields)
+    return err
+
+
+class DefinitionError(FrostlineError):
+    code = "definition"
+
+
+class EnvelopeError(DefinitionError):
+    code = "envelope"
+
+
+class CatalogError(DefinitionError):
+    code = "catalog"
+
+
+class GraphLoadError(DefinitionError):
+    code = "graph_load"
+
+
+class ScriptRejected(FrostlineError):
+    code = "rejected"
+
+
+class GateStopped(FrostlineError):
+    code = "gate_stopped"
+
+
+class RunNotFound(FrostlineError):
+    code = "run_not_found"
+
+
+class RunError(FrostlineError):
+    code = "run"
+
+
+class Divergence(RunError):
+    code = "divergence"
+
+
+class AttemptUnresolved(RunError):
+    code = "unresolved"
+
+
+class StoreUnavailable(RunError):
+    code = "store_unavailable"
+
+
+class PrefixConflict(RunError):
+    code = "prefix_conflict"
+
+
+class RunBusy(RunError):
+    code = "run_busy"
+
+
+class ProviderError(RunError):
+    """A provider refused or failed a call. `status` mirrors an HTTP status when there is one."""
+
+    code = "provider"
+
+
+class CallDenied(RunError):
+    code = "denied"
+
+
+class GrantDenied(CallDenied):
+    code = "grant_denied"
+
+
+class BudgetExceeded(CallDenied):
+    code = "budget_exceeded"
+
+
+class PayloadInvalid(CallDenied):
+    code = "payload_invalid"
+
+
+class SemanticRepeatDenied(CallDenied):
+    code = "semantic_repeat_denied"
+
+
+class RunStopped(BaseException):
+    """Raised inside a running script when the host has stopped the run.
+
+    It derives from BaseException on purpose: a script's `except Exception` must not be able
+    to swallow a divergence, an unresolved attempt or a store outage.
+    """
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(error.get("message", "run stopped by the host"))
+        self.error = error

@@ -1,0 +1,1 @@
+"""frostline.repair"""

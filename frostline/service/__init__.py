@@ -1,0 +1,1 @@
+"""frostline.service"""

@@ -1,0 +1,149 @@
+"""The run store interface. Two backends implement it: SQLite (default) and PostgreSQL.
+
+Invariants every backend keeps:
+- a slot is inserted if absent on (run, σ, π, ω) and is never updated or deleted;
+- `begin_call` returns only after the attempt record is durable (it precedes every dispatch);
+- concurrent writes from several threads are group-committed: they share one transaction and
+  one fsync, and each caller returns only once its own write is durable;
+- every driver error surfaces as StoreUnavailable (fail closed), chained with `from`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+from frostline.contract.identity import Identity
+from frostline.store.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
+
+
+class Store(abc.ABC):
+    """Persistent state of runs: runs, attempts, slots, call attempts, artifacts, events."""
+
+    url: str
+
+    # runs -----------------------------------------------------------------
+    @abc.abstractmethod
+    def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
+                   kind: str = "script") -> RunRecord:
+        """Create a run; raise FrostlineError if the id exists."""
+
+    @abc.abstractmethod
+    def get_run(self, run_id: str) -> RunRecord | None: ...
+
+    @abc.abstractmethod
+    def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]: ...
+
+    @abc.abstractmethod
+    def set_run_status(self, run_id: str, status: str) -> None: ...
+
+    # attempts ---------------------------------------------------------------
+    @abc.abstractmethod
+    def start_attempt(self, run_id: str, *, source: str, annotated: str,
+                      report: dict[str, Any]) -> AttemptRecord:
+        """Open attempt number max+1 with status 'running'."""
+
+    @abc.abstractmethod
+    def finish_attempt(self, run_id: str, number: int, *, status: str,
+                       gate: dict[str, Any] | None = None, invoked: list[str] | None = None,
+                       orphans: list[str] | None = None, result: Any = None,
+                       error: dict[str, Any] | None = None,
+                       stats: dict[str, Any] | None = None) -> AttemptRecord: ...
+
+    @abc.abstractmethod
+    def list_attempts(self, run_id: str) -> list[AttemptRecord]: ...
+
+    def get_attempt(self, run_id: str, number: int) -> AttemptRecord | None:
+        return next((a for a in self.list_attempts(run_id) if a.number == number), None)
+
+    # slots: the prefix ------------------------------------------------------
+    @abc.abstractmethod
+    def list_slots(self, run_id: str) -> list[SlotRecord]:
+        """Every committed slot of the run, sorted by (site, path, occurrence)."""
+
+    @abc.abstractmethod
+    def get_slot(self, run_id: str, identity: Identity) -> SlotRecord | None: ...
+
+    # call attempts ------------------------------------------------------------
+    @abc.abstractmethod
+    def begin_call(self, run_id: str, attempt: int, identity: Identity, capability: str,
+                   digest: str, idempotency_key: str | None = None) -> int:
+        """Durably record a pending dispatch; returns the call id."""
+
+    @abc.abstractmethod
+    def commit_call(self, call_id: int, slot: SlotRecord) -> SlotRecord:
+        """Insert the slot if absent and mark the call committed, in one transaction.
+
+        Returns the stored slot (the existing one when the identity was already committed).
+        """
+
+    @abc.abstractmethod
+    def fail_call(self, call_id: int, error: dict[str, Any]) -> None: ...
+
+    @abc.abstractmethod
+    def list_calls(self, run_id: str) -> list[CallRecord]: ...
+
+    def unresolved_calls(self, run_id: str) -> list[CallRecord]:
+        from frostline.store.records import CallStatus
+
+        return [c for c in self.list_calls(run_id) if c.status is CallStatus.PENDING]
+
+    @abc.abstractmethod
+    def reconcile_call(self, run_id: str, identity: Identity, *, abandon: bool,
+                       result: Any = None, usage: dict[str, Any] | None = None,
+                       attempt: int | None = None) -> CallRecord:
+        """Resolve the pending call of `identity`: abandon it, or write back `result` as its slot."""
+
+    # artifacts ----------------------------------------------------------------
+    @abc.abstractmethod
+    def put_artifact(self, data: bytes, mime: str) -> str:
+        """Store bytes once, content-addressed; returns 'sha256:<hex>'."""
+
+    @abc.abstractmethod
+    def get_artifact(self, ref: str) -> tuple[bytes, str] | None: ...
+
+    # certificates, decisions, events ----------------------------------------------
+    @abc.abstractmethod
+    def put_certificate(self, run_id: str, attempt: int, certificate: dict[str, Any]) -> None: ...
+
+    @abc.abstractmethod
+    def list_certificates(self, run_id: str) -> list[dict[str, Any]]: ...
+
+    @abc.abstractmethod
+    def decide(self, run_id: str, key: str, value: Any) -> Any:
+        """Record a decision (e.g. a race winner) if absent; return the stored value."""
+
+    @abc.abstractmethod
+    def append_event(self, run_id: str, kind: str, data: dict[str, Any]) -> int: ...
+
+    @abc.abstractmethod
+    def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]: ...
+
+    # principals ------------------------------------------------------------------
+    @abc.abstractmethod
+    def create_token(self, principal: str) -> str:
+        """Create a bearer token for `principal`; stores only its hash; returns the token."""
+
+    @abc.abstractmethod
+    def principal_for_token(self, token: str) -> str | None: ...
+
+    # concurrency -------------------------------------------------------------------
+    @abc.abstractmethod
+    def run_lock(self, run_id: str) -> AbstractContextManager[None]:
+        """Exclusive, cross-process lock on one run; raises RunBusy if another holder has it."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def iter_identities(slots: list[SlotRecord]) -> Iterator[Identity]:
+    for s in slots:
+        yield s.identity

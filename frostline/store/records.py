@@ -1,0 +1,98 @@
+"""Rows of the run store as frozen dataclasses (the neutral shape both backends return)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from frostline.contract.identity import Identity, Path
+
+
+class CallStatus(str, Enum):
+    """Lifecycle of one dispatch of one identity (the durable attempt record)."""
+
+    PENDING = "pending"        # written before dispatch; no outcome yet
+    FAILED = "failed"          # the provider returned an error; nothing committed
+    COMMITTED = "committed"    # the result is in a slot
+    ABANDONED = "abandoned"    # an operator gave up on a pending call; one re-execution allowed
+    RECONCILED = "reconciled"  # an operator wrote back the known result
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run_id: str
+    envelope: dict[str, Any]
+    status: str
+    owner: str | None
+    kind: str  # "script" or "graph"
+    created_at: float
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    run_id: str
+    number: int  # 1-based, in creation order
+    source: str
+    source_digest: str
+    annotated: str
+    report: dict[str, Any]
+    status: str  # running | succeeded | failed | diverged | gate_stopped | unresolved | rejected
+    gate: dict[str, Any] | None = None
+    invoked: tuple[str, ...] = ()  # identity texts in invocation order
+    orphans: tuple[str, ...] = ()
+    result: Any = None
+    error: dict[str, Any] | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+    started_at: float = 0.0
+    finished_at: float | None = None
+
+
+@dataclass(frozen=True)
+class SlotRecord:
+    """A committed identity: the unit of the frozen prefix. Never deleted, never overwritten."""
+
+    run_id: str
+    site: str
+    path: Path
+    occurrence: int
+    capability: str
+    digest: str
+    result: Any
+    usage: dict[str, Any]
+    attempt: int
+    committed_at: float = 0.0
+
+    @property
+    def identity(self) -> Identity:
+        return Identity(self.site, self.path, self.occurrence)
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    call_id: int
+    run_id: str
+    site: str
+    path: Path
+    occurrence: int
+    capability: str
+    digest: str
+    attempt: int
+    status: CallStatus
+    idempotency_key: str | None = None
+    error: dict[str, Any] | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+    @property
+    def identity(self) -> Identity:
+        return Identity(self.site, self.path, self.occurrence)
+
+
+@dataclass(frozen=True)
+class Event:
+    seq: int
+    run_id: str
+    ts: float
+    kind: str
+    data: dict[str, Any]
