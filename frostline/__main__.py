@@ -1,0 +1,3 @@
+from frostline.cli import main
+
+main()
