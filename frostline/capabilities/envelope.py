@@ -14,14 +14,14 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.errors import EnvelopeError
 
 
-class LedgerPolicy(str, Enum):
+class LedgerPolicy(StrEnum):
     """What the occurrence ledger does with a semantic repeat."""
 
     OFF = "off"
@@ -30,7 +30,7 @@ class LedgerPolicy(str, Enum):
     AUTO = "auto"  # deny for side-effecting capabilities, warn for read-only ones
 
 
-class OrphanPolicy(str, Enum):
+class OrphanPolicy(StrEnum):
     WARN = "warn"
     STOP = "stop"
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from frostline.contract.identity import Identity, Path
 
 
-class CallStatus(str, Enum):
+class CallStatus(StrEnum):
     """Lifecycle of one dispatch of one identity (the durable attempt record)."""
 
     PENDING = "pending"        # written before dispatch; no outcome yet
