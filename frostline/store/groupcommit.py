@@ -95,6 +95,9 @@ class GroupCommitter(Generic[C]):
                 "fork); open a new store in this process",
                 backend=self._backend.backend_name, operation=operation,
             )
+        if threading.current_thread() is self._thread:
+            raise RuntimeError(f"{operation}: a write cannot be queued from inside another "
+                               "write (the writer thread would wait for itself)")
         future: Future[T] = Future()
         with self._lock:
             if self._closed:

@@ -12,6 +12,7 @@ import abc
 import hashlib
 import hmac
 import json
+import os
 import re
 import secrets
 import time
@@ -67,6 +68,7 @@ class SqlStore(Store):
         self.url = url
         self._clock = clock
         self._closed = False
+        self._pid = os.getpid()
         self._readers: ThreadConnections[Any] = ThreadConnections(self._connect_reader,
                                                                   self._close_conn)
         self._writer: GroupCommitter[Any] = GroupCommitter(self)
@@ -134,6 +136,13 @@ class SqlStore(Store):
         return exc
 
     def _check_open(self, operation: str) -> None:
+        if os.getpid() != self._pid:
+            # Connections must not cross a fork: the child would share the parent's sockets
+            # and file locks. A forked child opens its own store.
+            raise StoreUnavailable(
+                f"{self.backend_name} store was opened in process {self._pid}, before a fork; "
+                "open a new store in this process", backend=self.backend_name,
+                operation=operation)
         if self._closed:
             raise StoreUnavailable(
                 f"{self.backend_name} store is closed; open it again to {operation}",
