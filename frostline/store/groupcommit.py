@@ -118,7 +118,7 @@ class GroupCommitter(Generic[C]):
         if os.getpid() == self._pid:
             self._thread.join()
 
-    # writer thread ---------------------------------------------------------------------------
+    # writer thread ------------------------------------------------------------------------------
     def _loop(self) -> None:
         stop = False
         while not stop:

@@ -72,7 +72,7 @@ class PostgresStore(SqlStore):
         digest = hashlib.sha256(f"frostline\0{self.schema_name}\0{name}".encode()).digest()
         return int.from_bytes(digest[:8], "big", signed=True)
 
-    # connections ---------------------------------------------------------------------------------
+    # connections --------------------------------------------------------------------------------
     def _connect(self, *, autocommit: bool) -> psycopg.Connection[Any]:
         return psycopg.connect(self.url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S)
 
@@ -106,7 +106,7 @@ class PostgresStore(SqlStore):
         with contextlib.suppress(psycopg.Error):
             conn.close()
 
-    # dialect ----------------------------------------------------------------------------------------
+    # dialect ------------------------------------------------------------------------------------
     def _driver_errors(self) -> tuple[type[BaseException], ...]:
         return (psycopg.Error, OSError)
 
@@ -129,7 +129,7 @@ class PostgresStore(SqlStore):
     def _redacted_url(self) -> str:
         return redact(self.url)
 
-    # schema -------------------------------------------------------------------------------------------
+    # schema -------------------------------------------------------------------------------------
     def _migrate(self, target: int) -> None:
         with self._connect(autocommit=False) as conn:
             # Serialize concurrent openers: one migrates, the others then find it done.
@@ -152,7 +152,7 @@ class PostgresStore(SqlStore):
                              (migration.version, migration.description, time.time()))
             conn.commit()
 
-    # run lock -------------------------------------------------------------------------------------------
+    # run lock -----------------------------------------------------------------------------------
     @contextlib.contextmanager
     def run_lock(self, run_id: str) -> Iterator[None]:
         self._check_open("run_lock")

@@ -58,7 +58,7 @@ class SQLiteStore(SqlStore):
             ) from exc
         super().__init__(url or f"sqlite:///{self.path}", clock=clock)
 
-    # connections -------------------------------------------------------------------------------
+    # connections --------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: no implicit transactions; the writer issues BEGIN IMMEDIATE
         # itself and a reader's SELECT sees the latest commit.
@@ -97,7 +97,7 @@ class SQLiteStore(SqlStore):
         with contextlib.suppress(sqlite3.Error):
             conn.close()
 
-    # dialect ---------------------------------------------------------------------------------------
+    # dialect ------------------------------------------------------------------------------------
     def _driver_errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.Error, OSError)
 
@@ -113,7 +113,7 @@ class SQLiteStore(SqlStore):
     def _json_value(self, value: Any) -> Any:
         return _decode(value)
 
-    # schema ------------------------------------------------------------------------------------------
+    # schema -------------------------------------------------------------------------------------
     def _migrate(self, target: int) -> None:
         conn = self._connect()
         try:
@@ -144,7 +144,7 @@ class SQLiteStore(SqlStore):
         finally:
             conn.close()
 
-    # run lock --------------------------------------------------------------------------------------------
+    # run lock -----------------------------------------------------------------------------------
     @contextlib.contextmanager
     def run_lock(self, run_id: str) -> Iterator[None]:
         self._check_open("run_lock")
