@@ -160,8 +160,18 @@ class SqlStore(SqlBackend):
     def list_slots(self, run_id: str) -> list[SlotRecord]:
         rows = self._read("list_slots", lambda c: self._x(
             c, f"SELECT {_SLOT_COLS} FROM slots WHERE run_id = ?", (run_id,)).fetchall())
-        paths: dict[str, tuple[int, ...]] = {}  # a prefix repeats few distinct paths
-        slots = [self._slot(r, paths) for r in rows]
+        # Replay reads whole prefixes: decode the JSON columns in bulk, and parse each
+        # distinct path once (a prefix repeats few of them).
+        results = self._json_values([r[6] for r in rows])
+        usages = self._json_values([r[7] for r in rows])
+        paths: dict[str, tuple[int, ...]] = {}
+        slots = []
+        for r, result, usage in zip(rows, results, usages, strict=True):
+            path = paths.get(r[2])
+            if path is None:
+                path = paths[r[2]] = parse_path(r[2])
+            slots.append(SlotRecord(r[0], r[1], path, int(r[3]), r[4], r[5], result, usage,
+                                    int(r[8]), float(r[9])))
         # Sorted like identities (paths as integer tuples, so branch 10 follows branch 9).
         slots.sort(key=lambda s: (s.site, s.path, s.occurrence))
         return slots
@@ -177,14 +187,9 @@ class SqlStore(SqlBackend):
             (run_id, identity.site, path_text(identity.path), identity.occurrence)).fetchall()
         return rows
 
-    def _slot(self, r: Any, paths: dict[str, tuple[int, ...]] | None = None) -> SlotRecord:
-        path = paths.get(r[2]) if paths is not None else None
-        if path is None:
-            path = parse_path(r[2])
-            if paths is not None:
-                paths[r[2]] = path
+    def _slot(self, r: Any) -> SlotRecord:
         value = self._json_value
-        return SlotRecord(run_id=r[0], site=r[1], path=path, occurrence=int(r[3]),
+        return SlotRecord(run_id=r[0], site=r[1], path=parse_path(r[2]), occurrence=int(r[3]),
                           capability=r[4], digest=r[5], result=value(r[6]), usage=value(r[7]),
                           attempt=int(r[8]), committed_at=float(r[9]))
 
