@@ -56,9 +56,9 @@ def is_capability_call(node: ast.AST) -> bool:
             and node.func.value.id == "ctx")
 
 
-def fingerprint(call: ast.Call) -> str:
+def fingerprint(call: ast.Call, strip_nested: bool = True) -> str:
     """Hex SHA-256 of the call's normalized AST, without positions and without ``_site``."""
-    if any(isinstance(n, ast.Call) and any(k.arg == SITE_KEYWORD for k in n.keywords)
+    if strip_nested and any(isinstance(n, ast.Call) and any(k.arg == SITE_KEYWORD for k in n.keywords)
            for n in ast.walk(call)):
         # Strip _site from the call and from calls nested in its payload, on a copy.
         call = copy.deepcopy(call)
@@ -90,14 +90,21 @@ def sites(source: str) -> list[SiteInfo]:
     return [info for _, info in assign_sites(tree, source_lines(source))]
 
 
-def assign_sites(tree: ast.Module, lines: list[str]) -> list[tuple[ast.Call, SiteInfo]]:
-    """σ for every capability call in a parsed module, sorted by source position."""
+def assign_sites(tree: ast.Module, lines: list[str], contains: set[int] | None = None,
+                 strip_nested: bool = True) -> list[tuple[ast.Call, SiteInfo]]:
+    """σ for every capability call in a parsed module, sorted by source position.
+
+    `contains` (from the checker's walk) names the statements that may hold a capability
+    call; the expressions of the others are not visited. `strip_nested` False promises that
+    no call carries a ``_site`` keyword (the fingerprint then skips looking for one).
+    """
     out: list[tuple[ast.Call, str, str]] = []
-    _Assigner(out).function_body(tree.body, "<module>")
+    _Assigner(out, contains).function_body(tree.body, "<module>")
     result = []
     for call, site, func in out:
         result.append((call, SiteInfo(
-            site=site, capability=literal_capability(call), fingerprint=fingerprint(call),
+            site=site, capability=literal_capability(call),
+            fingerprint=fingerprint(call, strip_nested),
             line=call.lineno, col=char_col(lines, call.lineno, call.col_offset), function=func,
         )))
     result.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset))
@@ -105,8 +112,9 @@ def assign_sites(tree: ast.Module, lines: list[str]) -> list[tuple[ast.Call, Sit
 
 
 class _Assigner:
-    def __init__(self, out: list[tuple[ast.Call, str, str]]) -> None:
+    def __init__(self, out: list[tuple[ast.Call, str, str]], contains: set[int] | None) -> None:
         self.out = out
+        self.contains = contains
 
     def function_body(self, body: list[ast.stmt], qual: str) -> None:
         self.block(body, qual, qual)
@@ -117,7 +125,13 @@ class _Assigner:
         total = 0
         ordinals: dict[str, int] = {}
         out = self.out
+        contains = self.contains
         for stmt in stmts:
+            if contains is not None and id(stmt) not in contains:
+                if isinstance(stmt, _DEFS):
+                    self.function_body(stmt.body, f"{qual}.{stmt.name}" if qual != "<module>"
+                                       else stmt.name)
+                continue
             if isinstance(stmt, _DEFS):
                 # Decorators, defaults and annotations run in this block; the body is its own
                 # function (a class body is treated like one so that σ stays defined).
