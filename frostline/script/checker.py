@@ -62,7 +62,7 @@ def check(source: str, envelope: Envelope | dict[str, Any] | None = None, *,
         an.run()
         bounds = Bounds(an.module)
         resolve(an, bounds, max_fanout)
-        site_pairs = assign_sites(tree, lines, an.contains, an.site_keywords > 0)
+        site_pairs = assign_sites(tree, lines, an.contains, an.site_keywords > 0, an.leaf_runs)
     except SourceError as exc:
         return _rejected(exc)
     except RecursionError:  # a last resort: every walk is bounded, this should not happen

@@ -108,6 +108,7 @@ class Analyzer:
         self.stmt_stack: list[ast.stmt] = []
         self.contains: set[int] = set()
         self.site_keywords = 0
+        self.leaf_runs: set[int] = set()  # ctx.run calls with no capability call inside
 
     def _mark(self) -> None:
         contains = self.contains
@@ -308,6 +309,16 @@ class Analyzer:
         return parts[0] if len(parts) == 1 else ("seq", parts)
 
     def stmt(self, node: ast.stmt) -> Cost | None:
+        depth = self.depth = self.depth + 1
+        if depth > MAX_AST_DEPTH:
+            raise too_deep(node)
+        self.stmt_stack.append(node)
+        cost = self._stmt(node)
+        self.stmt_stack.pop()
+        self.depth = depth - 1
+        return cost
+
+    def _stmt(self, node: ast.stmt) -> Cost | None:
         func = self.func
         if isinstance(node, ast.Expr):
             value = node.value
@@ -685,6 +696,7 @@ class Analyzer:
             if isinstance(sub, ast.Name) and sub.id == "ctx":
                 self.report("R09", node, "a lambda must not use ctx",
                             "call ctx from an `async def` helper instead")
+                self._skip(node.body)
                 return None
         a = node.args
         for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
@@ -796,10 +808,13 @@ class Analyzer:
             self.report("R02", node, "`ctx.run` takes exactly (capability, payload)",
                         'call it as `await ctx.run("cap.name", {...payload...})`')
         costs = []
+        before = len(self.run_calls)
         for arg in node.args:
             costs.append(self.expr(arg.value if isinstance(arg, ast.Starred) else arg, PAYLOAD))
         for kw in node.keywords:
             costs.append(self.expr(kw.value, SAFE))
+        if len(self.run_calls) == before:
+            self.leaf_runs.add(id(node))
         cap = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) \
             and isinstance(node.args[0].value, str) else "<dynamic>"
         return _seq(*costs, ("call", cap))
