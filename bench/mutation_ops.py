@@ -234,22 +234,34 @@ def set_iteration(source: str, tree: ast.Module, rng: random.Random) -> list[Edi
 
 def _fanout_bounds(tree: ast.Module) -> list[tuple[ast.Call, ast.AST]]:
     """(container call, the node that bounds its width): the slice or range of the
-    comprehension handed to it, directly or through a name bound once, or its items slice."""
-    comps: dict[str, ast.ListComp] = {}
+    comprehension handed to it, or its items slice, each either written in place or reached
+    through a name bound once (`jobs = [...]`, `shots = xs[:4]`)."""
+    counts: dict[str, int] = {}
+    bound: dict[str, ast.expr] = {}
     for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.ListComp)):
-            comps[node.targets[0].id] = node.value
+                and isinstance(node.targets[0], ast.Name)):
+            bound[node.targets[0].id] = node.value
+
+    def resolve(expr: ast.expr) -> ast.expr:
+        if isinstance(expr, ast.Name) and counts.get(expr.id) == 1 and expr.id in bound:
+            return bound[expr.id]
+        return expr
+
     out = []
     for node in ast.walk(tree):
         if not _is_ctx_call(node, CONTAINERS) or not node.args:  # type: ignore[attr-defined]
             continue
         assert isinstance(node, ast.Call)
-        arg = node.args[0]
-        if isinstance(arg, ast.Name) and arg.id in comps:
-            arg = comps[arg.id]
+        arg = resolve(node.args[0])
         if isinstance(arg, ast.ListComp) and len(arg.generators) == 1:
-            it = arg.generators[0].iter
+            it = resolve(arg.generators[0].iter)
+            for _ in range(3):  # through a chain of comprehensions (`prompts = [...]`)
+                if not (isinstance(it, ast.ListComp) and len(it.generators) == 1):
+                    break
+                it = resolve(it.generators[0].iter)
             if _bounded_slice(it) or _const_range(it):
                 out.append((node, it))
         elif _bounded_slice(arg):

@@ -1,8 +1,8 @@
 """Preserving mutation operators: edits that must not change the checker's verdict.
 
 Local and helper renames, layout (unparse, re-indent), comments (some quoting forbidden code, which
-the rules must ignore), a docstring, a swap of two independent statements, and a payload hoisted
-into a temporary. Renames go through ``ast.unparse`` so that every reference changes together;
+the rules must ignore), a docstring, a swap of two independent statements, a payload hoisted
+into a temporary, a call wrapped in a re-raising try, and a module constant inlined. Renames go through ``ast.unparse`` so that every reference changes together;
 the others edit the text at AST positions.
 """
 
@@ -21,6 +21,7 @@ from bench.mutation_ops import (
     _entry,
     _first_stmt,
     _funcs,
+    _inside_fstring,
     _prepend,
     _run_calls,
 )
@@ -237,6 +238,49 @@ def split_expression(source: str, tree: ast.Module, rng: random.Random) -> list[
     return out
 
 
+def wrap_try(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]:
+    """A statement with a capability call wrapped in `try: ... except Exception: raise`."""
+    text = Text(source)
+    out = []
+    for stmt in sorted((n for n in ast.walk(tree) if isinstance(n, ast.Assign | ast.Expr)),
+                       key=lambda n: n.lineno):
+        if not any(isinstance(n, ast.Await) for n in ast.walk(stmt)):
+            continue
+        line = text.lines[stmt.lineno - 1]
+        if line[:stmt.col_offset].strip() or stmt.end_lineno is None:
+            continue
+        start, end = text.starts[stmt.lineno - 1], text.starts[stmt.end_lineno]
+        indent = " " * stmt.col_offset
+        body = "".join("    " + ln if ln.strip() else ln
+                       for ln in source[start:end].splitlines(keepends=True))
+        new = f"{indent}try:\n{body}{indent}except Exception:\n{indent}    raise\n"
+        out.append((source[:start] + new + source[end:], f"line {stmt.lineno}"))
+    return out
+
+
+def inline_constant(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]:
+    """Every use of a module-level integer or string constant replaced by its literal."""
+    consts = {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, int | str)):
+            consts[node.targets[0].id] = node.value
+    text = Text(source)
+    out = []
+    for name, value in sorted(consts.items()):
+        uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+                and isinstance(n.ctx, ast.Load) and not _inside_fstring(tree, n)]
+        if not uses:
+            continue
+        new = source
+        for use in sorted(uses, key=lambda n: (n.lineno, n.col_offset), reverse=True):
+            new = Text(new).replace(use, text.segment(value))
+        out.append((new, f"{name} inlined ({len(uses)} uses)"))
+    return out
+
+
+
 PRESERVING: tuple[Operator, ...] = (
     Operator("rename_locals", "preserving", None, "local variables renamed", rename_locals),
     Operator("rename_helper", "preserving", None, "helper function renamed", rename_helper),
@@ -247,4 +291,8 @@ PRESERVING: tuple[Operator, ...] = (
              reorder_independent),
     Operator("split_expression", "preserving", None, "payload hoisted into a temporary",
              split_expression),
+    Operator("wrap_try", "preserving", None, "call wrapped in try/except Exception: raise",
+             wrap_try),
+    Operator("inline_constant", "preserving", None, "module constant replaced by its literal",
+             inline_constant),
 )
