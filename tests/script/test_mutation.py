@@ -19,7 +19,7 @@ from bench.corpus import load
 from bench.mutation import OPERATORS
 from bench.mutation_ops import DESTROYING
 from bench.mutation_preserving import PRESERVING
-from frostline.script import check
+from frostline.script import check, sites
 
 RULES = {f"R{i:02d}" for i in range(13)}
 
@@ -27,6 +27,11 @@ RULES = {f"R{i:02d}" for i in range(13)}
 @pytest.fixture(scope="module")
 def study() -> mutation.Study:
     return mutation.run(seed=0, per_base=2)
+
+
+@pytest.fixture(scope="module")
+def preserving() -> list[mutation.Mutant]:
+    return mutation.generate(load("valid"), operators=PRESERVING)[0]
 
 
 def test_alpha_and_beta_are_zero(study: mutation.Study) -> None:
@@ -81,9 +86,9 @@ def _simple(source: str) -> list[str]:
                   if isinstance(s, ast.stmt) and not hasattr(s, "body"))
 
 
-def test_preserving_operators_preserve_what_they_claim() -> None:
+def test_preserving_operators_preserve_what_they_claim(preserving: list[mutation.Mutant]) -> None:
     bases = {b.name: b.source for b in load("valid")}
-    mutants, _ = mutation.generate(load("valid"), operators=PRESERVING)
+    mutants = preserving
     assert mutants
     for m in mutants:
         base = bases[m.base]
@@ -139,3 +144,38 @@ def test_cli_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert mutation.main(["--bases", "3", "--per-base", "1"]) == 0
     out = capsys.readouterr().out
     assert "α = 0/" in out and "β = 0/" in out and "unguard_fanout" in out
+
+
+# Lemma 1 on the preserving mutants: what σ and the fingerprint may and may not see.
+SAME_SITES = {"reformat", "add_comments", "add_docstring", "reorder_independent",
+              "rename_locals", "split_expression", "inline_constant"}
+SAME_FINGERPRINTS = {"reformat", "add_comments", "add_docstring", "reorder_independent"}
+
+
+def test_preserving_mutants_keep_callsites(preserving: list[mutation.Mutant]) -> None:
+    bases = {b.name: b.source for b in load("valid")}
+    mutants = preserving
+    checked = {name: 0 for name in SAME_SITES}
+    for m in mutants:
+        if m.operator not in SAME_SITES:
+            continue
+        before, after = sites(bases[m.base]), sites(m.source)
+        assert [(s.site, s.capability) for s in after] == \
+            [(s.site, s.capability) for s in before], (m.operator, m.base, m.where)
+        if m.operator in SAME_FINGERPRINTS:
+            assert [s.fingerprint for s in after] == [s.fingerprint for s in before], m
+        checked[m.operator] += 1
+    assert all(checked.values()), checked
+
+
+def test_wrapping_a_call_in_a_new_block_moves_its_site(preserving: list[mutation.Mutant]) -> None:
+    bases = {b.name: b.source for b in load("valid")}
+    mutants = [m for m in preserving if m.operator == "wrap_try"]
+    moved = 0
+    for m in mutants:
+        line = bases[m.base].splitlines()[int(m.where.split()[1]) - 1]
+        if "ctx.run(" not in line:
+            continue  # a wrapped container or helper call has no site of its own
+        assert [s.site for s in sites(m.source)] != [s.site for s in sites(bases[m.base])], m
+        moved += 1
+    assert moved >= 20
