@@ -28,6 +28,8 @@ def resolve(an: Analyzer, bounds: Bounds, max_fanout: int) -> None:
             scope = func.defining_scope(name)
             if scope is not None:
                 scope.escapes.add(name)
+            elif name in module.constants:
+                module.escaped.add(name)
         for name in func.consumed_refs:
             scope = func.defining_scope(name)
             if scope is not None:

@@ -735,7 +735,12 @@ class Analyzer:
                 self._skip(node.body)
                 return None
         a = node.args
-        for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+        for default in [*a.defaults, *(d for d in a.kw_defaults if d is not None)]:
+            if not is_literal(default):
+                self.report("R09", default, "lambda defaults must be literals",
+                            "use the value inside the lambda body instead")
+            self.expr(default, ESCAPE)
+        for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]:
             self.func.bind(p.arg, "lambda", None, self.loops)
         self.expr(node.body, SAFE)
         return None
@@ -965,6 +970,11 @@ class Analyzer:
             self._consume(node, pos, f"the coroutine `{target.qual}(...)`")
         params = target.params
         costs: list[Cost | None] = []
+        if "ctx" in params and (any(isinstance(a, ast.Starred) for a in node.args)
+                                or any(k.arg is None for k in node.keywords)):
+            self.report("R02", node, f"`{target.qual}` takes ctx, and `*`/`**` arguments hide "
+                        "what its `ctx` parameter receives", "pass `ctx` explicitly by position "
+                        "or as `ctx=ctx`")
         for index, arg in enumerate(node.args):
             is_ctx = isinstance(arg, ast.Name) and arg.id == "ctx"
             param = params[index] if index < len(params) else None

@@ -533,3 +533,19 @@ def test_r09_annotation_cannot_hide_a_call() -> None:
     """))
     assert "R09" in report.rules()
     assert [s.site for s in report.facts.sites] == ["orchestrate/#0"]
+
+
+def test_lambda_defaults_are_checked() -> None:
+    assert "R08" in errors("return sorted(['a'], key=lambda x, f=eval: f(x))")
+    assert "R02" in errors("return sorted(['a'], key=lambda x, c=ctx: x)")
+
+
+def test_star_arguments_into_a_ctx_helper() -> None:
+    assert "R02" in errors("return await h(*[ctx])", prelude="async def h(ctx):\n    return 1\n")
+    assert "R02" in errors("return await h(**{'ctx': 1})", prelude="async def h(ctx):\n    return 1\n")
+
+
+def test_aliased_mutable_module_constant_is_unbounded() -> None:
+    body = f"xs = NAMES\nfor n in NAMES:\n    xs.append(n)\n    {RUN}"
+    assert "R03" in errors(body, prelude="NAMES = ['a', 'b']\n")
+    assert_valid(f"xs = NAMES\nfor n in NAMES:\n    {RUN}", prelude="NAMES = ('a', 'b')\n")
