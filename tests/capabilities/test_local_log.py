@@ -167,3 +167,20 @@ def test_remembered_keys_survive_a_killed_process(tmp_path):
                 key="run-9/orchestrate/#0@:0")
     assert retry.result == child_result
     assert len(ProviderLog(log).read()) == 1  # executed once, in the killed process
+
+
+def test_a_cancelled_waiter_does_not_leave_the_key_locked(tmp_path):
+    p = LocalProviders(latency_s=0.05, idempotent=True, idempotency_path=str(tmp_path / "k.db"))
+
+    async def main():
+        first = asyncio.create_task(p.invoke("echo", {"v": 1}, call_context(key="k")))
+        await asyncio.sleep(0)
+        waiter = asyncio.create_task(p.invoke("echo", {"v": 1}, call_context(key="k")))
+        await asyncio.sleep(0.01)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        await first
+        return await asyncio.wait_for(p.invoke("echo", {"v": 1}, call_context(key="k")), 10)
+
+    assert asyncio.run(main()).usage["idempotent_replay"] is True
