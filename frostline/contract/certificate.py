@@ -1,0 +1,249 @@
+"""The prefix certificate: a hash chain that says exactly what a run has committed.
+
+After each attempt the host writes a certificate: the frozen-site map (site → capability), a
+hash chain over every committed slot, and the entry count. Verification recomputes the chain
+from the slots in the store *now* and names every entry that changed, disappeared or appeared
+since the latest certificate, so the certificate is a consistency manifest against the store
+(a slot edited behind the store's back shows up as a `changed` entry).
+
+The chain, over the slots sorted by (σ, π, ω)::
+
+    h0 = SHA-256(DOMAIN)
+    hi = SHA-256(h(i-1) || canonical JSON of {attempt, capability, digest, occurrence, path,
+                                              result_digest, site})
+
+where `h(i-1)` is the 32 raw bytes of the previous link and the canonical JSON is RFC 8785
+(every field is a string, an integer or a list of integers, for which Python's sorted, compact
+JSON is byte-identical to RFC 8785; a test pins this). `result_digest` is the SHA-256 of the
+stored result's sorted-key, compact UTF-8 JSON: results come back from the store as decoded
+JSON on both backends, so the same stored result always gives the same bytes.
+
+The certificate also keeps each entry's fields (identity → capability, digests, attempt), so a
+difference can name the identity and the field, and a certificate whose own chain does not match
+its entries is reported as corrupted rather than trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from frostline.contract.identity import Identity
+from frostline.errors import FrostlineError, RunNotFound
+
+if TYPE_CHECKING:  # the store is passed in; this module only calls its methods
+    from frostline.store.base import Store
+    from frostline.store.records import SlotRecord
+
+VERSION = 1
+DOMAIN = b"frostline/prefix-certificate/v1"
+_H0 = hashlib.sha256(DOMAIN).digest()
+_FIELDS = ("capability", "digest", "result_digest", "attempt")
+_REQUIRED = ("version", "run_id", "attempt", "frozen_sites", "chain_digest", "entries", "items")
+
+# One encoder, built once: constructing a JSONEncoder per call costs more than encoding an
+# entry. sort_keys + compact separators + raw UTF-8 is RFC 8785 for strings and integers.
+_CANON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)
+
+
+class CertificateCorrupted(FrostlineError):
+    """A stored certificate is not a certificate: wrong type, missing fields, broken chain."""
+
+    code = "certificate_corrupted"
+
+
+def _canonical(value: Any) -> bytes:
+    return _CANON.encode(value).encode("utf-8", "surrogatepass")
+
+
+def result_digest(result: Any) -> str:
+    """SHA-256 (hex) of a stored result's sorted-key, compact JSON."""
+    try:
+        return hashlib.sha256(_canonical(result)).hexdigest()
+    except (TypeError, ValueError) as exc:
+        raise CertificateCorrupted(f"a stored result is not JSON: {exc}") from exc
+
+
+def entry(slot: SlotRecord) -> dict[str, Any]:
+    """The chained fields of one slot."""
+    return {"site": slot.site, "path": list(slot.path), "occurrence": slot.occurrence,
+            "capability": slot.capability, "digest": slot.digest,
+            "result_digest": result_digest(slot.result), "attempt": slot.attempt}
+
+
+def chain_digest(entries: Iterable[Mapping[str, Any]]) -> str:
+    """Fold entries (already in (σ, π, ω) order) into the chain; returns the last link in hex."""
+    h = _H0
+    for e in entries:
+        h = hashlib.sha256(h + _canonical(e)).digest()
+    return h.hex()
+
+
+def _sorted_entries(slots: Iterable[SlotRecord]) -> list[dict[str, Any]]:
+    ordered = sorted(slots, key=lambda s: (s.site, s.path, s.occurrence))
+    return [entry(s) for s in ordered]
+
+
+def _identity_text(e: Mapping[str, Any]) -> str:
+    return str(Identity(e["site"], tuple(e["path"]), e["occurrence"]))
+
+
+def build(slots: Iterable[SlotRecord], run_id: str, attempt: int) -> dict[str, Any]:
+    """The certificate of a set of slots; the order in which they are given does not matter.
+
+    Example: ``build(store.list_slots(run_id), run_id, attempt=2)["chain_digest"]``
+    """
+    entries = _sorted_entries(slots)
+    frozen: dict[str, str] = {}
+    for e in entries:
+        frozen.setdefault(e["site"], e["capability"])
+    return {
+        "version": VERSION,
+        "run_id": run_id,
+        "attempt": attempt,
+        "frozen_sites": frozen,
+        "chain_digest": chain_digest(entries),
+        "entries": len(entries),
+        "items": {_identity_text(e): {k: e[k] for k in _FIELDS} for e in entries},
+    }
+
+
+def persist(store: Store, run_id: str, attempt: int) -> dict[str, Any]:
+    """Build the certificate of the run's current slots and write it for `attempt`."""
+    if store.get_run(run_id) is None:
+        raise RunNotFound(f"no run {run_id!r} in the store", run_id=run_id)
+    cert = build(store.list_slots(run_id), run_id, attempt)
+    store.put_certificate(run_id, attempt, cert)
+    return cert
+
+
+def latest(store: Store, run_id: str) -> dict[str, Any] | None:
+    """The most recent persisted certificate of a run (highest attempt), validated, or None."""
+    certs = store.list_certificates(run_id)
+    if not certs:
+        return None
+    best: dict[str, Any] | None = None
+    for raw in certs:
+        cert = validate(raw, run_id)
+        if best is None or cert["attempt"] >= best["attempt"]:
+            best = cert
+    return best
+
+
+def validate(cert: Any, run_id: str | None = None) -> dict[str, Any]:
+    """Check that `cert` is a well-formed certificate whose chain matches its own entries.
+
+    Raises CertificateCorrupted naming what is wrong; returns the certificate unchanged.
+    """
+    def bad(why: str) -> CertificateCorrupted:
+        return CertificateCorrupted(
+            f"the stored certificate of run {run_id!r} is corrupted: {why}; recompute it with "
+            "`frostline cert RUN_ID` and compare against the slots before trusting this run",
+            run_id=run_id)
+
+    if not isinstance(cert, Mapping):
+        raise bad(f"expected a JSON object, found {type(cert).__name__}")
+    missing = [k for k in _REQUIRED if k not in cert]
+    if missing:
+        raise bad(f"missing field(s) {', '.join(missing)}")
+    if cert["version"] != VERSION:
+        raise bad(f"unknown version {cert['version']!r}")
+    if run_id is not None and cert["run_id"] != run_id:
+        raise bad(f"it belongs to run {cert['run_id']!r}")
+    items = cert["items"]
+    if not isinstance(items, Mapping) or not isinstance(cert["entries"], int):
+        raise bad("'items' must be an object and 'entries' an integer")
+    if not isinstance(cert["attempt"], int) or not isinstance(cert["frozen_sites"], Mapping):
+        raise bad("'attempt' must be an integer and 'frozen_sites' an object")
+    try:
+        entries = _entries_from_items(items)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise bad(f"malformed entry ({exc})") from None
+    if len(entries) != cert["entries"]:
+        raise bad(f"it counts {cert['entries']} entries but lists {len(entries)}")
+    if chain_digest(entries) != cert["chain_digest"]:
+        raise bad("its chain digest does not match its own entries")
+    return dict(cert)
+
+
+def _entries_from_items(items: Mapping[str, Any]) -> list[dict[str, Any]]:
+    entries = []
+    for text, fields in items.items():
+        ident = Identity.parse(text)
+        if not isinstance(fields, Mapping):
+            raise TypeError(f"entry {text} is not an object")
+        entries.append({"site": ident.site, "path": list(ident.path),
+                        "occurrence": ident.occurrence,
+                        **{k: fields[k] for k in _FIELDS}})
+    entries.sort(key=lambda e: (e["site"], tuple(e["path"]), e["occurrence"]))
+    return entries
+
+
+def differences(certified: Mapping[str, Any], current: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Entries that differ between a persisted certificate and a freshly built one.
+
+    Each difference is ``{"kind": "changed" | "missing" | "extra", "identity": …}``; a changed
+    entry also lists ``fields`` as ``{name: {"certified": …, "store": …}}``. `missing` means
+    certified but no longer in the store; `extra` means in the store but not certified (for
+    example committed by an attempt that stopped before certifying).
+    """
+    old: Mapping[str, Mapping[str, Any]] = certified["items"]
+    new: Mapping[str, Mapping[str, Any]] = current["items"]
+    out: list[dict[str, Any]] = []
+    for ident in sorted(set(old) | set(new), key=_order_key):
+        a, b = old.get(ident), new.get(ident)
+        if a is None:
+            out.append({"kind": "extra", "identity": ident, **_brief(b)})
+        elif b is None:
+            out.append({"kind": "missing", "identity": ident, **_brief(a)})
+        else:
+            changed = {k: {"certified": a.get(k), "store": b.get(k)}
+                       for k in _FIELDS if a.get(k) != b.get(k)}
+            if changed:
+                out.append({"kind": "changed", "identity": ident, "fields": changed})
+    return out
+
+
+def _brief(fields: Mapping[str, Any] | None) -> dict[str, Any]:
+    fields = fields or {}
+    return {"capability": fields.get("capability"), "attempt": fields.get("attempt")}
+
+
+def _order_key(text: str) -> tuple[str, tuple[int, ...], int]:
+    ident = Identity.parse(text)
+    return ident.key
+
+
+def verify(store: Store, run_id: str) -> dict[str, Any]:
+    """Recompute the certificate from the store and compare it with the latest persisted one.
+
+    Returns ``{"consistent", "differences", "entries", "chain_digest", "frozen_sites",
+    "certificate"}``; `certificate` is the latest persisted one (None when the run has none, in
+    which case every committed slot is an `extra` difference). Raises RunNotFound for an
+    unknown run and CertificateCorrupted for a stored certificate that is not one.
+    """
+    if store.get_run(run_id) is None:
+        raise RunNotFound(f"no run {run_id!r} in the store; list runs with `frostline runs`",
+                          run_id=run_id)
+    certified = latest(store, run_id)
+    attempt = certified["attempt"] if certified is not None else 0
+    current = build(store.list_slots(run_id), run_id, attempt)
+    baseline = certified if certified is not None else {"items": {}}
+    diffs = differences(baseline, current)
+    consistent = not diffs and (certified is None or
+                                certified["chain_digest"] == current["chain_digest"])
+    return {
+        "consistent": consistent,
+        "differences": diffs,
+        "entries": current["entries"],
+        "chain_digest": current["chain_digest"],
+        "frozen_sites": current["frozen_sites"],
+        "certificate": certified,
+    }
+
+
+__all__ = ["DOMAIN", "CertificateCorrupted", "build", "chain_digest", "differences", "entry",
+           "latest", "persist", "result_digest", "validate", "verify"]
