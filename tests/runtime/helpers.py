@@ -77,6 +77,24 @@ class Gauge:
             self.in_flight -= 1
 
 
+class Slow:
+    """Wraps a provider; sleeps `payload["delay"]` seconds before delegating."""
+
+    def __init__(self, inner: Provider) -> None:
+        self.inner = inner
+
+    def capabilities(self) -> frozenset[str]:
+        return self.inner.capabilities()
+
+    def honours_idempotency_keys(self, capability: str) -> bool:
+        return self.inner.honours_idempotency_keys(capability)
+
+    async def invoke(self, capability: str, payload: Mapping[str, Any],
+                     ctx: CallContext) -> ProviderResult:
+        await asyncio.sleep(float(payload.get("delay", 0)))
+        return await self.inner.invoke(capability, payload, ctx)
+
+
 class Flaky:
     """Wraps a provider; rejects payloads whose `fail` key is true with an HTTP-400-like error."""
 
