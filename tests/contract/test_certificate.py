@@ -108,7 +108,30 @@ TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
                  occurrence=st.integers(0, 10**9), capability=TEXT, digest=TEXT,
                  result_digest=TEXT, attempt=st.integers(0, 10**6)))
 def test_entry_encoding_is_rfc8785(e):
-    assert cert_mod._canonical(e) == rfc8785.dumps(e)
+    line = cert_mod._entry_bytes(e["site"], e["path"], e["occurrence"], e["capability"],
+                                 e["digest"], e["result_digest"], e["attempt"])
+    assert line == rfc8785.dumps(e)
+
+
+JSON_NO_FLOATS = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.text(st.characters(codec="utf-8", max_codepoint=0xFFFF), max_size=6), inner, max_size=4),
+    max_leaves=12)
+
+
+@given(JSON_NO_FLOATS)
+def test_result_encoding_is_rfc8785_without_floats(value):
+    assert cert_mod._canonical(value) == rfc8785.dumps(value)
+
+
+def test_entry_types_are_checked():
+    with pytest.raises(CertificateCorrupted, match="occurrence must be an integer"):
+        cert_mod._entry_bytes("s", [], True, "c", "d", "r", 1)
+    with pytest.raises(CertificateCorrupted, match="path must be integers"):
+        cert_mod._entry_bytes("s", ["1"], 0, "c", "d", "r", 1)
+    with pytest.raises(CertificateCorrupted, match="capability must be a string"):
+        cert_mod._entry_bytes("s", [], 0, None, "d", "r", 1)
 
 
 def test_result_digest_ignores_key_order():
@@ -153,6 +176,13 @@ def test_corrupted_certificates_are_clear_errors(mutate, why):
     with pytest.raises(CertificateCorrupted, match=why) as info:
         validate(bad, "run-1")
     assert "frostline cert" in info.value.message
+
+
+def test_edited_frozen_map_is_corruption():
+    bad = copy.deepcopy(build(SLOTS, "run-1", 2))
+    bad["frozen_sites"]["orchestrate/#0"] = "echo"
+    with pytest.raises(CertificateCorrupted, match="frozen-site map"):
+        validate(bad, "run-1")
 
 
 def test_edited_certificate_entry_breaks_its_own_chain():
@@ -302,4 +332,14 @@ def test_corrupted_stored_certificate_is_a_clear_error(store: Store, store_url: 
     cert_mod.persist(store, "r1", 1)
     _raw_exec(store, store_url, f"UPDATE certificates SET body = '{body}'")
     with pytest.raises(CertificateCorrupted, match="run 'r1' is corrupted"):
+        cert_mod.verify(store, "r1")
+
+
+def test_edited_certificate_is_corruption_not_a_difference(store: Store, store_url: str) -> None:
+    _populate(store)
+    cert = cert_mod.persist(store, "r1", 1)
+    cert["items"]["orchestrate/#0@:0"]["attempt"] = 5  # the certificate lies, the store does not
+    body = json.dumps(cert).replace("'", "''")
+    _raw_exec(store, store_url, f"UPDATE certificates SET body = '{body}'")
+    with pytest.raises(CertificateCorrupted, match="does not match its own entries"):
         cert_mod.verify(store, "r1")
