@@ -80,19 +80,27 @@ def result_digest(result: Any) -> str:
 
 def _entry_bytes(site: str, path: tuple[int, ...] | list[int], occurrence: int,
                  capability: str, digest: str, rdigest: str, attempt: int) -> bytes:
-    for name, number in (("occurrence", occurrence), ("attempt", attempt)):
-        if type(number) is not int:
-            raise CertificateCorrupted(f"entry {site}: {name} must be an integer, got {number!r}")
-    if any(type(i) is not int for i in path):
-        raise CertificateCorrupted(f"entry {site}: path must be integers, got {path!r}")
-    for name, value in (("site", site), ("capability", capability), ("digest", digest),
-                        ("result_digest", rdigest)):
-        if type(value) is not str:
-            raise CertificateCorrupted(f"entry {site}: {name} must be a string, got {value!r}")
+    # One combined type test on the hot path; the detailed message only when it fails.
+    if not (type(occurrence) is int and type(attempt) is int and type(site) is str
+            and type(capability) is str and type(digest) is str and type(rdigest) is str
+            and all(type(i) is int for i in path)):
+        raise _entry_type_error(site, path, occurrence, capability, digest, rdigest, attempt)
     text = _ENTRY % (attempt, encode_basestring(capability), encode_basestring(digest),
                      occurrence, ",".join(map(str, path)), encode_basestring(rdigest),
                      encode_basestring(site))
     return text.encode("utf-8", "surrogatepass")
+
+
+def _entry_type_error(site: Any, path: Any, occurrence: Any, capability: Any, digest: Any,
+                      rdigest: Any, attempt: Any) -> CertificateCorrupted:
+    for name, value in (("occurrence", occurrence), ("attempt", attempt)):
+        if type(value) is not int:
+            return CertificateCorrupted(f"entry {site}: {name} must be an integer, got {value!r}")
+    for name, value in (("site", site), ("capability", capability), ("digest", digest),
+                        ("result_digest", rdigest)):
+        if type(value) is not str:
+            return CertificateCorrupted(f"entry {site}: {name} must be a string, got {value!r}")
+    return CertificateCorrupted(f"entry {site}: path must be integers, got {path!r}")
 
 
 def entry(slot: SlotRecord) -> dict[str, Any]:
