@@ -78,8 +78,21 @@ def decode(data: bytes) -> Image.Image:
         image = Image.open(io.BytesIO(data))
         image.load()
     except Exception as exc:  # Pillow raises several types for corrupt input
-        raise ImageInputError(f"not a decodable image ({len(data)} bytes): {exc}") from exc
+        raise ImageInputError(f"not a decodable image ({len(data)} bytes, "
+                              f"{type(exc).__name__})") from exc
     return image.convert("RGB")
+
+
+def describe(data: bytes) -> tuple[str, int, int]:
+    """(mime, width, height) of image bytes; raises ImageInputError for non-images."""
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.load()
+    except Exception as exc:  # Pillow raises several types for corrupt input
+        raise ImageInputError(f"not a decodable image ({len(data)} bytes, "
+                              f"{type(exc).__name__})") from exc
+    mime = Image.MIME.get(image.format or "", "application/octet-stream")
+    return mime, image.width, image.height
 
 
 def _rng(*parts: object) -> random.Random:

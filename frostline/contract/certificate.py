@@ -26,8 +26,8 @@ its entries is reported as corrupted rather than trusted.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any
 
 from frostline.contract.identity import Identity
@@ -43,10 +43,16 @@ _H0 = hashlib.sha256(DOMAIN).digest()
 _FIELDS = ("capability", "digest", "result_digest", "attempt")
 _REQUIRED = ("version", "run_id", "attempt", "frozen_sites", "chain_digest", "entries", "items")
 
-# One encoder, built once: constructing a JSONEncoder per call costs more than encoding an
-# entry. sort_keys + compact separators + raw UTF-8 is RFC 8785 for strings and integers.
-_CANON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False)
+# The canonical encoders are built once: constructing an encoder per call costs more than
+# encoding a small result. `_result_json` is the C encoder with sorted keys, compact separators
+# and raw UTF-8; it has no circular-reference check because stored results are decoded JSON.
+# (CPython always has the C encoder; json.JSONEncoder.iterencode builds the same one per call.)
+_result_json = c_make_encoder(
+    None, lambda o: _not_json(o), encode_basestring, None, ":", ",", True, False, False)
+# An entry is always these seven fields of these types, so its RFC 8785 form is written
+# directly (keys in sorted order); a test pins the equality with an RFC 8785 library.
+_ENTRY = ('{"attempt":%d,"capability":%s,"digest":%s,"occurrence":%d,"path":[%s],'
+          '"result_digest":%s,"site":%s}')
 
 
 class CertificateCorrupted(FrostlineError):
@@ -55,20 +61,50 @@ class CertificateCorrupted(FrostlineError):
     code = "certificate_corrupted"
 
 
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 def _canonical(value: Any) -> bytes:
-    return _CANON.encode(value).encode("utf-8", "surrogatepass")
+    """Sorted-key, compact UTF-8 JSON (RFC 8785 for strings, integers, lists and objects)."""
+    return "".join(_result_json(value, 0)).encode("utf-8", "surrogatepass")
 
 
 def result_digest(result: Any) -> str:
     """SHA-256 (hex) of a stored result's sorted-key, compact JSON."""
     try:
         return hashlib.sha256(_canonical(result)).hexdigest()
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise CertificateCorrupted(f"a stored result is not JSON: {exc}") from exc
 
 
+def _entry_bytes(site: str, path: tuple[int, ...] | list[int], occurrence: int,
+                 capability: str, digest: str, rdigest: str, attempt: int) -> bytes:
+    # One combined type test on the hot path; the detailed message only when it fails.
+    if not (type(occurrence) is int and type(attempt) is int and type(site) is str
+            and type(capability) is str and type(digest) is str and type(rdigest) is str
+            and all(type(i) is int for i in path)):
+        raise _entry_type_error(site, path, occurrence, capability, digest, rdigest, attempt)
+    text = _ENTRY % (attempt, encode_basestring(capability), encode_basestring(digest),
+                     occurrence, ",".join(map(str, path)), encode_basestring(rdigest),
+                     encode_basestring(site))
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _entry_type_error(site: Any, path: Any, occurrence: Any, capability: Any, digest: Any,
+                      rdigest: Any, attempt: Any) -> CertificateCorrupted:
+    for name, value in (("occurrence", occurrence), ("attempt", attempt)):
+        if type(value) is not int:
+            return CertificateCorrupted(f"entry {site}: {name} must be an integer, got {value!r}")
+    for name, value in (("site", site), ("capability", capability), ("digest", digest),
+                        ("result_digest", rdigest)):
+        if type(value) is not str:
+            return CertificateCorrupted(f"entry {site}: {name} must be a string, got {value!r}")
+    return CertificateCorrupted(f"entry {site}: path must be integers, got {path!r}")
+
+
 def entry(slot: SlotRecord) -> dict[str, Any]:
-    """The chained fields of one slot."""
+    """The chained fields of one slot, as a dict (its canonical JSON is the chained bytes)."""
     return {"site": slot.site, "path": list(slot.path), "occurrence": slot.occurrence,
             "capability": slot.capability, "digest": slot.digest,
             "result_digest": result_digest(slot.result), "attempt": slot.attempt}
@@ -76,19 +112,20 @@ def entry(slot: SlotRecord) -> dict[str, Any]:
 
 def chain_digest(entries: Iterable[Mapping[str, Any]]) -> str:
     """Fold entries (already in (σ, π, ω) order) into the chain; returns the last link in hex."""
+    return _fold(_entry_bytes(e["site"], e["path"], e["occurrence"], e["capability"],
+                              e["digest"], e["result_digest"], e["attempt"]) for e in entries)
+
+
+def _fold(lines: Iterable[bytes]) -> str:
     h = _H0
-    for e in entries:
-        h = hashlib.sha256(h + _canonical(e)).digest()
+    sha = hashlib.sha256
+    for line in lines:
+        h = sha(h + line).digest()
     return h.hex()
 
 
-def _sorted_entries(slots: Iterable[SlotRecord]) -> list[dict[str, Any]]:
-    ordered = sorted(slots, key=lambda s: (s.site, s.path, s.occurrence))
-    return [entry(s) for s in ordered]
-
-
-def _identity_text(e: Mapping[str, Any]) -> str:
-    return str(Identity(e["site"], tuple(e["path"]), e["occurrence"]))
+def _identity_text(site: str, path: tuple[int, ...], occurrence: int) -> str:
+    return f"{site}@{'.'.join(map(str, path))}:{occurrence}"
 
 
 def build(slots: Iterable[SlotRecord], run_id: str, attempt: int) -> dict[str, Any]:
@@ -96,18 +133,26 @@ def build(slots: Iterable[SlotRecord], run_id: str, attempt: int) -> dict[str, A
 
     Example: ``build(store.list_slots(run_id), run_id, attempt=2)["chain_digest"]``
     """
-    entries = _sorted_entries(slots)
+    ordered = sorted(slots, key=lambda s: (s.site, s.path, s.occurrence))
     frozen: dict[str, str] = {}
-    for e in entries:
-        frozen.setdefault(e["site"], e["capability"])
+    items: dict[str, dict[str, Any]] = {}
+    lines: list[bytes] = []
+    for s in ordered:
+        rdigest = result_digest(s.result)
+        lines.append(_entry_bytes(s.site, s.path, s.occurrence, s.capability, s.digest,
+                                  rdigest, s.attempt))
+        frozen.setdefault(s.site, s.capability)
+        items[_identity_text(s.site, s.path, s.occurrence)] = {
+            "capability": s.capability, "digest": s.digest, "result_digest": rdigest,
+            "attempt": s.attempt}
     return {
         "version": VERSION,
         "run_id": run_id,
         "attempt": attempt,
         "frozen_sites": frozen,
-        "chain_digest": chain_digest(entries),
-        "entries": len(entries),
-        "items": {_identity_text(e): {k: e[k] for k in _FIELDS} for e in entries},
+        "chain_digest": _fold(lines),
+        "entries": len(lines),
+        "items": items,
     }
 
 
@@ -120,53 +165,72 @@ def persist(store: Store, run_id: str, attempt: int) -> dict[str, Any]:
     return cert
 
 
-def latest(store: Store, run_id: str) -> dict[str, Any] | None:
-    """The most recent persisted certificate of a run (highest attempt), validated, or None."""
-    certs = store.list_certificates(run_id)
-    if not certs:
-        return None
+def latest(store: Store, run_id: str, *, check_chain: bool = True) -> dict[str, Any] | None:
+    """The most recent persisted certificate of a run (highest attempt), or None.
+
+    Every stored certificate must be well formed; with `check_chain` the chosen one must also
+    match its own entries. Raises CertificateCorrupted otherwise.
+    """
     best: dict[str, Any] | None = None
-    for raw in certs:
-        cert = validate(raw, run_id)
+    for raw in store.list_certificates(run_id):
+        cert = _check_shape(raw, run_id)
         if best is None or cert["attempt"] >= best["attempt"]:
             best = cert
+    if best is not None and check_chain:
+        _check_chain(best, run_id)
     return best
 
 
 def validate(cert: Any, run_id: str | None = None) -> dict[str, Any]:
     """Check that `cert` is a well-formed certificate whose chain matches its own entries.
 
-    Raises CertificateCorrupted naming what is wrong; returns the certificate unchanged.
+    Raises CertificateCorrupted naming what is wrong; returns the certificate.
     """
-    def bad(why: str) -> CertificateCorrupted:
-        return CertificateCorrupted(
-            f"the stored certificate of run {run_id!r} is corrupted: {why}; recompute it with "
-            "`frostline cert RUN_ID` and compare against the slots before trusting this run",
-            run_id=run_id)
+    return _check_chain(_check_shape(cert, run_id), run_id)
 
+
+def _corrupted(run_id: str | None, why: str) -> CertificateCorrupted:
+    return CertificateCorrupted(
+        f"the stored certificate of run {run_id!r} is corrupted: {why}; recompute it with "
+        "`frostline cert RUN_ID` and compare against the slots before trusting this run",
+        run_id=run_id)
+
+
+def _check_shape(cert: Any, run_id: str | None) -> dict[str, Any]:
+    """The cheap checks: type, fields, version, owner."""
     if not isinstance(cert, Mapping):
-        raise bad(f"expected a JSON object, found {type(cert).__name__}")
+        raise _corrupted(run_id, f"expected a JSON object, found {type(cert).__name__}")
     missing = [k for k in _REQUIRED if k not in cert]
     if missing:
-        raise bad(f"missing field(s) {', '.join(missing)}")
+        raise _corrupted(run_id, f"missing field(s) {', '.join(missing)}")
     if cert["version"] != VERSION:
-        raise bad(f"unknown version {cert['version']!r}")
+        raise _corrupted(run_id, f"unknown version {cert['version']!r}")
     if run_id is not None and cert["run_id"] != run_id:
-        raise bad(f"it belongs to run {cert['run_id']!r}")
-    items = cert["items"]
-    if not isinstance(items, Mapping) or not isinstance(cert["entries"], int):
-        raise bad("'items' must be an object and 'entries' an integer")
-    if not isinstance(cert["attempt"], int) or not isinstance(cert["frozen_sites"], Mapping):
-        raise bad("'attempt' must be an integer and 'frozen_sites' an object")
-    try:
-        entries = _entries_from_items(items)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise bad(f"malformed entry ({exc})") from None
-    if len(entries) != cert["entries"]:
-        raise bad(f"it counts {cert['entries']} entries but lists {len(entries)}")
-    if chain_digest(entries) != cert["chain_digest"]:
-        raise bad("its chain digest does not match its own entries")
+        raise _corrupted(run_id, f"it belongs to run {cert['run_id']!r}")
+    if not isinstance(cert["items"], Mapping) or type(cert["entries"]) is not int:
+        raise _corrupted(run_id, "'items' must be an object and 'entries' an integer")
+    if type(cert["attempt"]) is not int or not isinstance(cert["frozen_sites"], Mapping):
+        raise _corrupted(run_id, "'attempt' must be an integer and 'frozen_sites' an object")
     return dict(cert)
+
+
+def _check_chain(cert: dict[str, Any], run_id: str | None) -> dict[str, Any]:
+    """The full check: the entries rebuild the chain digest, the count and the site map."""
+    try:
+        entries = _entries_from_items(cert["items"])
+        chain = chain_digest(entries)
+    except (TypeError, ValueError, KeyError, CertificateCorrupted) as exc:
+        raise _corrupted(run_id, f"malformed entry ({exc})") from None
+    if len(entries) != cert["entries"]:
+        raise _corrupted(run_id, f"it counts {cert['entries']} entries but lists {len(entries)}")
+    if chain != cert["chain_digest"]:
+        raise _corrupted(run_id, "its chain digest does not match its own entries")
+    frozen: dict[str, str] = {}
+    for e in entries:
+        frozen.setdefault(e["site"], e["capability"])
+    if frozen != dict(cert["frozen_sites"]):
+        raise _corrupted(run_id, "its frozen-site map does not match its own entries")
+    return cert
 
 
 def _entries_from_items(items: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -228,13 +292,22 @@ def verify(store: Store, run_id: str) -> dict[str, Any]:
     if store.get_run(run_id) is None:
         raise RunNotFound(f"no run {run_id!r} in the store; list runs with `frostline runs`",
                           run_id=run_id)
-    certified = latest(store, run_id)
+    certified = latest(store, run_id, check_chain=False)
     attempt = certified["attempt"] if certified is not None else 0
     current = build(store.list_slots(run_id), run_id, attempt)
-    baseline = certified if certified is not None else {"items": {}}
-    diffs = differences(baseline, current)
-    consistent = not diffs and (certified is None or
-                                certified["chain_digest"] == current["chain_digest"])
+    if certified is None:
+        diffs = differences({"items": {}}, current)
+    elif (certified["items"] == current["items"] and certified["entries"] == current["entries"]
+          and certified["chain_digest"] == current["chain_digest"]
+          and certified["frozen_sites"] == current["frozen_sites"]):
+        # Equal entries and an equal chain: the certificate matches its own entries too (the
+        # chain is a function of the entries), so the full chain check would only repeat this.
+        diffs = []
+    else:
+        _check_chain(certified, run_id)  # a corrupted certificate is an error, not a diff
+        diffs = differences(certified, current)
+    consistent = not diffs and (certified is None
+                                or certified["chain_digest"] == current["chain_digest"])
     return {
         "consistent": consistent,
         "differences": diffs,

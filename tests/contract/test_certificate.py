@@ -21,6 +21,9 @@ from frostline.contract.certificate import (
     entry,
     validate,
 )
+from frostline.contract.identity import Identity, digest
+from frostline.errors import RunNotFound
+from frostline.store import Store
 from frostline.store.records import SlotRecord
 
 
@@ -105,7 +108,30 @@ TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
                  occurrence=st.integers(0, 10**9), capability=TEXT, digest=TEXT,
                  result_digest=TEXT, attempt=st.integers(0, 10**6)))
 def test_entry_encoding_is_rfc8785(e):
-    assert cert_mod._canonical(e) == rfc8785.dumps(e)
+    line = cert_mod._entry_bytes(e["site"], e["path"], e["occurrence"], e["capability"],
+                                 e["digest"], e["result_digest"], e["attempt"])
+    assert line == rfc8785.dumps(e)
+
+
+JSON_NO_FLOATS = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.text(st.characters(codec="utf-8", max_codepoint=0xFFFF), max_size=6), inner, max_size=4),
+    max_leaves=12)
+
+
+@given(JSON_NO_FLOATS)
+def test_result_encoding_is_rfc8785_without_floats(value):
+    assert cert_mod._canonical(value) == rfc8785.dumps(value)
+
+
+def test_entry_types_are_checked():
+    with pytest.raises(CertificateCorrupted, match="occurrence must be an integer"):
+        cert_mod._entry_bytes("s", [], True, "c", "d", "r", 1)
+    with pytest.raises(CertificateCorrupted, match="path must be integers"):
+        cert_mod._entry_bytes("s", ["1"], 0, "c", "d", "r", 1)
+    with pytest.raises(CertificateCorrupted, match="capability must be a string"):
+        cert_mod._entry_bytes("s", [], 0, None, "d", "r", 1)
 
 
 def test_result_digest_ignores_key_order():
@@ -152,9 +178,168 @@ def test_corrupted_certificates_are_clear_errors(mutate, why):
     assert "frostline cert" in info.value.message
 
 
+def test_edited_frozen_map_is_corruption():
+    bad = copy.deepcopy(build(SLOTS, "run-1", 2))
+    bad["frozen_sites"]["orchestrate/#0"] = "echo"
+    with pytest.raises(CertificateCorrupted, match="frozen-site map"):
+        validate(bad, "run-1")
+
+
 def test_edited_certificate_entry_breaks_its_own_chain():
     good = build(SLOTS, "run-1", 2)
     bad = copy.deepcopy(good)
     bad["items"]["orchestrate/#0@:0"]["digest"] = "f" * 64
     with pytest.raises(CertificateCorrupted, match="does not match"):
         validate(bad, "run-1")
+
+
+# ------------------------------------------------------------------------------ against a store
+
+
+def _commit(store: Store, run_id: str, site: str, path: tuple[int, ...], occ: int,
+            payload: dict[str, object], result: object, attempt: int = 1,
+            cap: str = "image.generate") -> None:
+    ident = Identity(site, path, occ)
+    call = store.begin_call(run_id, attempt, ident, cap, digest(payload))
+    store.commit_call(call, SlotRecord(run_id, site, path, occ, cap, digest(payload), result,
+                                       {"usd": 0.02}, attempt))
+
+
+def _populate(store: Store, run_id: str = "r1") -> None:
+    store.create_run(run_id, {})
+    _commit(store, run_id, "orchestrate/#0", (), 0, {"brief": "b"}, {"shots": ["a", "b", "c"]},
+            cap="storyboard.plan")
+    for i in range(3):
+        _commit(store, run_id, "orchestrate/#1", (i,), 0, {"prompt": f"shot {i}"},
+                {"ref": f"sha256:{i:064d}", "mime": "image/png", "width": 512, "score": 0.5})
+
+
+def _raw_exec(store: Store, store_url: str, *statements: str) -> None:
+    """Run SQL on the store's database behind its back (what an attacker or a bug would do)."""
+    if store_url.startswith("sqlite"):
+        import sqlite3
+
+        conn = sqlite3.connect(store.path)  # type: ignore[attr-defined]
+        try:
+            for sql in statements:
+                conn.execute(sql)
+            conn.commit()
+        finally:
+            conn.close()
+    else:
+        import psycopg
+
+        with psycopg.connect(store_url, autocommit=True) as conn:
+            for sql in statements:
+                conn.execute(sql)
+
+
+def test_persist_then_verify_is_consistent(store: Store) -> None:
+    _populate(store)
+    cert = cert_mod.persist(store, "r1", 1)
+    assert cert["entries"] == 4
+    assert store.list_certificates("r1")[-1] == cert
+    report = cert_mod.verify(store, "r1")
+    assert report["consistent"] is True and report["differences"] == []
+    assert report["entries"] == 4 and report["chain_digest"] == cert["chain_digest"]
+    assert report["certificate"] == cert
+    assert report["frozen_sites"] == {"orchestrate/#0": "storyboard.plan",
+                                      "orchestrate/#1": "image.generate"}
+
+
+def test_chain_is_the_same_on_both_backends_and_any_insertion_order(store: Store) -> None:
+    store.create_run("r1", {})
+    # commit in reverse order: the stored order must not matter
+    for i in reversed(range(3)):
+        _commit(store, "r1", "orchestrate/#1", (i,), 0, {"prompt": f"shot {i}"},
+                {"ref": f"sha256:{i:064d}", "mime": "image/png", "width": 512, "score": 0.5})
+    _commit(store, "r1", "orchestrate/#0", (), 0, {"brief": "b"}, {"shots": ["a", "b", "c"]},
+            cap="storyboard.plan")
+    expected = [
+        SlotRecord("r1", "orchestrate/#0", (), 0, "storyboard.plan", digest({"brief": "b"}),
+                   {"shots": ["a", "b", "c"]}, {}, 1),
+        *[SlotRecord("r1", "orchestrate/#1", (i,), 0, "image.generate",
+                     digest({"prompt": f"shot {i}"}),
+                     {"ref": f"sha256:{i:064d}", "mime": "image/png", "width": 512, "score": 0.5},
+                     {}, 1) for i in range(3)],
+    ]
+    assert cert_mod.persist(store, "r1", 1)["chain_digest"] == build(expected, "r1", 1)["chain_digest"]
+
+
+def test_new_commits_after_the_certificate_are_extra(store: Store) -> None:
+    _populate(store)
+    cert_mod.persist(store, "r1", 1)
+    _commit(store, "r1", "orchestrate/#2", (), 0, {"x": 1}, {"ok": True}, attempt=2, cap="echo")
+    report = cert_mod.verify(store, "r1")
+    assert not report["consistent"]
+    assert report["differences"] == [{"kind": "extra", "identity": "orchestrate/#2@:0",
+                                      "capability": "echo", "attempt": 2}]
+    cert_mod.persist(store, "r1", 2)  # certified per attempt: the newest certificate wins
+    assert cert_mod.verify(store, "r1")["consistent"]
+
+
+def test_run_without_certificate(store: Store) -> None:
+    store.create_run("empty", {})
+    assert cert_mod.verify(store, "empty")["consistent"]
+    _populate(store, "r2")
+    report = cert_mod.verify(store, "r2")
+    assert not report["consistent"] and report["certificate"] is None
+    assert {d["kind"] for d in report["differences"]} == {"extra"}
+
+
+def test_unknown_run(store: Store) -> None:
+    with pytest.raises(RunNotFound):
+        cert_mod.verify(store, "nope")
+    with pytest.raises(RunNotFound):
+        cert_mod.persist(store, "nope", 1)
+
+
+def test_tampered_slot_is_reported(store: Store, store_url: str) -> None:
+    _populate(store)
+    cert_mod.persist(store, "r1", 1)
+    _raw_exec(store, store_url,
+              "DROP TRIGGER IF EXISTS slots_immutable_update"
+              + ("" if store_url.startswith("sqlite") else " ON slots"),
+              "UPDATE slots SET result = '{\"ref\": \"sha256:forged\"}' "
+              "WHERE site = 'orchestrate/#1' AND path = '1'",
+              "UPDATE slots SET digest = 'feed' WHERE site = 'orchestrate/#0'")
+    report = cert_mod.verify(store, "r1")
+    assert not report["consistent"]
+    diffs = {d["identity"]: d for d in report["differences"]}
+    assert set(diffs) == {"orchestrate/#0@:0", "orchestrate/#1@1:0"}
+    assert list(diffs["orchestrate/#1@1:0"]["fields"]) == ["result_digest"]
+    assert diffs["orchestrate/#0@:0"]["fields"]["digest"] == {
+        "certified": digest({"brief": "b"}), "store": "feed"}
+    assert report["chain_digest"] != report["certificate"]["chain_digest"]
+
+
+def test_deleted_slot_is_reported_missing(store: Store, store_url: str) -> None:
+    _populate(store)
+    cert_mod.persist(store, "r1", 1)
+    _raw_exec(store, store_url,
+              "DROP TRIGGER IF EXISTS slots_immutable_delete"
+              + ("" if store_url.startswith("sqlite") else " ON slots"),
+              "DELETE FROM slots WHERE site = 'orchestrate/#1' AND path = '2'")
+    report = cert_mod.verify(store, "r1")
+    assert report["differences"] == [{"kind": "missing", "identity": "orchestrate/#1@2:0",
+                                      "capability": "image.generate", "attempt": 1}]
+
+
+@pytest.mark.parametrize("body", ["[1, 2]", '"text"', '{"version": 1}'])
+def test_corrupted_stored_certificate_is_a_clear_error(store: Store, store_url: str,
+                                                       body: str) -> None:
+    _populate(store)
+    cert_mod.persist(store, "r1", 1)
+    _raw_exec(store, store_url, f"UPDATE certificates SET body = '{body}'")
+    with pytest.raises(CertificateCorrupted, match="run 'r1' is corrupted"):
+        cert_mod.verify(store, "r1")
+
+
+def test_edited_certificate_is_corruption_not_a_difference(store: Store, store_url: str) -> None:
+    _populate(store)
+    cert = cert_mod.persist(store, "r1", 1)
+    cert["items"]["orchestrate/#0@:0"]["attempt"] = 5  # the certificate lies, the store does not
+    body = json.dumps(cert).replace("'", "''")
+    _raw_exec(store, store_url, f"UPDATE certificates SET body = '{body}'")
+    with pytest.raises(CertificateCorrupted, match="does not match its own entries"):
+        cert_mod.verify(store, "r1")
