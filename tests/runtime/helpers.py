@@ -18,6 +18,7 @@ from frostline.runtime.execute import AttemptOutcome, execute
 from frostline.runtime.runners import InProcessRunner, Runner
 from frostline.store.base import Store
 
+
 def run(store: Store, run_id: str, source: str, providers: Provider, *,
         runner: Runner | None = None, envelope: Envelope | Mapping[str, Any] | None = None,
         args: Any = None, **kwargs: Any) -> AttemptOutcome:
