@@ -78,8 +78,21 @@ def decode(data: bytes) -> Image.Image:
         image = Image.open(io.BytesIO(data))
         image.load()
     except Exception as exc:  # Pillow raises several types for corrupt input
-        raise ImageInputError(f"not a decodable image ({len(data)} bytes): {exc}") from exc
+        raise ImageInputError(f"not a decodable image ({len(data)} bytes, "
+                              f"{type(exc).__name__})") from exc
     return image.convert("RGB")
+
+
+def describe(data: bytes) -> tuple[str, int, int]:
+    """(mime, width, height) of image bytes; raises ImageInputError for non-images."""
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.load()
+    except Exception as exc:  # Pillow raises several types for corrupt input
+        raise ImageInputError(f"not a decodable image ({len(data)} bytes, "
+                              f"{type(exc).__name__})") from exc
+    mime = Image.MIME.get(image.format or "", "application/octet-stream")
+    return mime, image.width, image.height
 
 
 def _rng(*parts: object) -> random.Random:
@@ -243,6 +256,9 @@ def statistics(data: bytes) -> dict[str, Any]:
     luma = image.convert("L")
     stat = ImageStat.Stat(luma)
     edges = luma.filter(ImageFilter.FIND_EDGES)
+    # Pillow copies the 1-pixel border unfiltered; measure only the interior.
+    if image.width > 2 and image.height > 2:
+        edges = edges.crop((1, 1, image.width - 1, image.height - 1))
     # Fraction of pixels whose edge response exceeds a fixed threshold.
     strong = edges.point([0] * _EDGE_THRESHOLD + [255] * (256 - _EDGE_THRESHOLD))
     edge_density = ImageStat.Stat(strong).mean[0] / 255.0

@@ -343,7 +343,6 @@ class Broker:
                 call_id = await self._begin(identity, capability, h, key)
             if call_id is not None:
                 slot = await self._store_call(self.store.commit_call, call_id, slot)
-            self.ledger.add(identity, h)
             self.stats.executed += 1
             row["outcome"] = "executed"
             await self._event("executed", {"identity": ident, "capability": capability,

@@ -265,6 +265,8 @@ class ChildProcessRunner:
             except TimeoutError:
                 continue
             if item is None or isinstance(item, BaseException):
+                if item is not None:  # a protocol violation: the child is not trusted further
+                    self._kill(proc)
                 code = await asyncio.to_thread(proc.wait)
                 why = "closed the channel" if item is None else f"broke the protocol: {item}"
                 return ScriptOutcome(False, error={

@@ -45,6 +45,9 @@ class WriterBackend(Protocol[C]):
 
     def writer_execute(self, conn: C, sql: str) -> None: ...
 
+    def writer_usable(self, conn: C) -> bool:
+        """False once the connection is known to be broken (the writer then reconnects)."""
+
     def writer_discard(self, conn: C) -> None:
         """Drop a connection that may be broken; the next batch reconnects."""
 
@@ -136,6 +139,8 @@ class GroupCommitter(Generic[C]):
     def _run_batch(self, batch: list[_Item[C]]) -> None:
         backend = self._backend
         outcomes: list[tuple[bool, Any]] = []
+        if self._conn is not None and not backend.writer_usable(self._conn):
+            self._drop_connection()
         try:
             if self._conn is None:
                 self._conn = backend.writer_connect()

@@ -87,9 +87,10 @@ class PostgresStore(SqlStore):
         return self._connect(autocommit=False)
 
     def writer_begin(self, conn: psycopg.Connection[Any]) -> None:
-        if conn.broken or conn.closed:
-            raise psycopg.OperationalError("the writer's connection was lost")
-        # psycopg opens the transaction with the batch's first statement.
+        pass  # psycopg opens the transaction with the batch's first statement
+
+    def writer_usable(self, conn: psycopg.Connection[Any]) -> bool:
+        return not (conn.broken or conn.closed)
 
     def writer_commit(self, conn: psycopg.Connection[Any]) -> None:
         conn.commit()

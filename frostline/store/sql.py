@@ -96,6 +96,9 @@ class SqlStore(Store):
     @abc.abstractmethod
     def writer_discard(self, conn: Any) -> None: ...
 
+    def writer_usable(self, conn: Any) -> bool:
+        return True
+
     @abc.abstractmethod
     def _driver_errors(self) -> tuple[type[BaseException], ...]: ...
 
@@ -139,13 +142,19 @@ class SqlStore(Store):
 
     def _read(self, operation: str, fn: Callable[[Any], T]) -> T:
         self._check_open(operation)
-        try:
-            return fn(self._readers.get())
-        except self._driver_errors() as exc:
-            self._readers.discard()
-            raise self.translate(exc, operation) from exc
-        except OSError as exc:
-            raise self.translate(exc, operation) from exc
+        for attempt in range(2):
+            conn = None
+            try:
+                conn = self._readers.get()
+                return fn(conn)
+            except self._driver_errors() as exc:
+                broken = conn is not None and not self.writer_usable(conn)
+                self._readers.discard()
+                # A read is idempotent: once, on a connection that broke (a server restart),
+                # try a fresh one; if that fails too, the store is down and we fail closed.
+                if attempt or not broken:
+                    raise self.translate(exc, operation) from exc
+        raise AssertionError("unreachable")
 
     def _write(self, operation: str, fn: Callable[[Any], T]) -> T:
         self._check_open(operation)

@@ -37,3 +37,32 @@ def eventually(check: Callable[[], bool], *, timeout: float = 30.0, what: str = 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or check}")
         time.sleep(0.005)
+
+
+class Raw:
+    """Plain SQL on the store's database, bypassing the store (tamper and migration tests)."""
+
+    def __init__(self, url: str) -> None:
+        from frostline.store.url import parse
+
+        loc = parse(url)
+        self.backend = loc.backend
+        if loc.backend == "sqlite":
+            import sqlite3
+
+            self.conn: Any = sqlite3.connect(loc.target, isolation_level=None)
+        else:
+            import psycopg
+
+            self.conn = psycopg.connect(loc.target, autocommit=True)
+
+    def execute(self, sql: str) -> list[Any]:
+        cur = self.conn.execute(sql)
+        return list(cur.fetchall()) if cur.description else []
+
+    def drop_trigger(self, name: str, table: str) -> None:
+        on = "" if self.backend == "sqlite" else f" ON {table}"
+        self.execute(f"DROP TRIGGER {name}{on}")
+
+    def close(self) -> None:
+        self.conn.close()
