@@ -215,6 +215,19 @@ class Broker:
             row.setdefault("outcome", "store_unavailable")
             self._stop(exc)
             return stop_reply(exc)
+        except FrostlineError as exc:
+            # e.g. the store refused a result it cannot hold: the call stays pending (a crash
+            # window the next attempt reports), and this run stops.
+            row.setdefault("outcome", "failed")
+            self._stop(exc)
+            return stop_reply(exc)
+        except Exception as exc:
+            log.exception("broker failure on %s in run %s", identity, self.run_id)
+            err = FrostlineError(f"internal error while handling {identity}: "
+                                 f"{type(exc).__name__}: {exc}", identity=str(identity))
+            row.setdefault("outcome", "failed")
+            self._stop(err)
+            return stop_reply(err)
 
     async def _rule(self, identity: Identity, capability: str, payload: dict[str, Any],
                     row: dict[str, Any]) -> Reply:

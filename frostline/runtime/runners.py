@@ -238,8 +238,12 @@ class ChildProcessRunner:
         kept = 0
 
         def answer(rid: Any, task: asyncio.Task[Reply]) -> None:
-            reply = dict(task.result()) if not task.cancelled() else {
-                "ok": False, "error": {"kind": "stop", "type": "Cancelled", "message": "cancelled"}}
+            if task.cancelled() or task.exception() is not None:
+                reply: Reply = {"ok": False, "error": {
+                    "kind": "stop", "type": "HostError",
+                    "message": "the host could not complete this call"}}
+            else:
+                reply = dict(task.result())
             frame = {**reply, "type": "reply", "id": rid, "nonce": broker.nonce}
             try:
                 channel.send(frame)
