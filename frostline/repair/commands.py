@@ -13,6 +13,7 @@ Exit codes: 0 a candidate was accepted (with --execute: the attempt's own exit c
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -65,11 +66,18 @@ def _parse_args(text: str | None) -> Any:
               help="Run the accepted candidate as the run's next attempt.")
 @click.option("--args", "args_json", default=None, metavar="JSON|@FILE",
               help="Arguments for --execute (JSON, or @FILE).")
+@click.option("--runner", "runner_kind", type=click.Choice(["sandbox", "process"]),
+              envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
+              help="Where --execute runs the script; 'process' reduces isolation.")
+@click.option("--script-timeout", default=600.0, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Wall-clock limit of the executed script in seconds.")
 @store_option
 @json_option
 def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float | None,
                    max_retries: int | None, out_path: str | None, execute: bool,
-                   args_json: str | None, store_url: str | None, as_json: bool) -> None:
+                   args_json: str | None, runner_kind: str, script_timeout: float,
+                   store_url: str | None, as_json: bool) -> None:
     """Ask a model to repair the last failed attempt of RUN_ID within the revision contract."""
     from frostline.repair.clients import client_from_spec
 
@@ -79,6 +87,7 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
     if max_retries is not None:
         options["max_retries"] = max_retries
     args = guarded(as_json, lambda: _parse_args(args_json))
+    runner = guarded(as_json, lambda: _runner(runner_kind, script_timeout)) if execute else None
     with opened(store_url, run_id, as_json) as store:
         report = guarded(as_json, lambda: certificate.verify(store, run_id))
         tampered = [d for d in report["differences"] if d["kind"] != "extra"]
@@ -100,7 +109,8 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
             Path(out_path).write_text(result.accepted, encoding="utf-8")
         outcome = None
         if execute and result.accepted is not None:
-            outcome = guarded(as_json, lambda: _execute(store, run_id, result.accepted, args))
+            outcome = guarded(as_json, lambda: _execute(store, run_id, result.accepted, args,
+                                                        runner))
     if as_json:
         data = {"run_id": run_id, **result.to_dict()}
         if outcome is not None:
@@ -113,14 +123,28 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
     sys.exit(outcome.exit_code if outcome is not None else EXIT_OK)
 
 
-def _execute(store: Any, run_id: str, source: str | None, args: Any) -> Any:
-    from frostline.capabilities.local import LocalProviders
-    from frostline.runtime.execute import execute
+def _runner(kind: str, timeout_s: float) -> Any:
+    """The runner for --execute, chosen like `frostline run --runner` chooses it."""
     from frostline.runtime.runners import ChildProcessRunner
 
+    if kind == "process":
+        return ChildProcessRunner(timeout_s=timeout_s)
+    try:
+        # Imported by name: the sandbox is an optional part of an installation.
+        module = importlib.import_module("frostline.runtime.sandbox_runner")
+    except ImportError:
+        raise DefinitionError("the sandbox runner is not available in this installation; pass "
+                              "--runner process to run in a plain child process (reduced "
+                              "isolation)") from None
+    return module.SandboxRunner(timeout_s=timeout_s)
+
+
+def _execute(store: Any, run_id: str, source: str | None, args: Any, runner: Any) -> Any:
+    from frostline.capabilities.local import LocalProviders
+    from frostline.runtime.execute import execute
+
     assert source is not None
-    return execute(store, run_id, source, args=args, providers=LocalProviders(),
-                   runner=ChildProcessRunner())
+    return execute(store, run_id, source, args=args, providers=LocalProviders(), runner=runner)
 
 
 def _print(result: RepairResult, outcome: Any) -> None:

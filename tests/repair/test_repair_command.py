@@ -86,7 +86,7 @@ def test_execute_runs_the_accepted_candidate(sqlite_url: str, tmp_path: Path) ->
         execute(store, "e5", FAILING, args={"brief": "fox"},
                 providers=LocalProviders(log_path=None), runner=InProcessRunner())
     code, out = invoke("e5", "--model", recorded(tmp_path, FIXED), "--execute", "--args",
-                       '{"brief": "fox"}', "--store", sqlite_url, "--json")
+                       '{"brief": "fox"}', "--runner", "process", "--store", sqlite_url, "--json")
     data = json.loads(out)
     assert code == 0, out
     assert data["execution"]["status"] == "succeeded"
