@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
-from frostline.contract.gate import FrozenSite, frozen_map, gate
-from frostline.errors import DefinitionError, RunNotFound
+from frostline.contract.gate import CandidateSite, FrozenSite, frozen_map, gate, rebase
+from frostline.errors import DefinitionError, RunNotFound, ScriptRejected
 from frostline.repair.extract import extract_code
 from frostline.repair.prompt import Message, build_messages
-from frostline.script import check
+from frostline.script import check, sites
 
 if TYPE_CHECKING:
     from frostline.store.base import Store
@@ -222,8 +222,18 @@ def task_from_store(store: Store, run_id: str, *, catalog: Catalog = DEFAULT_CAT
         raise DefinitionError(f"attempt {last.number} of run {run_id!r} is {last.status}; "
                               "there is no failure to repair", run_id=run_id,
                               attempt=last.number)
-    frozen = frozen_map(store.list_slots(run_id), attempts)
+    # Quote each frozen site at its line in the script the prompt shows (the gate itself only
+    # compares σ, capability and fingerprint, so this changes no verdict).
+    frozen = rebase(frozen_map(store.list_slots(run_id), attempts), last.source,
+                    _sites_or_empty(last.source))
     envelope = Envelope.from_dict(run.envelope, catalog) if run.envelope else None
     failure = dict(last.error) if last.error else {"status": last.status}
     return RepairTask(committed_source=last.source, frozen=frozen, failure=failure,
                       catalog=catalog, envelope=envelope, max_rewrites=max_rewrites)
+
+
+def _sites_or_empty(source: str) -> list[CandidateSite]:
+    try:
+        return list(sites(source))
+    except (ScriptRejected, SyntaxError, ValueError):  # the description falls back, no verdict
+        return []

@@ -19,6 +19,7 @@ from frostline.contract.gate import (
     gate_source,
     levenshtein,
     nearest_site,
+    rebase,
 )
 from frostline.errors import GateStopped, PrefixConflict, ScriptRejected
 from frostline.script import check, sites
@@ -521,3 +522,19 @@ def test_gate_soundness_on_mutated_sources(name, rnd):
                  and now[s].fingerprint == f.fingerprint
                  for s, f in frozen_of(original).items())
     assert result.accepted == intact
+
+
+def test_rebase_quotes_lines_of_the_later_script():
+    original = read("sequential_loop")
+    frozen = frozen_of(original)
+    later = apply(original, ('    images = []\n', '    images = []\n    count = 0\n    note = ""\n'),
+                  ('splitlines()[:4]', 'splitlines()[:3]'))
+    moved = rebase(frozen, later, sites(later))
+    loop_site = "orchestrate/for#0.body/#0"
+    assert frozen[loop_site].line == 9 and moved[loop_site].line == 11
+    assert moved[loop_site].source_line == frozen[loop_site].source_line
+    assert moved["orchestrate/#0"] == frozen["orchestrate/#0"]
+    # a site the later script changed keeps its committed description
+    changed = later.replace('"size": "1024x1024"', '"size": "512x512"')
+    assert rebase(frozen, changed, sites(changed))[loop_site] == frozen[loop_site]
+    assert rebase(frozen, "", [])[loop_site] == frozen[loop_site]

@@ -185,3 +185,15 @@ def test_feedback_round_trips_to_dict() -> None:
     assert fb.to_dict() == {"n": 1, "ok": False, "reason": "r", "violations": [{"rule": "R06"}],
                             "counterexamples": [], "usage": {"total_tokens": 3},
                             "candidate": "code"}
+
+
+def test_frozen_lines_are_quoted_from_the_committed_script(sqlite_store: Store) -> None:
+    run_failing(sqlite_store)
+    shifted = FAILING.replace("    images = []\n", "    # collect the images\n    images = []\n\n")
+    again = execute(sqlite_store, "e5", shifted, args=ARGS, providers=LocalProviders(log_path=None),
+                    runner=InProcessRunner())
+    assert again.status == "failed" and again.replayed == 4
+    task = task_from_store(sqlite_store, "e5")
+    assert task.committed_source == shifted
+    assert task.frozen["orchestrate/for#0.body/#0"].line == 11
+    assert shifted.splitlines()[10] == task.frozen["orchestrate/for#0.body/#0"].source_line
