@@ -127,7 +127,7 @@ class Counterexample:
             "nearest": self.nearest.to_dict() if self.nearest is not None else None,
             "message": self.message,
         }
-        if self.found_capability is not None:
+        if self.kind == "capability_changed":
             out["found_capability"] = self.found_capability
         return out
 

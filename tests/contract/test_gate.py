@@ -546,3 +546,4 @@ def test_capability_changed_to_a_non_literal_name():
     (ce,) = gate(FROZEN, cand).counterexamples
     assert ce.kind == "capability_changed" and ce.found_capability is None
     assert "not a string literal" in ce.message
+    assert gate(FROZEN, cand).to_dict()["counterexamples"][0]["found_capability"] is None
