@@ -126,6 +126,7 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
     try:
         run_envelope = _ensure_run(store, run_id, envelope, catalog)
         with store.run_lock(run_id):
+            _close_crashed_attempts(store, run_id)
             return await _attempt(store, run_id, source, args, run_envelope, providers, runner,
                                   catalog, skip_checker, permissive)
     except PrefixConflict as exc:
@@ -135,6 +136,17 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
         log.error("store unavailable for run %s: %s (nothing was dispatched after the failure)",
                   run_id, exc.message)
         return AttemptOutcome(run_id, None, "failed", error=exc.to_dict())
+
+
+def _close_crashed_attempts(store: Store, run_id: str) -> None:
+    """An attempt still 'running' while we hold the run lock belongs to a host that died."""
+    for attempt in store.list_attempts(run_id):
+        if attempt.status == "running":
+            store.finish_attempt(run_id, attempt.number, status="failed", error={
+                "type": "HostCrashed", "code": "crashed",
+                "message": "the host stopped before finishing this attempt; any call it "
+                           "dispatched without a commit is reported as unresolved"})
+            store.append_event(run_id, "attempt_crashed", {"attempt": attempt.number})
 
 
 def _check_args(args: Any) -> None:

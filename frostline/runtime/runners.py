@@ -173,7 +173,9 @@ class ChildProcessRunner:
                 "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
 
     def child_argv(self, read_fd: int, write_fd: int) -> list[str]:
-        return [self.python, "-s", "-m", "frostline.runtime.child", str(read_fd), str(write_fd)]
+        # -S: the child needs the standard library and frostline only (PYTHONPATH); skipping
+        # site-packages keeps third-party .pth hooks out of it and saves their import time.
+        return [self.python, "-S", "-m", "frostline.runtime.child", str(read_fd), str(write_fd)]
 
     def popen_kwargs(self, pass_fds: tuple[int, ...], workdir: str) -> dict[str, Any]:
         return {"pass_fds": pass_fds, "env": self.child_env(), "cwd": workdir,

@@ -215,24 +215,33 @@ class SqlStore(SqlBackend):
         now = self._clock()
 
         def op(conn: Any) -> SlotRecord:
-            call = self._call_row(conn, call_id)
+            # Common case in one statement: mark the pending call committed and learn what
+            # it was. Raising below undoes the update with the rest of this write.
+            rows = self._x(conn, "UPDATE calls SET status = 'committed', updated_at = ? "
+                           "WHERE call_id = ? AND status IN ('pending', 'abandoned') "
+                           "RETURNING run_id, site, path, occurrence, capability, digest",
+                           (now, call_id)).fetchall()
+            if rows:
+                r = rows[0]
+                run_id, identity = r[0], Identity(r[1], parse_path(r[2]), int(r[3]))
+                capability, call_digest = r[4], r[5]
+            else:
+                call = self._call_row(conn, call_id)
+                if call.status is CallStatus.FAILED:
+                    raise FrostlineError(f"call {call_id} is recorded as failed; a failed call "
+                                         "cannot commit. Begin a new call", call_id=call_id)
+                run_id, identity = call.run_id, call.identity
+                capability, call_digest = call.capability, call.digest
             if (slot.run_id, slot.identity, slot.capability, slot.digest) != (
-                    call.run_id, call.identity, call.capability, call.digest):
+                    run_id, identity, capability, call_digest):
                 raise FrostlineError(
                     f"commit_call({call_id}): the slot ({slot.run_id} {slot.identity} "
                     f"{slot.capability} {slot.digest[:12]}) is not the call's "
-                    f"({call.run_id} {call.identity} {call.capability} {call.digest[:12]})",
-                    call_id=call_id)
-            if call.status is CallStatus.FAILED:
-                raise FrostlineError(f"call {call_id} is recorded as failed; a failed call "
-                                     "cannot commit. Begin a new call", call_id=call_id)
+                    f"({run_id} {identity} {capability} {call_digest[:12]})", call_id=call_id)
             inserted = self._insert_slot(conn, slot, result, usage, call_id, now)
-            self._x(conn, "UPDATE calls SET status = 'committed', updated_at = ? "
-                    "WHERE call_id = ? AND status IN ('pending', 'abandoned')", (now, call_id))
-            # Read back what the database holds (jsonb may reorder keys), so a first run and
-            # a replay see the same value.
+            # Read back what the database holds, so a first run and a replay see one value.
             return self._slot(inserted[0] if inserted else
-                              self._get_slot(conn, call.run_id, call.identity)[0])
+                              self._get_slot(conn, run_id, identity)[0])
 
         return self._write("commit_call", op)
 
