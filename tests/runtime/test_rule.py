@@ -181,3 +181,22 @@ def test_artifacts_replay_byte_identical(store, tmp_path):
     again = run(store, "r", src, p)
     assert again.replayed == 1 and again.result == ref
     assert store.get_artifact(again.result)[0] == data
+
+
+def test_the_token_budget_stops_calls_once_it_is_spent(store, tmp_path):
+    env = Envelope.from_dict({"budget": {"usd": 1.0, "calls": 100, "tokens": 5}})
+    src = """
+    async def orchestrate(ctx, args):
+        out = []
+        for i in range(3):
+            r = await ctx.run("text.generate", {"prompt": "tell a long story " + str(i)})
+            out.append(r["text"])
+        return out
+    """
+    out = run(store, "r", src, local(tmp_path), envelope=env)
+    assert out.status == "failed" and out.error["type"] == "BudgetExceeded"
+    assert "tokens" in out.error["message"]
+    assert out.executed == 1 and len(logged(tmp_path / "provider.jsonl")) == 1
+    # committed usage of earlier attempts counts too
+    again = run(store, "r", src, local(tmp_path))
+    assert again.replayed == 1 and again.executed == 0 and again.error["type"] == "BudgetExceeded"
