@@ -200,3 +200,24 @@ def test_the_token_budget_stops_calls_once_it_is_spent(store, tmp_path):
     # committed usage of earlier attempts counts too
     again = run(store, "r", src, local(tmp_path))
     assert again.replayed == 1 and again.executed == 0 and again.error["type"] == "BudgetExceeded"
+
+
+def test_a_later_attempt_without_args_runs_on_the_latest_recorded_args(store, tmp_path):
+    providers = local(tmp_path)
+    v1 = """
+    async def orchestrate(ctx, args):
+        a = await ctx.run("echo", {"n": args["n"]})
+        raise ValueError("boom")
+    """
+    v2 = """
+    async def orchestrate(ctx, args):
+        a = await ctx.run("echo", {"n": args["n"]})
+        return a["n"] + 1
+    """
+    first = run(store, "args-1", v1, providers, args={"n": 41})
+    assert first.status == "failed"
+    second = run(store, "args-1", v2, providers)  # no args: the first attempt's are reused
+    assert second.status == "succeeded" and second.result == 42 and second.replayed == 1
+    assert [a.args for a in store.list_attempts("args-1")] == [{"n": 41}, {"n": 41}]
+    fresh = run(store, "args-2", v2.replace('args["n"]', '7'), providers)
+    assert fresh.status == "succeeded" and store.list_attempts("args-2")[0].args == {}
