@@ -24,7 +24,6 @@ Within a tier, closeness is the number of leading σ segments shared with the fr
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -283,15 +282,14 @@ def gate_source(frozen: Mapping[str, FrozenSite], candidate_source: str) -> Gate
     from frostline.script import sites  # the static side owns σ; imported late, no cycle
 
     try:
-        ast.parse(candidate_source)
-    except SyntaxError as exc:
+        candidate = sites(candidate_source)
+    except ScriptRejected as exc:
         raise ScriptRejected(
-            f"the candidate does not parse: {exc.msg} at line {exc.lineno}, column "
-            f"{exc.offset}; fix the syntax, the gate can only compare a parsed script",
-            rule="R00", line=exc.lineno, col=exc.offset) from None
-    except ValueError as exc:  # e.g. null bytes in the source
+            f"the candidate does not parse ({exc.message}); fix the syntax, the gate can only "
+            "compare a parsed script", rule="R00", line=exc.fields.get("line")) from None
+    except (SyntaxError, ValueError) as exc:  # defensive: a parser error that escaped sites()
         raise ScriptRejected(f"the candidate does not parse: {exc}", rule="R00") from None
-    return gate(frozen, sites(candidate_source))
+    return gate(frozen, candidate)
 
 
 def nearest_site(fs: FrozenSite, candidate: Sequence[CandidateSite],
