@@ -9,7 +9,14 @@ and run by a deterministic engine in which the model is one bounded slot inside 
 """
 
 from frostline.graph.allowlist import LocalToolRouter, ToolBoundary, ToolCall, ToolRouter
-from frostline.graph.engine import Engine, RunCounters, RunResult, RunStatus, StateContext, model_body
+from frostline.graph.engine import (
+    Engine,
+    RunCounters,
+    RunResult,
+    RunStatus,
+    StateContext,
+    model_body,
+)
 from frostline.graph.errors import GraphRejected, IllegalTool, IllegalTransition
 from frostline.graph.freshness import Lattice
 from frostline.graph.gates import evaluate_gate

@@ -120,13 +120,13 @@ def to_svg(graph: Graph) -> str:
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         title = escape(f"{t} {_label(t)}".strip())
         if y2 > y1:
-            d = f"M{sx:.1f},{sy:.1f} L{ex:.1f},{ey:.1f}"
+            path_d = f"M{sx:.1f},{sy:.1f} L{ex:.1f},{ey:.1f}"
         else:  # back or sideways edge: bow out to the right, spread by index
             sx, sy = x1 + w, y1 + h / 2
             ex, ey = x2 + w, y2 + h / 2
             bow = 60 + (i % 7) * 18
-            d = f"M{sx:.1f},{sy:.1f} C{sx + bow:.1f},{sy:.1f} {ex + bow:.1f},{ey:.1f} {ex:.1f},{ey:.1f}"
-        out.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.6"{dash_attr} '
+            path_d = f"M{sx:.1f},{sy:.1f} C{sx + bow:.1f},{sy:.1f} {ex + bow:.1f},{ey:.1f} {ex:.1f},{ey:.1f}"
+        out.append(f'<path d="{path_d}" fill="none" stroke="{colour}" stroke-width="1.6"{dash_attr} '
                    f'marker-end="url(#arrow-{t.kind.value})" class="edge {t.kind.value}">'
                    f"<title>{title}</title></path>")
     for s, (x, y) in pos.items():

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from frostline.graph.engine import Engine, StateContext
-from frostline.graph.graph import Graph, load_graph
+from frostline.graph.graph import load_graph
 from frostline.graph.slot import SlotRequest
 
 HAPPY: dict[str, dict[str, Any]] = {

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
+import itertools
 
+import pytest
 from graph_helpers import run_canonical, scripted_bodies
 
 from frostline.graph.engine import Engine
@@ -76,7 +77,7 @@ def test_terminals_are_sinks_and_every_state_has_a_contract(name, request):
 def test_inner_retry_cycle_is_present(name, request):
     g = request.getfixturevalue(name)
     cycle = ["TEST", "REPAIR", "EDIT", "EXECUTE", "TEST"]
-    for a, b in zip(cycle, cycle[1:], strict=False):
+    for a, b in itertools.pairwise(cycle):
         assert g.has_pair(a, b), (a, b)
     assert any(t.kind is TransitionKind.RETRY for t in g.outgoing("TEST") if t.to == "REPAIR")
 
