@@ -16,6 +16,7 @@ to study a graph that is known to be red.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -30,9 +31,20 @@ from frostline.graph.freshness import Lattice
 from frostline.graph.gates import StoredArtifact
 from frostline.graph.graph import Graph
 from frostline.graph.ledger import Ledger, LedgerSink, MemorySink
-from frostline.graph.modelcheck import check
+from frostline.graph.modelcheck import CheckResult, check
 from frostline.graph.records import Freshness, TransitionKind
 from frostline.graph.slot import ModelClient, SlotLimits, SlotRequest, run_slot, validate_output
+
+
+_CHECKED: weakref.WeakKeyDictionary[Graph, CheckResult] = weakref.WeakKeyDictionary()
+
+
+def _verified(graph: Graph) -> CheckResult:
+    """Model-check a graph once per (immutable) graph object."""
+    report = _CHECKED.get(graph)
+    if report is None:
+        report = _CHECKED[graph] = check(graph)
+    return report
 
 
 class RunStatus(StrEnum):
@@ -140,7 +152,7 @@ class Engine:
                  limits: SlotLimits | None = None, run_id: str = "graph-run", max_steps: int = 10_000,
                  verify: bool = True) -> None:
         if verify:
-            report = check(graph)
+            report = _verified(graph)
             if not report.ok:
                 failed = [k for k, q in report.queries.items() if not q.ok]
                 raise GraphRejected(f"graph {graph.name!r} fails {', '.join(failed)}; "
