@@ -35,7 +35,6 @@ from frostline.graph.modelcheck import CheckResult, check
 from frostline.graph.records import Freshness, TransitionKind
 from frostline.graph.slot import ModelClient, SlotLimits, SlotRequest, run_slot, validate_output
 
-
 _CHECKED: weakref.WeakKeyDictionary[Graph, CheckResult] = weakref.WeakKeyDictionary()
 
 

@@ -23,8 +23,8 @@ def localization(confidence: float, freshness: Freshness = Freshness.VALID) -> d
 
 
 def test_canonical_gate_is_existence_and_threshold():
-    assert LOCALIZATION_GATE == (exists("LocalizationResult"),
-                                 GatePredicate("LocalizationResult", "top_candidate_confidence", Operator.GT, 0.5))
+    assert (exists("LocalizationResult"),
+                                 GatePredicate("LocalizationResult", "top_candidate_confidence", Operator.GT, 0.5)) == LOCALIZATION_GATE
     assert evaluate_gate(LOCALIZATION_GATE, localization(0.9)).holds
     assert not evaluate_gate(LOCALIZATION_GATE, localization(0.2)).holds
     assert not evaluate_gate(LOCALIZATION_GATE, localization(0.5)).holds  # strictly greater

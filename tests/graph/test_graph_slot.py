@@ -78,7 +78,7 @@ def test_malformed_output_is_re_requested_then_the_state_fails_deterministically
 
 
 def test_a_malformed_output_followed_by_a_good_one_succeeds():
-    result, model, _ = run_localize([{"output": "not an object"}, GOOD])
+    result, _model, _ = run_localize([{"output": "not an object"}, GOOD])
     assert result.status is RunStatus.ACCEPTED
     assert result.counters.output_rejections == 1 and result.counters.model_calls == 2
 
