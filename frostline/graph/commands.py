@@ -144,6 +144,10 @@ def _describe(event: LedgerEvent) -> str:
             return f"tool {d['tool']} as {d['identity']}"
         case "invalidation":
             return f"{d['changed']} changed: STALE {', '.join(d['stale'])}"
+        case "terminal":
+            return f"terminal {d['state']} ({d['status']}{', ' + d['reason'] if d.get('reason') else ''})"
+        case "model_call":
+            return f"model call in {d['state']} (visit {d['visit']}, turn {d['turn']}, {d['remaining']} left)"
         case "artifact":
             return f"artifact {d['artifact']} v{d['version']}{'' if d['changed'] else ' (identical)'}"
         case _:
