@@ -34,12 +34,9 @@ from frostline.graph.records import EXISTS, Transition, TransitionKind
 
 ABSENT, VALID, STALE = 0, 1, 2
 _STATUS = {ABSENT: "missing", VALID: "VALID", STALE: "STALE"}
-STUCK = -1
 
 #: Safety facts the checker asserts whenever the graph has both names, contract or not.
 BUILTIN_INVARIANTS: tuple[tuple[str, str], ...] = (("GENERATE", "Diagnosis"),)
-
-Config = tuple[int, tuple[int, ...], int, int]  # (state, artifact statuses, retry used, rollback used)
 
 
 @dataclass(frozen=True)
@@ -85,55 +82,86 @@ class CheckResult:
                 "notes": list(self.notes)}
 
 
+# -- the compiled model --------------------------------------------------------------------------
+#
+# A configuration is one int: the artifact statuses (two bits each: 0 missing, 1 VALID,
+# 2 STALE) above the rollback count, the retry count, a "stuck" flag and the state index.
+# Guards, invalidation and entry checks become mask arithmetic, which keeps a full
+# exploration of the canonical graph in the tens of milliseconds.
+
+_S_BITS, _STUCK_BIT, _R_SHIFT, _B_SHIFT, _A_SHIFT = 9, 1 << 9, 10, 18, 26
+_S_MASK, _C_MASK = (1 << _S_BITS) - 1, 0xFF
+
+
 @dataclass(frozen=True)
 class _Edge:
-    edge: Transition
     target: int
-    guard: tuple[tuple[int, bool], ...]  # (artifact index, decided by the abstract state?)
+    mask: int  # two bits set at every guarded artifact
+    want: int  # the VALID pattern under `mask`
+    mask_exists: int  # the same, for existence-only predicates
+    want_exists: int
+    free: bool  # some predicate is a threshold test (its outcome is a free choice)
     budget: int  # 0 none, 1 retry, 2 rollback
 
 
 @dataclass(frozen=True)
 class _State:
-    name: str
     output: int  # artifact index or -1
     lattice_output: bool
+    down_mask: int  # two bits at every lattice descendant of the output
+    down_low: int  # the low bit of each of those pairs
     required: tuple[int, ...]
+    req_mask: int
+    req_want: int
     forward: tuple[_Edge, ...]
     failures: tuple[_Edge, ...]
     terminal: bool
 
+    @property
+    def edges(self) -> tuple[_Edge, ...]:
+        return self.forward + self.failures
+
 
 class _Model:
-    """The graph compiled to integer tables, so exploration is tuple arithmetic."""
+    """The graph compiled to integer tables and bit masks."""
 
     def __init__(self, graph: Graph) -> None:
-        self.graph = graph
+        if len(graph.states) > _S_MASK or max(graph.budgets.retry, graph.budgets.rollback) > _C_MASK:
+            raise ValueError("the checker handles at most 511 states and budgets up to 255")
         self.artifacts = list(graph.artifact_fields)
         index = {a: i for i, a in enumerate(self.artifacts)}
         lattice = set(graph.lattice_artifacts)
         deps = {n.artifact: n.depends_on for n in graph.lattice}
-        children: dict[str, set[str]] = {a: set() for a in deps}
-        for a, ds in deps.items():
-            for d in ds:
-                children[d].add(a)
-        self.downstream: list[tuple[int, ...]] = []
-        for a in self.artifacts:
+        sidx = {s: i for i, s in enumerate(graph.states)}
+        self.names = list(graph.states)
+
+        def pair(i: int) -> int:
+            return 3 << (2 * i)
+
+        def downstream(a: str) -> set[str]:
             seen: set[str] = set()
-            todo = list(children.get(a, ()))
+            todo = [x for x, ds in deps.items() if a in ds]
             while todo:
                 x = todo.pop()
                 if x not in seen:
                     seen.add(x)
-                    todo.extend(children.get(x, ()))
-            self.downstream.append(tuple(sorted(index[x] for x in seen)))
-        sidx = {s: i for i, s in enumerate(graph.states)}
-        self.names = list(graph.states)
+                    todo.extend(y for y, ds in deps.items() if x in ds)
+            return seen
 
         def compile_edge(t: Transition) -> _Edge:
-            guard = tuple((index[p.artifact], p.property == EXISTS) for p in t.guard)
+            mask = want = mask_e = want_e = 0
+            free = False
+            for p in t.guard:
+                i = index[p.artifact]
+                mask |= pair(i)
+                want |= 1 << (2 * i)
+                if p.property == EXISTS:
+                    mask_e |= pair(i)
+                    want_e |= 1 << (2 * i)
+                else:
+                    free = True
             budget = {"retry": 1, "rollback": 2}.get(t.consumes or "", 0)
-            return _Edge(t, sidx[t.to], guard, budget)
+            return _Edge(sidx[t.to], mask, want, mask_e, want_e, free, budget)
 
         self.states: list[_State] = []
         for s in graph.states:
@@ -143,125 +171,123 @@ class _Model:
                 if s == st and art in index and index[art] not in required:
                     required.append(index[art])
             out = c.output
+            o = index[out] if out is not None else -1
+            down = downstream(out) if out in lattice and out is not None else set()
             self.states.append(_State(
-                s, index[out] if out is not None else -1, out in lattice, tuple(required),
+                o, out in lattice,
+                sum(pair(index[d]) for d in down), sum(1 << (2 * index[d]) for d in down),
+                tuple(required), sum(pair(i) for i in set(required)),
+                sum(1 << (2 * i) for i in set(required)),
                 tuple(compile_edge(t) for t in graph.forward(s)),
                 tuple(compile_edge(t) for t in graph.failures(s)), s in graph.terminals))
-        self.limits = (graph.budgets.retry, graph.budgets.rollback)
-        self.initial: Config = (sidx[graph.initial], (ABSENT,) * len(self.artifacts), 0, 0)
+        self.limits = (0, graph.budgets.retry, graph.budgets.rollback)
+        self.initial = sidx[graph.initial]
 
-    # -- semantics ------------------------------------------------------------------------
-    def outcomes(self, st: _State, arts: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], bool]]:
-        """The visit's possible (artifacts after the body, emitted?) pairs."""
-        if st.output < 0:
-            yield arts, True
-            return
-        yield arts, False  # the body failed and emitted nothing
-        o = st.output
-        changed = list(arts)
-        changed[o] = VALID
-        if st.lattice_output:
-            for d in self.downstream[o]:
-                if changed[d] != ABSENT:
-                    changed[d] = STALE
-        yield tuple(changed), True
-        if st.lattice_output and arts[o] != ABSENT:
-            same = list(arts)
-            same[o] = VALID  # recomputed to an identical value: nothing downstream changes
-            t = tuple(same)
-            if t != tuple(changed):
-                yield t, True
-
-    @staticmethod
-    def can_true(e: _Edge, arts: tuple[int, ...]) -> bool:
-        return all(arts[i] == VALID for i, _ in e.guard)
-
-    @staticmethod
-    def can_false(e: _Edge, arts: tuple[int, ...]) -> bool:
-        return any(arts[i] != VALID or not decided for i, decided in e.guard)
-
-    def successors(self, cfg: Config) -> Iterator[tuple[Config, _Edge | None]]:
-        """Every next configuration; a (STUCK, ...) configuration when no edge may be enabled."""
-        s, arts, retry, rollback = cfg
-        st = self.states[s]
-        used = (0, retry, rollback)
-        limit = (0, *self.limits)
-        seen: set[Config] = set()
-        for after, emitted in self.outcomes(st, arts):
-            open_ = True  # every earlier edge can be passed over
-            for e in (*(st.forward if emitted else ()), *st.failures):
-                if e.budget and used[e.budget] >= limit[e.budget]:
-                    continue  # exhausted budget: deterministically disabled
-                if self.can_true(e, after):
-                    r = retry + (e.budget == 1)
-                    b = rollback + (e.budget == 2)
-                    nxt: Config = (e.target, after, r, b)
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        yield nxt, e
-                if not self.can_false(e, after):
-                    open_ = False
-                    break
-            if open_:
-                stuck: Config = (STUCK, after, retry, s)
-                if stuck not in seen:
-                    seen.add(stuck)
-                    yield stuck, None
+    def status(self, arts: int, i: int) -> int:
+        return (arts >> (2 * i)) & 3
 
 
 def check(graph: Graph, *, clock: Callable[[], float] = time.perf_counter) -> CheckResult:
     """Model-check `graph`: ``check(load_graph("canonical")).ok is True``."""
     t0 = clock()
     m = _Model(graph)
-    parent: dict[Config, Config | None] = {m.initial: None}
-    succ: dict[Config, list[Config]] = {}
-    queue = deque([m.initial])
-    violations: dict[tuple[int, int], tuple[Config, int]] = {}
-    reached_terminal: dict[int, Config] = {}
+    states = m.states
+    edges_of = [st.edges for st in states]
+    limit = m.limits
+    ids: dict[int, int] = {m.initial: 0}  # configuration -> discovery index (BFS order)
+    configs: list[int] = [m.initial]
+    parent: list[int] = [-1]
+    succ: list[list[int]] = []
+    violations: dict[tuple[int, int], tuple[int, int]] = {}  # (state, artifact) -> (config id, status)
+    reached_terminal: dict[int, int] = {}
 
-    def entry_violations(cfg: Config) -> None:
-        s, arts, _, _ = cfg
-        for i in m.states[s].required:
-            if arts[i] != VALID and (s, i) not in violations:
-                violations[(s, i)] = (cfg, arts[i])
+    def discover(cfg: int, from_id: int) -> int:
+        j = ids.get(cfg)
+        if j is None:
+            j = ids[cfg] = len(configs)
+            configs.append(cfg)
+            parent.append(from_id)
+            if not cfg & _STUCK_BIT:
+                st = states[cfg & _S_MASK]
+                arts = cfg >> _A_SHIFT
+                if arts & st.req_mask != st.req_want:
+                    for i in st.required:
+                        status = (arts >> (2 * i)) & 3
+                        if status != VALID and (cfg & _S_MASK, i) not in violations:
+                            violations[(cfg & _S_MASK, i)] = (j, status)
+        return j
 
-    entry_violations(m.initial)
-    while queue:
-        cfg = queue.popleft()
-        s = cfg[0]
-        if s == STUCK or m.states[s].terminal:
-            succ[cfg] = []
-            if s != STUCK:
-                reached_terminal.setdefault(s, cfg)
+    discover(m.initial, -1)  # the initial state's own inputs are checked too
+    k = 0
+    while k < len(configs):
+        cfg = configs[k]
+        s = cfg & _S_MASK
+        nexts: list[int] = []
+        succ.append(nexts)
+        if cfg & _STUCK_BIT or states[s].terminal:
+            if not cfg & _STUCK_BIT:
+                reached_terminal.setdefault(s, k)
+            k += 1
             continue
-        nexts = []
-        for nxt, _edge in m.successors(cfg):
-            nexts.append(nxt)
-            if nxt not in parent:
-                parent[nxt] = cfg
-                if nxt[0] != STUCK:
-                    entry_violations(nxt)
-                queue.append(nxt)
-        succ[cfg] = nexts
+        st = states[s]
+        used = (0, (cfg >> _R_SHIFT) & _C_MASK, (cfg >> _B_SHIFT) & _C_MASK)
+        arts = cfg >> _A_SHIFT
+        # the visit's outcomes: (artifacts after the body, emitted?)
+        if st.output < 0:
+            outcomes = [(arts, True)]
+        else:
+            shift = 2 * st.output
+            cleared = arts & ~(3 << shift)
+            changed = cleared | (1 << shift)
+            if st.down_mask:
+                x = changed & st.down_mask
+                nonzero = (x | (x >> 1)) & st.down_low
+                changed = (changed & ~st.down_mask) | (nonzero << 1)
+            outcomes = [(arts, False), (changed, True)]
+            if st.lattice_output and arts & (3 << shift):
+                same = cleared | (1 << shift)  # recomputed identical: nothing downstream changes
+                if same != changed:
+                    outcomes.append((same, True))
+        seen: set[int] = set()
+        all_edges = edges_of[s]
+        for after, emitted in outcomes:
+            open_ = True  # every earlier edge can be passed over
+            for e in all_edges if emitted else st.failures:
+                if e.budget and used[e.budget] >= limit[e.budget]:
+                    continue  # exhausted budget: deterministically disabled
+                if after & e.mask == e.want:
+                    nxt = (after << _A_SHIFT) | e.target
+                    nxt |= (used[1] + (e.budget == 1)) << _R_SHIFT
+                    nxt |= (used[2] + (e.budget == 2)) << _B_SHIFT
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        nexts.append(discover(nxt, k))
+                if not (e.free or after & e.mask_exists != e.want_exists):
+                    open_ = False
+                    break
+            if open_:  # a run can find no enabled edge here
+                stuck = (after << _A_SHIFT) | _STUCK_BIT | s | (used[1] << _R_SHIFT) | (used[2] << _B_SHIFT)
+                if stuck not in seen:
+                    seen.add(stuck)
+                    nexts.append(discover(stuck, k))
+        k += 1
 
-    def name(cfg: Config) -> str:
-        if cfg[0] == STUCK:
-            return m.names[cfg[3]]  # a stuck config remembers where it got stuck
-        return m.names[cfg[0]]
+    def name(j: int) -> str:
+        return m.names[configs[j] & _S_MASK]  # a stuck config keeps the state it is stuck in
 
-    def path(cfg: Config) -> list[str]:
+    def path(j: int) -> list[str]:
         out = []
-        cur: Config | None = cfg
-        while cur is not None:
-            if cur[0] != STUCK:
-                out.append(name(cur))
-            cur = parent[cur]
+        while j >= 0:
+            if not configs[j] & _STUCK_BIT:
+                out.append(name(j))
+            j = parent[j]
         return out[::-1]
 
     # reachability
     missing = [t for t in graph.terminals if graph.states.index(t) not in reached_terminal]
     if missing:
-        reachable = sorted({name(c) for c in parent if c[0] != STUCK}, key=graph.states.index)
+        reachable = sorted({name(j) for j in range(len(configs)) if not configs[j] & _STUCK_BIT},
+                           key=graph.states.index)
         reach = QueryResult(False, reachable,
                             f"{', '.join(missing)} unreachable from {graph.initial}; the counterexample "
                             "lists every reachable state")
@@ -271,73 +297,74 @@ def check(graph: Graph, *, clock: Callable[[], float] = time.perf_counter) -> Ch
     # safety
     if violations:
         ordered = sorted(violations.items(), key=lambda kv: (len(path(kv[1][0])), kv[0]))
-        findings: tuple[dict[str, Any], ...] = tuple({"state": m.names[s], "input": m.artifacts[i], "status": _STATUS[status],
-                          "path": path(cfg)} for (s, i), (cfg, status) in ordered)
+        findings: tuple[dict[str, Any], ...] = tuple(
+            {"state": m.names[s], "input": m.artifacts[i], "status": _STATUS[status], "path": path(j)}
+            for (s, i), (j, status) in ordered)
         first = findings[0]
         safety = QueryResult(False, list(first["path"]),
                              f"{first['state']} entered with {first['input']} {first['status']}", findings)
     else:
         safety = QueryResult(True)
 
-    liveness = _liveness(graph, m, parent, succ, path, name)
-    notes = tuple(_notes(graph))
-    return CheckResult(graph.name, reach, safety, liveness, len(parent), (clock() - t0) * 1000.0, notes)
+    terminal = [not c & _STUCK_BIT and states[c & _S_MASK].terminal for c in configs]
+    stuck_flags = [bool(c & _STUCK_BIT) for c in configs]
+    liveness = _liveness(graph, succ, terminal, stuck_flags, path, name)
+    return CheckResult(graph.name, reach, safety, liveness, len(configs), (clock() - t0) * 1000.0,
+                       tuple(_notes(graph)))
 
 
-def _liveness(graph: Graph, m: _Model, parent: dict[Config, Config | None],
-              succ: dict[Config, list[Config]], path: Callable[[Config], list[str]],
-              name: Callable[[Config], str]) -> QueryResult:
-    pred: dict[Config, list[Config]] = {c: [] for c in succ}
-    for c, ns in succ.items():
-        for n in ns:
-            pred[n].append(c)
+def _liveness(graph: Graph, succ: list[list[int]], terminal: list[bool], stuck: list[bool],
+              path: Callable[[int], list[str]], name: Callable[[int], str]) -> QueryResult:
+    n = len(succ)
+    pred: list[list[int]] = [[] for _ in range(n)]
+    for c, ns in enumerate(succ):
+        for x in ns:
+            pred[x].append(c)
     # (1) every reachable configuration can reach a terminal
-    good = {c for c in succ if c[0] != STUCK and m.states[c[0]].terminal}
-    todo = list(good)
+    good = terminal[:]
+    todo = [c for c in range(n) if good[c]]
     while todo:
         c = todo.pop()
         for p in pred[c]:
-            if p not in good:
-                good.add(p)
+            if not good[p]:
+                good[p] = True
                 todo.append(p)
     findings: list[dict[str, Any]] = []
     paths: list[tuple[list[str], str]] = []
-    bad = [c for c in parent if c not in good]  # parent preserves BFS order: shortest first
+    bad = [c for c in range(n) if not good[c]]  # discovery order: shortest counterexample first
     if bad:
         c = bad[0]
         where = name(c)
-        stuck = c[0] == STUCK
-        detail = (f"a run can get stuck in {where}: no edge is enabled there" if stuck
+        detail = (f"a run can get stuck in {where}: no edge is enabled there" if stuck[c]
                   else f"no terminal is reachable from this configuration of {where}")
-        stuck_states = sorted({name(b) for b in bad if b[0] == STUCK}, key=graph.states.index)
-        findings.append({"kind": "stuck" if stuck else "no_terminal", "state": where, "path": path(c),
+        stuck_states = sorted({name(b) for b in bad if stuck[b]}, key=graph.states.index)
+        findings.append({"kind": "stuck" if stuck[c] else "no_terminal", "state": where, "path": path(c),
                          "configurations": len(bad), "stuck_in": stuck_states})
         paths.append((path(c), detail))
     # (2) every run terminates: Kahn's algorithm leaves exactly the configurations on or after a cycle
-    indeg = {c: len(pred[c]) for c in succ}
-    queue = deque(c for c, d in indeg.items() if d == 0)
+    indeg = [len(p) for p in pred]
+    queue = deque(c for c in range(n) if indeg[c] == 0)
     removed = 0
     while queue:
         c = queue.popleft()
         removed += 1
-        for n in succ[c]:
-            indeg[n] -= 1
-            if indeg[n] == 0:
-                queue.append(n)
-    if removed < len(succ):
-        remaining = {c for c, d in indeg.items() if d > 0}
+        for x in succ[c]:
+            indeg[x] -= 1
+            if indeg[x] == 0:
+                queue.append(x)
+    if removed < n:
         # walk predecessors inside the remainder until one repeats: that is a cycle
-        cur = next(c for c in parent if c in remaining)
-        order: list[Config] = []
-        pos: dict[Config, int] = {}
+        cur = next(c for c in range(n) if indeg[c] > 0)
+        order: list[int] = []
+        pos: dict[int, int] = {}
         while cur not in pos:
             pos[cur] = len(order)
             order.append(cur)
-            cur = next(p for p in pred[cur] if p in remaining)
+            cur = next(p for p in pred[cur] if indeg[p] > 0)
         cycle = order[pos[cur]:][::-1]  # forward direction
-        start = min(cycle, key=lambda c: len(path(c)))
-        k = cycle.index(start)
-        cycle = cycle[k:] + cycle[:k]
+        start = min(cycle)  # the earliest discovered: the shortest prefix
+        i = cycle.index(start)
+        cycle = cycle[i:] + cycle[:i]
         lasso = path(start) + [name(c) for c in cycle[1:]] + [name(start)]
         edges = [f"{name(a)}->{name(b)}" for a, b in zip(cycle, cycle[1:] + cycle[:1], strict=True)]
         detail = (f"a run can loop forever through {' -> '.join(name(c) for c in cycle)} -> "
