@@ -51,8 +51,16 @@ def test_recomputation_visits_stale_nodes_only_in_topological_order():
 
 
 def test_freshness_consults_no_model(forbidden_model):
-    # invalidation and recomputation take no model; the only callback is the recompute function
-    LAT.recompute(LAT.invalidate(all_valid(), "RepoManifest")[0], lambda a: None)
+    # A revised Diagnosis during a run: the lattice invalidates its downstream on the record,
+    # and no model is asked anything.
+    from graph_helpers import run_canonical
+
+    result = run_canonical({"VALIDATE": [{"accepted": 0, "implicates_diagnosis": 1}],
+                            "DEBUG": [{}, {"root_cause": "revised"}]}, model=forbidden_model)
+    revised = [e.data for e in result.ledger.of_kind("invalidation") if e.data["changed"] == "Diagnosis"]
+    assert revised[0]["stale"] == ["Plan", "Patch", "Review", "ValidationResult"]
+    assert revised[0]["recompute_order"] == ["Plan", "Patch", "Review", "ValidationResult"]
+    assert result.counters.model_calls == 0
 
 
 statuses = st.dictionaries(st.sampled_from(LATTICE_ARTIFACTS), st.sampled_from([V, S]))
