@@ -26,7 +26,10 @@ from frostline.graph.engine import Engine, RunStatus
 from frostline.graph.graph import Graph, load_graph
 from frostline.graph.ledger import CallbackSink, LedgerEvent
 from frostline.graph.modelcheck import check as model_check
-from frostline.graph.render import FORMATS
+from frostline.graph.promela import to_promela
+from frostline.graph.render import FORMATS as DRAWINGS
+
+FORMATS = {**DRAWINGS, "promela": to_promela}
 
 
 def _load(spec: str, as_json: bool) -> Graph:
@@ -89,7 +92,7 @@ def check_cmd(graph_spec: str, as_json: bool, with_spin: bool) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to a file instead of standard output.")
 def show_cmd(graph_spec: str, fmt: str, output: Path | None) -> None:
-    """Draw GRAPH as Mermaid, Graphviz DOT or SVG."""
+    """Draw GRAPH as Mermaid, Graphviz DOT or SVG, or export it as a Promela model for SPIN."""
     text = FORMATS[fmt](_load(graph_spec, False))
     if output is None:
         click.echo(text, nl=False)

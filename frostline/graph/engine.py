@@ -178,6 +178,8 @@ class Engine:
         self.artifacts: dict[str, StoredArtifact] = {}
         self.counters = RunCounters()
         self.budget = BudgetState(graph.budgets)
+        self._reason = ""  # the termination reason of the last edge taken
+        self._started = False
 
     # -- tools and the slot ------------------------------------------------------------------
     def _call_tool(self, ctx: StateContext, tool: str, payload: dict[str, Any]) -> Any:
@@ -297,6 +299,10 @@ class Engine:
                                     source=source, target=target)
 
     def run(self) -> RunResult:
+        """Run the graph from its initial state to a terminal (an Engine runs once)."""
+        if self._started:
+            raise RunError("this engine has already run; build a new Engine for another run")
+        self._started = True
         g = self.graph
         self.ledger.append("run_started", {"graph": g.name, "initial": g.initial,
                                            "budgets": g.budgets.to_json()})
@@ -332,8 +338,6 @@ class Engine:
             self._reason = edge.reason if edge.kind is TransitionKind.TERMINATION else ""
             state = edge.to
             path.append(state)
-
-    _reason = ""
 
     def _finish(self, status: RunStatus, terminal: str | None, reason: str, path: list[str]) -> RunResult:
         if terminal is not None:

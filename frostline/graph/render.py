@@ -47,7 +47,7 @@ def to_mermaid(graph: Graph) -> str:
         arrow = {"forward": "-->", "retry": "-.->", "rollback": "-.->", "termination": "-.->"}[t.kind.value]
         lines.append(f'  {t.from_} {arrow}|"{label}"| {t.to}' if label else f"  {t.from_} {arrow} {t.to}")
         colour, dash = STYLE[t.kind]
-        extra = f",stroke-dasharray:{dash.replace(' ', ' ')}" if dash else ""
+        extra = f",stroke-dasharray:{dash}" if dash else ""
         link_styles.append(f"  linkStyle {i} stroke:{colour},stroke-width:2px{extra}")
     lines += link_styles
     lines.append("  classDef terminal fill:#f3f4f6,stroke:#111,stroke-width:2px")

@@ -70,6 +70,11 @@ def test_show_mermaid_and_dot_distinguish_kinds(cli):
     assert 'style=dashed' in r.output and 'style=dotted' in r.output and 'label="out_of_budget"' in r.output
 
 
+def test_show_promela(cli):
+    r = cli.invoke(graph, ["show", "canonical", "--format", "promela"])
+    assert r.exit_code == 0 and "active proctype walker()" in r.output
+
+
 def test_show_svg_is_well_formed(cli, tmp_path):
     out = tmp_path / "g.svg"
     r = cli.invoke(graph, ["show", "canonical", "--format", "svg", "-o", str(out)])

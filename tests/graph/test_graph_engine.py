@@ -82,3 +82,10 @@ def test_deterministic_states_never_consult_a_model(forbidden_model):
     kinds = [e.data["kind"] for e in result.ledger.of_kind("edge")]
     assert "retry" in kinds and "rollback" in kinds
     assert result.terminal in load_graph("canonical").terminals
+
+
+def test_an_engine_runs_once(canonical):
+    engine = Engine(canonical, scripted_bodies(), model=ForbiddenModel())
+    engine.run()
+    with pytest.raises(FrostlineError, match="already run"):
+        engine.run()
