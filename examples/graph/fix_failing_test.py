@@ -5,8 +5,8 @@ diagnoses it, plans, and generates a first patch that only fixes positive number
 still fail, so the retry edge TEST -> REPAIR is taken and the repair fixes the arithmetic. The
 independent reviewer then finds a verified defect (the patched function lost its docstring), so
 the rollback edge REVIEW -> REPAIR is taken; the second repair restores it, and the run is
-accepted. Rerun it with ``--variant reject`` semantics by setting FROSTLINE_EXAMPLE_VARIANT=reject:
-the repairs never pass the tests and the retry budget ends the run in TERMINAL_REJECT.
+accepted. With FROSTLINE_EXAMPLE_VARIANT=reject in the environment the repairs never pass the
+tests, and the exhausted retry budget ends the run in TERMINAL_REJECT (out_of_budget).
 
 Every tool is real: files are written to a temporary workspace, and execution, tests and the
 regression check run in child Python processes. The "model" is a recorded client that replays
