@@ -179,6 +179,7 @@ class Engine:
         self.counters = RunCounters()
         self.budget = BudgetState(graph.budgets)
         self._reason = ""  # the termination reason of the last edge taken
+        self._terminated = False
         self._started = False
 
     # -- tools and the slot ------------------------------------------------------------------
@@ -243,9 +244,11 @@ class Engine:
         try:
             output = body(ctx)
         except IllegalTool as exc:
-            return self._fail(state, visit, f"the body called an off-list tool: {exc.message}")
+            # A state that emits nothing has no output for its forward guards to wait on.
+            return self._fail(state, visit, f"the body called an off-list tool: {exc.message}") \
+                or contract.output is None
         except FrostlineError as exc:
-            return self._fail(state, visit, exc.message)
+            return self._fail(state, visit, exc.message) or contract.output is None
         if contract.output is None:
             return True
         if output is None:
@@ -313,8 +316,10 @@ class Engine:
                 self.counters.visits[state] = self.counters.visits.get(state, 0) + 1
                 self.ledger.append("state_entered", {"state": state, "visit": 0, "inputs": {},
                                                      "blocking": []})
-                return self._finish(RunStatus.ACCEPTED if state != "TERMINAL_REJECT" else
-                                    RunStatus.REJECTED, state, self._reason, path)
+                # a termination edge (or the reject sink itself) means the graph rejected the task
+                rejected = state == "TERMINAL_REJECT" or self._terminated
+                return self._finish(RunStatus.REJECTED if rejected else RunStatus.ACCEPTED,
+                                    state, self._reason, path)
             if self.counters.steps >= self.max_steps:
                 self.ledger.append("step_limit", {"state": state, "steps": self.counters.steps})
                 return self._finish(RunStatus.STEP_LIMIT, None, "step_limit", path)
@@ -335,7 +340,8 @@ class Engine:
             self.ledger.append("edge", {"from": edge.from_, "to": edge.to, "kind": edge.kind.value,
                                         "reason": edge.reason, "budget_drawn": edge.consumes,
                                         "budget": self.budget.to_json()})
-            self._reason = edge.reason if edge.kind is TransitionKind.TERMINATION else ""
+            self._terminated = edge.kind is TransitionKind.TERMINATION
+            self._reason = edge.reason if self._terminated else ""
             state = edge.to
             path.append(state)
 

@@ -89,3 +89,28 @@ def test_an_engine_runs_once(canonical):
     engine.run()
     with pytest.raises(FrostlineError, match="already run"):
         engine.run()
+
+
+def test_terminal_status_follows_the_edge_kind():
+    from broken_graphs import stuck
+
+    graph = stuck()  # CHECK -> FAIL is a termination edge; CHECK -> DONE a forward one
+
+    def work(ctx):
+        return {"ok": 1, "again": 0}
+
+    for verdict, status, reason in ((0, RunStatus.REJECTED, "out_of_budget"), (1, RunStatus.ACCEPTED, "")):
+        result = Engine(graph, {"WORK": work, "CHECK": lambda ctx, v=verdict: {"pass": v}},
+                        verify=False).run()
+        assert (result.status, result.reason) == (status, reason)
+
+
+def test_a_failing_body_of_a_state_without_output_still_leaves_by_its_forward_edges(canonical):
+    from frostline.errors import ProviderError
+
+    def init(ctx):
+        raise ProviderError("warm-up failed")
+
+    result = Engine(canonical, {**scripted_bodies(), "INIT": init}, model=ForbiddenModel()).run()
+    assert result.ledger.of_kind("state_failed")[0].data["state"] == "INIT"
+    assert result.status is RunStatus.ACCEPTED

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frostline.graph.freshness import Lattice
@@ -66,6 +66,7 @@ def test_freshness_consults_no_model(forbidden_model):
 statuses = st.dictionaries(st.sampled_from(LATTICE_ARTIFACTS), st.sampled_from([V, S]))
 
 
+@settings(deadline=None)
 @given(statuses, st.sampled_from(LATTICE_ARTIFACTS))
 def test_staleness_is_downstream_only_and_transitive(status, changed):
     new, inv = LAT.invalidate(status, changed)
@@ -80,6 +81,7 @@ def test_staleness_is_downstream_only_and_transitive(status, changed):
     assert changed not in inv.stale
 
 
+@settings(deadline=None)
 @given(st.lists(st.sampled_from(LATTICE_ARTIFACTS), min_size=1, max_size=6))
 def test_a_sequence_of_changes_never_touches_untouched_upstream(changes):
     status = all_valid()
@@ -93,6 +95,7 @@ def test_a_sequence_of_changes_never_touches_untouched_upstream(changes):
             assert f is V
 
 
+@settings(deadline=None)
 @given(st.permutations(list(LATTICE)))
 def test_lattice_order_does_not_depend_on_declaration_order(nodes):
     lat = Lattice(nodes)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frostline.graph.gates import StoredArtifact, evaluate_gate, evaluate_predicate
@@ -59,6 +59,7 @@ def test_evaluation_is_logged_per_predicate():
     assert result["predicates"][1]["value"] == 0.7
 
 
+@settings(deadline=None)
 @given(st.floats(0, 1, allow_nan=False), st.sampled_from(list(Operator)), st.floats(0, 1, allow_nan=False),
        st.booleans())
 def test_gate_is_a_pure_function_of_the_artifacts(confidence, op, threshold, stale):

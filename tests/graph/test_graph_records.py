@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frostline.errors import GraphLoadError
@@ -101,6 +101,7 @@ predicates = st.builds(GatePredicate, names, st.text("abc_xyz", min_size=1, max_
                        st.floats(-1e6, 1e6, allow_nan=False))
 
 
+@settings(deadline=None)
 @given(st.lists(predicates, max_size=4), st.sampled_from(list(TransitionKind)))
 def test_transition_json_round_trip(guard, kind):
     reason = "out_of_budget" if kind is TransitionKind.TERMINATION else ""
@@ -108,6 +109,7 @@ def test_transition_json_round_trip(guard, kind):
     assert Transition.from_json(t.to_json()) == t
 
 
+@settings(deadline=None)
 @given(st.floats(-10, 10, allow_nan=False), st.floats(-10, 10, allow_nan=False))
 def test_operators_compare_like_python(value, threshold):
     assert Operator.GT.compare(value, threshold) == (value > threshold)
