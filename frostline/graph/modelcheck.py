@@ -187,9 +187,18 @@ class _Model:
         return (arts >> (2 * i)) & 3
 
 
-def check(graph: Graph, *, clock: Callable[[], float] = time.perf_counter) -> CheckResult:
-    """Model-check `graph`: ``check(load_graph("canonical")).ok is True``."""
-    t0 = clock()
+@dataclass
+class _Exploration:
+    model: _Model
+    configs: list[int]
+    parent: list[int]
+    succ: list[list[int]]
+    violations: dict[tuple[int, int], tuple[int, int]]
+    reached_terminal: dict[int, int]
+
+
+def _explore(graph: Graph) -> _Exploration:
+    """Breadth-first exploration of every reachable configuration."""
     m = _Model(graph)
     states = m.states
     edges_of = [st.edges for st in states]
@@ -271,6 +280,32 @@ def check(graph: Graph, *, clock: Callable[[], float] = time.perf_counter) -> Ch
                     seen.add(stuck)
                     nexts.append(discover(stuck, k))
         k += 1
+    return _Exploration(m, configs, parent, succ, violations, reached_terminal)
+
+
+def configurations(graph: Graph) -> set[tuple[str, tuple[tuple[str, str], ...], int, int]]:
+    """Every configuration the checker explores, decoded: (state, ((artifact, status), ...),
+    retry used, rollback used), listing stored artifacts only. Stuck pseudo-configurations are
+    left out. The engine's runs must stay inside this set."""
+    ex = _explore(graph)
+    m = ex.model
+    out = set()
+    for cfg in ex.configs:
+        if cfg & _STUCK_BIT:
+            continue
+        arts = cfg >> _A_SHIFT
+        stored = tuple((a, _STATUS[(arts >> (2 * i)) & 3]) for i, a in enumerate(m.artifacts)
+                       if (arts >> (2 * i)) & 3)
+        out.add((m.names[cfg & _S_MASK], stored, (cfg >> _R_SHIFT) & _C_MASK, (cfg >> _B_SHIFT) & _C_MASK))
+    return out
+
+
+def check(graph: Graph, *, clock: Callable[[], float] = time.perf_counter) -> CheckResult:
+    """Model-check `graph`: ``check(load_graph("canonical")).ok is True``."""
+    t0 = clock()
+    ex = _explore(graph)
+    m, configs, parent, succ = ex.model, ex.configs, ex.parent, ex.succ
+    violations, reached_terminal, states = ex.violations, ex.reached_terminal, ex.model.states
 
     def name(j: int) -> str:
         return m.names[configs[j] & _S_MASK]  # a stuck config keeps the state it is stuck in

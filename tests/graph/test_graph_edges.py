@@ -13,6 +13,8 @@ from frostline.graph.engine import Engine, RunStatus
 from frostline.graph.freshness import Lattice
 from frostline.graph.gates import StoredArtifact
 from frostline.graph.graph import load_graph
+from frostline.graph.ledger import CallbackSink
+from frostline.graph.modelcheck import configurations
 from frostline.graph.records import Freshness
 
 CANONICAL = load_graph("canonical")
@@ -146,3 +148,27 @@ def test_random_guard_outcomes_always_end_in_a_terminal_within_the_budget_bound(
         assert not set(e.data["stale"]) & lat.upstream(e.data["changed"])
     # and no state was ever entered with a missing or STALE required input
     assert all(e.data["blocking"] == [] for e in result.ledger.of_kind("state_entered"))
+
+
+EXPLORED = configurations(CANONICAL)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_every_configuration_a_run_enters_was_explored_by_the_checker(data):
+    # The checker's exploration over-approximates the engine: whatever evidence the bodies
+    # produce, each configuration a run enters is one the checker has already proven safe.
+    engine = Engine(CANONICAL, random_bodies(data), model=ForbiddenModel())
+    entered = []
+
+    def snapshot(event):
+        if event.kind == "state_entered":
+            stored = tuple((a, engine.artifacts[a].freshness.value) for a in CANONICAL.artifact_fields
+                           if a in engine.artifacts)
+            entered.append((event.data["state"], stored, engine.budget.retry_used, engine.budget.rollback_used))
+
+    engine.ledger.sinks.append(CallbackSink(snapshot))
+    engine.run()
+    assert entered
+    for cfg in entered:
+        assert cfg in EXPLORED, cfg
