@@ -109,20 +109,25 @@ COUNTS = {"failed", "regressions", "verified_defects", "exit_code", "file_count"
 
 
 def random_bodies(data: st.DataObject) -> dict[str, Any]:
+    """Bodies whose evidence is drawn by hypothesis: mostly the happy value (so runs get deep),
+    sometimes a failure, a flipped flag, a count or a low confidence."""
+    def pick(label: str, happy: Any, *others: Any) -> Any:
+        return data.draw(st.sampled_from([happy, happy, happy, *others]), label=label)
+
     def make(state: str):
         def body(ctx):
-            if data.draw(st.integers(0, 9), label=f"{state} fails") == 0:
+            if pick(f"{state} fails", False, False, False, True):
                 return None
-            out = dict(HAPPY[state]) if state != "EDIT" else dict(ctx.artifact("Patch") or HAPPY["GENERATE"])
-            for k in list(out):
-                if k in FLAGS or k == "applied":
-                    out[k] = data.draw(st.integers(0, 1), label=f"{state}.{k}")
+            out = dict(HAPPY[state]) if state != "EDIT" else dict(ctx.artifact("Patch") or HAPPY["GENERATE"], applied=1)
+            for k, v in list(out.items()):
+                if k in FLAGS:
+                    out[k] = pick(f"{state}.{k}", v, 1 - v)
                 elif k in COUNTS:
-                    out[k] = data.draw(st.integers(0, 2), label=f"{state}.{k}")
+                    out[k] = pick(f"{state}.{k}", v, 1, 2)
                 elif k in ("confidence", "top_candidate_confidence", "best_score"):
-                    out[k] = data.draw(st.sampled_from([0.1, 0.5, 0.9]), label=f"{state}.{k}")
+                    out[k] = pick(f"{state}.{k}", v, 0.1, 0.5)
                 elif k in ("files", "root_cause", "steps"):
-                    out[k] = data.draw(st.sampled_from(["x", "y"]), label=f"{state}.{k}")
+                    out[k] = pick(f"{state}.{k}", v, ["x"], ["y"])
             return out
         return body
     return {s: make(s) for s in [*HAPPY, "EDIT"]}
