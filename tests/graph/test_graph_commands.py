@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from frostline.graph.commands import graph, load_bodies
 from frostline.graph.graph import load_graph
+from frostline.graph.promela import spin_available
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "graph" / "fix_failing_test.py"
 
@@ -132,3 +133,11 @@ def test_bodies_from_module_attributes(tmp_path):
     p.write_text("BODIES = {'TEST': lambda ctx: None}\nTOOLS = {'test.run': lambda p: {}}\n")
     made = load_bodies(str(p))
     assert set(made["bodies"]) == {"TEST"} and set(made["tools"]) == {"test.run"} and made["model"] is None
+
+
+@pytest.mark.skipif(not spin_available(), reason="spin and gcc are not installed (apt-get install -y spin gcc)")
+def test_check_with_spin_cross_check(cli):
+    r = cli.invoke(graph, ["check", "canonical", "--json", "--spin"])
+    assert r.exit_code == 0, r.output
+    spin = json.loads(r.output)["spin"]
+    assert spin["agrees"] is True and spin["safety"] is True and spin["elapsed_ms"] > 0
