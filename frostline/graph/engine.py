@@ -195,11 +195,12 @@ class Engine:
         if self.router is None:
             raise RunError(f"{ctx.state} called {tool!r} but the engine has no tool router",
                            state=ctx.state, tool=tool)
+        payload_digest = digest(payload)  # a non-JSON payload is refused before it takes an ordinal
         call = ToolCall(ctx.state, ctx.visit, ctx.next_ordinal(), tool, payload)
         self.counters.tool_calls += 1
         self.ledger.append("tool_call", {"state": call.state, "visit": call.visit,
                                          "ordinal": call.ordinal, "identity": call.identity,
-                                         "tool": tool, "payload_digest": digest(payload)})
+                                         "tool": tool, "payload_digest": payload_digest})
         return self.router.call(call)
 
     def _judge(self, ctx: StateContext, hint: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
@@ -256,7 +257,10 @@ class Engine:
         problem = validate_output(contract.output_schema, output)
         if problem is not None:
             return self._fail(state, visit, f"output does not satisfy {contract.output}: {problem}")
-        self._store(contract.output, dict(output), f"{state}#{visit}")
+        try:
+            self._store(contract.output, dict(output), f"{state}#{visit}")
+        except FrostlineError as exc:  # e.g. an integer beyond the canonical-JSON range
+            return self._fail(state, visit, f"output cannot be stored: {exc.message}")
         return True
 
     def _fail(self, state: str, visit: int, why: str) -> bool:

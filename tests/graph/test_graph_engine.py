@@ -114,3 +114,10 @@ def test_a_failing_body_of_a_state_without_output_still_leaves_by_its_forward_ed
     result = Engine(canonical, {**scripted_bodies(), "INIT": init}, model=ForbiddenModel()).run()
     assert result.ledger.of_kind("state_failed")[0].data["state"] == "INIT"
     assert result.status is RunStatus.ACCEPTED
+
+
+def test_an_output_that_cannot_be_digested_fails_the_visit():
+    result = run_canonical({"PLAN": [{"step_count": 2**80}]})
+    [failed] = result.ledger.of_kind("state_failed")
+    assert failed.data["state"] == "PLAN" and "cannot be stored" in failed.data["reason"]
+    assert (result.terminal, result.reason) == ("TERMINAL_REJECT", "contradiction_in_specification")
