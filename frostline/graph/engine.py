@@ -16,6 +16,7 @@ to study a graph that is known to be red.
 
 from __future__ import annotations
 
+import copy
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -113,13 +114,15 @@ class StateContext:
         contract = engine.graph.contracts[state]
         self.output_schema = contract.output_schema
         self.permitted_tools = contract.permitted_tools
+        # Bodies and the model get copies: nothing they do can edit a stored artifact.
         self.inputs: Mapping[str, Mapping[str, Any]] = {
-            a: engine.artifacts[a].value for a in contract.required_inputs if a in engine.artifacts}
+            a: copy.deepcopy(engine.artifacts[a].value) for a in contract.required_inputs
+            if a in engine.artifacts}
 
-    def artifact(self, name: str) -> Mapping[str, Any] | None:
-        """The stored value of `name` if it is VALID (a STALE artifact reads as absent)."""
+    def artifact(self, name: str) -> dict[str, Any] | None:
+        """A copy of the stored value of `name` if it is VALID (a STALE artifact reads as absent)."""
         stored = self._engine.artifacts.get(name)
-        return stored.value if stored is not None and stored.valid else None
+        return copy.deepcopy(dict(stored.value)) if stored is not None and stored.valid else None
 
     def tool(self, tool: str, payload: Mapping[str, Any] | None = None) -> Any:
         """Call a tool of this state's allowlist; an off-list tool raises IllegalTool, unrouted."""
@@ -258,7 +261,7 @@ class Engine:
         if problem is not None:
             return self._fail(state, visit, f"output does not satisfy {contract.output}: {problem}")
         try:
-            self._store(contract.output, dict(output), f"{state}#{visit}")
+            self._store(contract.output, copy.deepcopy(dict(output)), f"{state}#{visit}")
         except FrostlineError as exc:  # e.g. an integer beyond the canonical-JSON range
             return self._fail(state, visit, f"output cannot be stored: {exc.message}")
         return True

@@ -121,3 +121,14 @@ def test_an_output_that_cannot_be_digested_fails_the_visit():
     [failed] = result.ledger.of_kind("state_failed")
     assert failed.data["state"] == "PLAN" and "cannot be stored" in failed.data["reason"]
     assert (result.terminal, result.reason) == ("TERMINAL_REJECT", "contradiction_in_specification")
+
+
+def test_bodies_cannot_edit_stored_artifacts():
+    def sneaky_test(ctx):
+        ctx.artifact("Patch")["files"]["a.py"] = "tampered"  # edits a copy only
+        ctx.inputs["Patch"]["diff"] = "tampered"
+        return {"passed": 1, "failed": 0, "failures": []}
+
+    result = run_canonical({"TEST": [sneaky_test]})
+    patch = result.artifacts["Patch"].value
+    assert patch["files"] == {"a.py": "v1"} and patch["diff"] == "d1"
