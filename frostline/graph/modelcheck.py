@@ -201,7 +201,6 @@ def _explore(graph: Graph) -> _Exploration:
     """Breadth-first exploration of every reachable configuration."""
     m = _Model(graph)
     states = m.states
-    edges_of = [st.edges for st in states]
     limit = m.limits
     ids: dict[int, int] = {}  # configuration -> discovery index (BFS order)
     configs: list[int] = []
@@ -227,55 +226,68 @@ def _explore(graph: Graph) -> _Exploration:
         return j
 
     discover(m.initial, -1)  # the initial state's own inputs are checked too
+    # Plain tuples in the hot loop: unpacking is cheaper than attribute access.
+    tables = [(st.output, st.lattice_output, st.down_mask, st.down_low, st.terminal,
+               tuple((e.target, e.mask, e.want, e.mask_exists, e.want_exists, e.free, e.budget)
+                     for e in st.edges),
+               tuple((e.target, e.mask, e.want, e.mask_exists, e.want_exists, e.free, e.budget)
+                     for e in st.failures)) for st in states]
+    r_limit, b_limit = limit[1], limit[2]
     k = 0
     while k < len(configs):
         cfg = configs[k]
         s = cfg & _S_MASK
         nexts: list[int] = []
         succ.append(nexts)
-        if cfg & _STUCK_BIT or states[s].terminal:
+        output, lattice_output, down_mask, down_low, terminal, all_edges, fail_edges = tables[s]
+        if cfg & _STUCK_BIT or terminal:
             if not cfg & _STUCK_BIT:
                 reached_terminal.setdefault(s, k)
             k += 1
             continue
-        st = states[s]
-        used = (0, (cfg >> _R_SHIFT) & _C_MASK, (cfg >> _B_SHIFT) & _C_MASK)
+        retry = (cfg >> _R_SHIFT) & _C_MASK
+        rollback = (cfg >> _B_SHIFT) & _C_MASK
         arts = cfg >> _A_SHIFT
         # the visit's outcomes: (artifacts after the body, emitted?)
-        if st.output < 0:
+        if output < 0:
             outcomes = [(arts, True)]
         else:
-            shift = 2 * st.output
+            shift = 2 * output
             cleared = arts & ~(3 << shift)
             changed = cleared | (1 << shift)
-            if st.down_mask:
-                x = changed & st.down_mask
-                nonzero = (x | (x >> 1)) & st.down_low
-                changed = (changed & ~st.down_mask) | (nonzero << 1)
+            if down_mask:
+                x = changed & down_mask
+                nonzero = (x | (x >> 1)) & down_low
+                changed = (changed & ~down_mask) | (nonzero << 1)
             outcomes = [(arts, False), (changed, True)]
-            if st.lattice_output and arts & (3 << shift):
+            if lattice_output and arts & (3 << shift):
                 same = cleared | (1 << shift)  # recomputed identical: nothing downstream changes
                 if same != changed:
                     outcomes.append((same, True))
         seen: set[int] = set()
-        all_edges = edges_of[s]
         for after, emitted in outcomes:
             open_ = True  # every earlier edge can be passed over
-            for e in all_edges if emitted else st.failures:
-                if e.budget and used[e.budget] >= limit[e.budget]:
-                    continue  # exhausted budget: deterministically disabled
-                if after & e.mask == e.want:
-                    nxt = (after << _A_SHIFT) | e.target
-                    nxt |= (used[1] + (e.budget == 1)) << _R_SHIFT
-                    nxt |= (used[2] + (e.budget == 2)) << _B_SHIFT
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        nexts.append(discover(nxt, k))
-                if not (e.free or after & e.mask_exists != e.want_exists):
+            base = after << _A_SHIFT
+            for target, mask, want, mask_e, want_e, free, budget in all_edges if emitted else fail_edges:
+                if budget == 1:
+                    if retry >= r_limit:
+                        continue  # exhausted budget: deterministically disabled
+                    nxt = base | target | ((retry + 1) << _R_SHIFT) | (rollback << _B_SHIFT)
+                elif budget == 2:
+                    if rollback >= b_limit:
+                        continue
+                    nxt = base | target | (retry << _R_SHIFT) | ((rollback + 1) << _B_SHIFT)
+                else:
+                    nxt = base | target | (retry << _R_SHIFT) | (rollback << _B_SHIFT)
+                if after & mask == want and nxt not in seen:
+                    seen.add(nxt)
+                    j = ids.get(nxt)
+                    nexts.append(discover(nxt, k) if j is None else j)
+                if not free and after & mask_e == want_e:
                     open_ = False
                     break
             if open_:  # a run can find no enabled edge here
-                stuck = (after << _A_SHIFT) | _STUCK_BIT | s | (used[1] << _R_SHIFT) | (used[2] << _B_SHIFT)
+                stuck = base | _STUCK_BIT | s | (retry << _R_SHIFT) | (rollback << _B_SHIFT)
                 if stuck not in seen:
                     seen.add(stuck)
                     nexts.append(discover(stuck, k))
