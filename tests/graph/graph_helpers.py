@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
+from hypothesis import strategies as st
 
 from frostline.graph.engine import Engine, StateContext
 from frostline.graph.graph import load_graph
@@ -69,3 +70,33 @@ def scripted_bodies(overrides: Mapping[str, list[Override]] | None = None) -> di
 def run_canonical(overrides: Mapping[str, list[Override]] | None = None, **kwargs: Any) -> Any:
     kwargs.setdefault("model", ForbiddenModel())
     return Engine(load_graph("canonical"), scripted_bodies(overrides), **kwargs).run()
+
+
+FLAGS = {"satisfiable", "applied", "patch_local", "accepted", "implicates_diagnosis", "requires_replan",
+         "written"}
+COUNTS = {"failed", "regressions", "verified_defects", "exit_code", "file_count", "affected_count"}
+
+
+def random_bodies(data: st.DataObject) -> dict[str, Any]:
+    """Bodies whose evidence is drawn by hypothesis: mostly the happy value (so runs get deep),
+    sometimes a failure, a flipped flag, a count or a low confidence."""
+    def pick(label: str, happy: Any, *others: Any) -> Any:
+        return data.draw(st.sampled_from([happy, happy, happy, *others]), label=label)
+
+    def make(state: str):
+        def body(ctx):
+            if pick(f"{state} fails", False, False, False, True):
+                return None
+            out = dict(HAPPY[state]) if state != "EDIT" else dict(ctx.artifact("Patch") or HAPPY["GENERATE"], applied=1)
+            for k, v in list(out.items()):
+                if k in FLAGS:
+                    out[k] = pick(f"{state}.{k}", v, 1 - v)
+                elif k in COUNTS:
+                    out[k] = pick(f"{state}.{k}", v, 1, 2)
+                elif k in ("confidence", "top_candidate_confidence", "best_score"):
+                    out[k] = pick(f"{state}.{k}", v, 0.1, 0.5)
+                elif k in ("files", "root_cause", "steps"):
+                    out[k] = pick(f"{state}.{k}", v, ["x"], ["y"])
+            return out
+        return body
+    return {s: make(s) for s in [*HAPPY, "EDIT"]}

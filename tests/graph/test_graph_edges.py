@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph_helpers import HAPPY, ForbiddenModel, scripted_bodies
+from graph_helpers import HAPPY, ForbiddenModel, random_bodies, scripted_bodies
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -102,36 +102,6 @@ def test_an_edge_into_a_state_with_stale_inputs_is_never_taken():
 
 
 # -- property: random evidence always ends in a terminal within the budget bound ---------------
-
-FLAGS = {"satisfiable", "applied", "patch_local", "accepted", "implicates_diagnosis", "requires_replan",
-         "written"}
-COUNTS = {"failed", "regressions", "verified_defects", "exit_code", "file_count", "affected_count"}
-
-
-def random_bodies(data: st.DataObject) -> dict[str, Any]:
-    """Bodies whose evidence is drawn by hypothesis: mostly the happy value (so runs get deep),
-    sometimes a failure, a flipped flag, a count or a low confidence."""
-    def pick(label: str, happy: Any, *others: Any) -> Any:
-        return data.draw(st.sampled_from([happy, happy, happy, *others]), label=label)
-
-    def make(state: str):
-        def body(ctx):
-            if pick(f"{state} fails", False, False, False, True):
-                return None
-            out = dict(HAPPY[state]) if state != "EDIT" else dict(ctx.artifact("Patch") or HAPPY["GENERATE"], applied=1)
-            for k, v in list(out.items()):
-                if k in FLAGS:
-                    out[k] = pick(f"{state}.{k}", v, 1 - v)
-                elif k in COUNTS:
-                    out[k] = pick(f"{state}.{k}", v, 1, 2)
-                elif k in ("confidence", "top_candidate_confidence", "best_score"):
-                    out[k] = pick(f"{state}.{k}", v, 0.1, 0.5)
-                elif k in ("files", "root_cause", "steps"):
-                    out[k] = pick(f"{state}.{k}", v, ["x"], ["y"])
-            return out
-        return body
-    return {s: make(s) for s in [*HAPPY, "EDIT"]}
-
 
 @settings(max_examples=60, deadline=None)
 @given(st.data())

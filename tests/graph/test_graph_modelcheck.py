@@ -7,10 +7,15 @@ import subprocess
 
 import pytest
 from broken_graphs import BROKEN
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from frostline.graph import engine as engine_module
 from frostline.graph import slot as slot_module
+from frostline.graph.graph import load_graph
 from frostline.graph.modelcheck import check
+
+CANONICAL = load_graph("canonical")
 
 
 def assert_real_path(graph, path):
@@ -112,3 +117,45 @@ def test_json_shape(canonical):
 def test_elapsed_time_comes_from_the_injected_clock(canonical):
     ticks = iter([10.0, 10.25])
     assert check(canonical, clock=lambda: next(ticks)).elapsed_ms == 250.0
+
+
+# -- soundness against the engine on mutated graphs ---------------------------------------------
+
+def without_edges(graph, drop: set[int]):
+    """`graph` with the transitions at the given indexes removed (contracts kept consistent)."""
+    import copy as _copy
+
+    from frostline.graph.graph import Graph
+
+    data = _copy.deepcopy(graph.to_json())
+    removed = [t for i, t in enumerate(data["transitions"]) if i in drop]
+    data["transitions"] = [t for i, t in enumerate(data["transitions"]) if i not in drop]
+    for t in removed:
+        c = data["contracts"][t["from"]]
+        if t["kind"] == "forward":
+            c["transition_guards"].remove(t["guard"])
+        else:
+            c["failure_transitions"].remove(t)
+    return Graph.from_json(data)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_green_verdicts_hold_for_the_engine_on_mutated_graphs(data):
+    from graph_helpers import ForbiddenModel, random_bodies
+
+    from frostline.graph.engine import Engine, RunStatus
+
+    canonical = CANONICAL
+    failure_edges = [i for i, t in enumerate(canonical.transitions) if t.kind.value != "forward"]
+    drop = set(data.draw(st.lists(st.sampled_from(failure_edges), max_size=3), label="dropped"))
+    graph = without_edges(canonical, drop)
+    verdict = check(graph)
+    for _ in range(3):
+        result = Engine(graph, random_bodies(data), model=ForbiddenModel(), verify=False, max_steps=500).run()
+        if verdict.liveness.ok:
+            assert result.status in (RunStatus.ACCEPTED, RunStatus.REJECTED)
+        if verdict.safety.ok:
+            assert all(not e.data["blocked_by"] for e in result.ledger.of_kind("gate"))
+        if result.status is RunStatus.STUCK:
+            assert not verdict.liveness.ok  # the engine got stuck: the checker had said so
