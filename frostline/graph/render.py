@@ -91,17 +91,26 @@ def to_svg(graph: Graph) -> str:
     """A standalone SVG drawing of `graph`."""
     w, h, gap_x, gap_y, margin = 170, 36, 40, 80, 40
     depth = layers(graph)
+    # A sink reached only by termination edges (the reject sink) gets a column of its own on
+    # the right, so the many termination edges do not cut through the happy path.
+    side = [t for t in graph.terminals
+            if all(e.kind is TransitionKind.TERMINATION for e in graph.transitions if e.to == t)
+            and any(e.to == t for e in graph.transitions)]
     rows: dict[int, list[str]] = {}
     for s in graph.states:
-        rows.setdefault(depth[s], []).append(s)
+        if s not in side:
+            rows.setdefault(depth[s], []).append(s)
     widest = max(len(r) for r in rows.values())
-    width = margin * 2 + widest * (w + gap_x) + 260
+    side_x = margin + widest * (w + gap_x) + 220
+    width = side_x + (w + margin if side else 0) + 240
     height = margin * 2 + (max(rows) + 1) * (h + gap_y) + 40
     pos: dict[str, tuple[float, float]] = {}
     for d, row in rows.items():
         offset = (widest - len(row)) * (w + gap_x) / 2
         for i, s in enumerate(row):
             pos[s] = (margin + offset + i * (w + gap_x), margin + 30 + d * (h + gap_y))
+    for i, s in enumerate(side):
+        pos[s] = (side_x, margin + 30 + (max(rows) / 2 + i) * (h + gap_y))
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
            f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="Helvetica, Arial, sans-serif">',
            "<defs>"]
@@ -119,7 +128,9 @@ def to_svg(graph: Graph) -> str:
         ex, ey = x2 + w / 2, y2
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         title = escape(f"{t} {_label(t)}".strip())
-        if y2 > y1:
+        if t.to in side:
+            path_d = f"M{x1 + w:.1f},{y1 + h / 2:.1f} L{x2:.1f},{y2 + h / 2:.1f}"
+        elif y2 > y1:
             path_d = f"M{sx:.1f},{sy:.1f} L{ex:.1f},{ey:.1f}"
         else:  # back or sideways edge: bow out to the right, spread by index
             sx, sy = x1 + w, y1 + h / 2
@@ -140,7 +151,7 @@ def to_svg(graph: Graph) -> str:
                    f'stroke="#111" stroke-width="{stroke_w}"/>'
                    f'<text x="{x + w / 2:.1f}" y="{y + h / 2 + 5:.1f}" font-size="13" '
                    f'text-anchor="middle">{escape(s)}</text></g>')
-    lx, ly = width - 230, margin + 10
+    lx, ly = width - 230, margin + 10  # the legend sits top right, clear of the side column
     out.append(f'<g class="legend"><rect x="{lx - 10}" y="{ly - 20}" width="220" height="110" '
                'fill="#fff" stroke="#999"/>')
     for j, (kind, (colour, dash)) in enumerate(STYLE.items()):
