@@ -1,1 +1,78 @@
-"""frostline.graph"""
+"""frostline.graph: declared, evidence-gated phase graphs.
+
+A graph is data (a JSON file or a `GraphBuilder`), checked by a model checker before it runs,
+and run by a deterministic engine in which the model is one bounded slot inside a state.
+
+    graph = load_graph("canonical")
+    assert check(graph).ok
+    result = Engine(graph, bodies, model=client, router=router).run()
+"""
+
+from frostline.graph.allowlist import LocalToolRouter, ToolBoundary, ToolCall, ToolRouter
+from frostline.graph.engine import (
+    Engine,
+    RunCounters,
+    RunResult,
+    RunStatus,
+    StateContext,
+    model_body,
+)
+from frostline.graph.errors import GraphRejected, IllegalTool, IllegalTransition
+from frostline.graph.freshness import Lattice
+from frostline.graph.gates import evaluate_gate
+from frostline.graph.graph import Budgets, Graph, GraphBuilder, load_graph
+from frostline.graph.ledger import Ledger, MemorySink, StoreSink
+from frostline.graph.modelcheck import CheckResult, check
+from frostline.graph.records import (
+    ArtifactFreshness,
+    Freshness,
+    GatePredicate,
+    Operator,
+    StateContract,
+    TerminationReason,
+    Transition,
+    TransitionKind,
+    exists,
+)
+from frostline.graph.slot import ModelClient, ScriptedModel, SlotLimits, SlotReply, SlotRequest
+
+__all__ = [
+    "ArtifactFreshness",
+    "Budgets",
+    "CheckResult",
+    "Engine",
+    "Freshness",
+    "GatePredicate",
+    "Graph",
+    "GraphBuilder",
+    "GraphRejected",
+    "IllegalTool",
+    "IllegalTransition",
+    "Lattice",
+    "Ledger",
+    "LocalToolRouter",
+    "MemorySink",
+    "ModelClient",
+    "Operator",
+    "RunCounters",
+    "RunResult",
+    "RunStatus",
+    "ScriptedModel",
+    "SlotLimits",
+    "SlotReply",
+    "SlotRequest",
+    "StateContext",
+    "StateContract",
+    "StoreSink",
+    "TerminationReason",
+    "ToolBoundary",
+    "ToolCall",
+    "ToolRouter",
+    "Transition",
+    "TransitionKind",
+    "check",
+    "evaluate_gate",
+    "exists",
+    "load_graph",
+    "model_body",
+]

@@ -1,0 +1,197 @@
+"""`frostline graph …`: check, draw and run phase graphs. Thin commands over the library.
+
+Exit codes: `check` 0 when all three queries hold, 1 when one fails, 2 when the graph file is
+malformed. `run` 0 accepted, 1 rejected, 3 stuck or stopped by the step limit, 2 for a malformed
+graph or bodies file, or a graph the checker rejects.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from frostline.errors import FrostlineError, GraphLoadError
+from frostline.graph.allowlist import LocalToolRouter
+from frostline.graph.engine import Engine, RunStatus
+from frostline.graph.graph import Graph, load_graph
+from frostline.graph.ledger import CallbackSink, LedgerEvent
+from frostline.graph.modelcheck import check as model_check
+from frostline.graph.promela import to_promela
+from frostline.graph.render import FORMATS as DRAWINGS
+
+FORMATS = {**DRAWINGS, "promela": to_promela}
+
+
+def _load(spec: str, as_json: bool) -> Graph:
+    try:
+        return load_graph(spec)
+    except GraphLoadError as exc:
+        if as_json:
+            click.echo(json.dumps({"ok": False, "error": exc.message, "field": exc.fields.get("field")}))
+        else:
+            click.echo(f"error: {exc.message}", err=True)
+        raise SystemExit(2) from exc
+
+
+@click.group("graph")
+def graph() -> None:
+    """Phase graphs: model-check, draw and run declared workflows."""
+
+
+@graph.command("check")
+@click.argument("graph_spec", metavar="GRAPH")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
+@click.option("--spin", "with_spin", is_flag=True, help="Also confirm the verdicts with SPIN.")
+def check_cmd(graph_spec: str, as_json: bool, with_spin: bool) -> None:
+    """Prove reachability, safety and liveness of GRAPH ('seed', 'canonical' or a JSON file)."""
+    g = _load(graph_spec, as_json)
+    result = model_check(g)
+    payload = result.to_json()
+    if with_spin:
+        from frostline.graph.promela import spin_check
+
+        spin = spin_check(g)
+        payload["spin"] = {"reachability": spin.reachability, "safety": spin.safety,
+                           "liveness": spin.liveness, "elapsed_ms": round(spin.elapsed_ms, 1),
+                           "agrees": (spin.reachability, spin.safety, spin.liveness) ==
+                           (result.reachability.ok, result.safety.ok, result.liveness.ok)}
+    if as_json:
+        click.echo(json.dumps(payload))
+    else:
+        console = Console()
+        table = Table(title=f"graph {g.name}: {'GREEN' if result.ok else 'RED'}")
+        table.add_column("query")
+        table.add_column("verdict")
+        table.add_column("counterexample / detail")
+        for name, q in result.queries.items():
+            ce = " → ".join(q.counterexample) if q.counterexample else ""
+            table.add_row(name, "[green]holds[/]" if q.ok else "[red]fails[/]",
+                          "\n".join(x for x in (ce, q.detail) if x))
+        console.print(table)
+        console.print(f"{result.states_explored} configurations explored in {result.elapsed_ms:.1f} ms")
+        for note in result.notes:
+            console.print(f"note: {note}")
+        if with_spin:
+            console.print(f"SPIN: {payload['spin']}")
+    raise SystemExit(0 if result.ok else 1)
+
+
+@graph.command("show")
+@click.argument("graph_spec", metavar="GRAPH")
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="mermaid", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to a file instead of standard output.")
+def show_cmd(graph_spec: str, fmt: str, output: Path | None) -> None:
+    """Draw GRAPH as Mermaid, Graphviz DOT or SVG, or export it as a Promela model for SPIN."""
+    text = FORMATS[fmt](_load(graph_spec, False))
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, "utf-8")
+
+
+def load_bodies(spec: str) -> dict[str, Any]:
+    """Import a bodies module (dotted name or .py file). It defines `build()` returning
+    ``{"bodies": {...}, "tools": {...}, "model": client}``, or the attributes BODIES / TOOLS / MODEL."""
+    path = Path(spec)
+    module: ModuleType
+    if spec.endswith(".py") or path.exists():
+        if not path.is_file():
+            raise FrostlineError(f"bodies file {spec!r} does not exist")
+        loader_spec = importlib.util.spec_from_file_location(f"frostline_bodies_{path.stem}", path)
+        if loader_spec is None or loader_spec.loader is None:
+            raise FrostlineError(f"cannot import bodies file {spec!r}")
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[loader_spec.name] = module
+        loader_spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(spec)
+        except ImportError as exc:
+            raise FrostlineError(f"cannot import bodies module {spec!r}: {exc}") from exc
+    if callable(getattr(module, "build", None)):
+        made = module.build()
+    else:
+        made = {"bodies": getattr(module, "BODIES", None), "tools": getattr(module, "TOOLS", {}),
+                "model": getattr(module, "MODEL", None)}
+    if not isinstance(made, Mapping) or not isinstance(made.get("bodies"), Mapping):
+        raise FrostlineError(f"{spec!r} must define build() -> {{'bodies': ...}} or a BODIES mapping "
+                             "of state name -> body function")
+    return dict(made)
+
+
+def _describe(event: LedgerEvent) -> str:
+    d = event.data
+    match event.kind:
+        case "state_entered":
+            return f"enter {d['state']} (visit {d['visit']})"
+        case "edge":
+            extra = f" [{d['reason']}]" if d.get("reason") else ""
+            drawn = f" drew {d['budget_drawn']}" if d.get("budget_drawn") else ""
+            return f"edge {d['from']} -> {d['to']} ({d['kind']}){extra}{drawn}"
+        case "gate":
+            gate = d.get("gate")
+            verdict = "skipped" if gate is None else ("holds" if gate["holds"] else "false")
+            return f"gate {d['edge']['from']}->{d['edge']['to']}: {verdict}"
+        case "tool_call":
+            return f"tool {d['tool']} as {d['identity']}"
+        case "invalidation":
+            return f"{d['changed']} changed: STALE {', '.join(d['stale'])}"
+        case "terminal":
+            return f"terminal {d['state']} ({d['status']}{', ' + d['reason'] if d.get('reason') else ''})"
+        case "model_call":
+            return f"model call in {d['state']} (visit {d['visit']}, turn {d['turn']}, {d['remaining']} left)"
+        case "artifact":
+            return f"artifact {d['artifact']} v{d['version']}{'' if d['changed'] else ' (identical)'}"
+        case _:
+            return f"{event.kind} {json.dumps(d, sort_keys=True)[:160]}"
+
+
+@graph.command("run")
+@click.argument("graph_spec", metavar="GRAPH")
+@click.option("--bodies", "bodies_spec", required=True, metavar="MODULE_OR_FILE",
+              help="Python module or file defining the state bodies.")
+@click.option("--json", "as_json", is_flag=True, help="Print ledger events and the result as JSON lines.")
+@click.option("--run-id", default="graph-run", show_default=True)
+def run_cmd(graph_spec: str, bodies_spec: str, as_json: bool, run_id: str) -> None:
+    """Run GRAPH with the state bodies of MODULE_OR_FILE, printing the ledger as it goes."""
+    g = _load(graph_spec, as_json)
+
+    def show(event: LedgerEvent) -> None:
+        if as_json:
+            click.echo(json.dumps({"event": event.to_json()}))
+        else:
+            click.echo(f"{event.seq:4d} {_describe(event)}")
+
+    try:
+        made = load_bodies(bodies_spec)
+        engine = Engine(g, made["bodies"], model=made.get("model"),
+                        router=LocalToolRouter(made.get("tools") or {}), sinks=[CallbackSink(show)],
+                        run_id=run_id)
+        result = engine.run()
+    except FrostlineError as exc:
+        if as_json:
+            click.echo(json.dumps({"ok": False, "error": exc.message, **exc.to_dict()}, default=str))
+        else:
+            click.echo(f"error: {exc.message}", err=True)
+        raise SystemExit(2) from exc
+    if as_json:
+        click.echo(json.dumps({"result": result.to_json()}))
+    else:
+        c = result.counters
+        click.echo(f"{result.status.value}: {result.terminal or '-'} {result.reason}".rstrip())
+        click.echo(f"steps {c.steps}, model calls {c.model_calls}, tool calls {c.tool_calls}, "
+                   f"retry {c.retry_used}/{g.budgets.retry}, rollback {c.rollback_used}/{g.budgets.rollback}, "
+                   f"illegal tools {c.illegal_tools}, illegal transitions {c.illegal_transitions}")
+    codes = {RunStatus.ACCEPTED: 0, RunStatus.REJECTED: 1}
+    raise SystemExit(codes.get(result.status, 3))

@@ -1,0 +1,392 @@
+"""A phase graph as data: the JSON file, its validation, and a builder that makes the same thing.
+
+A graph file has exactly the top-level keys `name`, `states`, `initial`, `terminals`, `tools`,
+`contracts` (state -> StateContract), `transitions` (a list of Transition), `lattice` (a list
+of ArtifactFreshness) and `budgets` (``{"retry": n, "rollback": m}``).
+
+Loading validates everything that can be checked without exploring the graph, and reports
+every issue at once: each state named and contracted, the relation closed (a transition may
+only join declared states, so an un-enumerated pair is not expressible), terminals are sinks,
+every permitted tool is in the vocabulary, every guard names a known artifact and one of its
+declared fields, the lattice is acyclic, and each contract's `transition_guards` /
+`failure_transitions` agree with the transition list. Whether the graph is *correct*
+(reachability, safety, liveness) is the model checker's question, not the loader's.
+
+A pair of states may carry two kinds (the seed declares EDIT->EXECUTE both forward and retry):
+an edge's identity is (from, to, kind), each record is its own edge, and the forward record is
+consulted among the forward guards while the other among the failure transitions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from graphlib import CycleError, TopologicalSorter
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from frostline.errors import GraphLoadError
+from frostline.graph.records import (
+    EXISTS,
+    ArtifactFreshness,
+    GatePredicate,
+    StateContract,
+    Transition,
+    TransitionKind,
+)
+
+TOP_LEVEL = ("name", "states", "initial", "terminals", "tools", "contracts", "transitions",
+             "lattice", "budgets")
+SHIPPED = ("seed", "canonical")
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Deterministic counters: each retry edge traversal draws one retry unit, each rollback edge
+    one rollback unit; an exhausted budget disables those edges."""
+
+    retry: int
+    rollback: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"retry": self.retry, "rollback": self.rollback}
+
+
+@dataclass(frozen=True, eq=False)
+class Graph:
+    """A validated phase graph. Build one with `GraphBuilder` or `Graph.from_json` / `load_graph`."""
+
+    name: str
+    states: tuple[str, ...]
+    initial: str
+    terminals: tuple[str, ...]
+    tools: tuple[str, ...]
+    contracts: Mapping[str, StateContract]
+    transitions: tuple[Transition, ...]
+    lattice: tuple[ArtifactFreshness, ...]
+    budgets: Budgets
+
+    def __post_init__(self) -> None:
+        issues = _validate(self)
+        if issues:
+            first_field, _msg = issues[0]
+            lines = "\n".join(f"  - {f}: {m}" for f, m in issues)
+            raise GraphLoadError(f"graph {self.name!r} is malformed ({len(issues)} issue(s)):\n{lines}",
+                                 field=first_field, issues=[{"field": f, "message": m} for f, m in issues])
+
+    # -- derived views -----------------------------------------------------------------
+    @cached_property
+    def _outgoing(self) -> dict[str, tuple[Transition, ...]]:
+        out: dict[str, list[Transition]] = {s: [] for s in self.states}
+        for t in self.transitions:
+            out[t.from_].append(t)
+        return {s: tuple(ts) for s, ts in out.items()}
+
+    def outgoing(self, state: str) -> tuple[Transition, ...]:
+        """Every edge leaving `state`, in declared order."""
+        return self._outgoing[state]
+
+    def forward(self, state: str) -> tuple[Transition, ...]:
+        return tuple(t for t in self._outgoing[state] if t.kind is TransitionKind.FORWARD)
+
+    def failures(self, state: str) -> tuple[Transition, ...]:
+        """Retry, rollback and termination edges of `state`, in the order they are consulted."""
+        return tuple(t for t in self._outgoing[state] if t.kind is not TransitionKind.FORWARD)
+
+    @cached_property
+    def lattice_artifacts(self) -> tuple[str, ...]:
+        return tuple(n.artifact for n in self.lattice)
+
+    @cached_property
+    def artifact_fields(self) -> dict[str, tuple[str, ...]]:
+        """Every known artifact -> its required fields (lattice-only artifacts have none)."""
+        known: dict[str, tuple[str, ...]] = {a: () for a in self.lattice_artifacts}
+        for state in self.states:
+            c = self.contracts.get(state)
+            if c is not None and c.output is not None:
+                known[c.output] = c.output_fields
+        return known
+
+    def producers(self, artifact: str) -> tuple[str, ...]:
+        """The states whose output_schema names `artifact`."""
+        return tuple(s for s in self.states if self.contracts[s].output == artifact)
+
+    def is_terminal(self, state: str) -> bool:
+        return state in self.terminals
+
+    def has_pair(self, source: str, target: str) -> bool:
+        return any(t.to == target for t in self._outgoing.get(source, ()))
+
+    # -- JSON ------------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "states": list(self.states),
+            "initial": self.initial,
+            "terminals": list(self.terminals),
+            "tools": list(self.tools),
+            "contracts": {s: self.contracts[s].to_json() for s in self.states},
+            "transitions": [t.to_json() for t in self.transitions],
+            "lattice": [n.to_json() for n in self.lattice],
+            "budgets": self.budgets.to_json(),
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, data: Any) -> Graph:
+        """Parse and validate a graph's JSON object; raise GraphLoadError naming the bad field."""
+        if not isinstance(data, Mapping):
+            raise GraphLoadError("a graph file must hold a JSON object", field="<root>")
+        missing = [k for k in TOP_LEVEL if k not in data]
+        extra = sorted(k for k in data if k not in TOP_LEVEL)
+        if missing:
+            raise GraphLoadError(f"missing top-level key {missing[0]!r} (keys are exactly {list(TOP_LEVEL)})",
+                                 field=missing[0])
+        if extra:
+            raise GraphLoadError(f"unknown top-level key {extra[0]!r} (keys are exactly {list(TOP_LEVEL)})",
+                                 field=extra[0])
+        name = data["name"]
+        if not isinstance(name, str) or not name:
+            raise GraphLoadError("name must be a non-empty string", field="name")
+        states = _names(data, "states")
+        terminals = _names(data, "terminals")
+        tools = _names(data, "tools")
+        initial = data["initial"]
+        if not isinstance(initial, str):
+            raise GraphLoadError("initial must be a state name", field="initial")
+        contracts_raw = data["contracts"]
+        if not isinstance(contracts_raw, Mapping):
+            raise GraphLoadError("contracts must map each state to its StateContract", field="contracts")
+        contracts = {s: StateContract.from_json(c, f"contracts.{s}") for s, c in contracts_raw.items()}
+        if not isinstance(data["transitions"], list):
+            raise GraphLoadError("transitions must be a list of Transition objects", field="transitions")
+        transitions = tuple(Transition.from_json(t, f"transitions[{i}]")
+                            for i, t in enumerate(data["transitions"]))
+        if not isinstance(data["lattice"], list):
+            raise GraphLoadError("lattice must be a list of ArtifactFreshness objects", field="lattice")
+        lattice = tuple(ArtifactFreshness.from_json(n, f"lattice[{i}]")
+                        for i, n in enumerate(data["lattice"]))
+        budgets = _budgets(data["budgets"])
+        return cls(name, states, initial, terminals, tools, contracts, transitions, lattice, budgets)
+
+    @classmethod
+    def loads(cls, text: str) -> Graph:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise GraphLoadError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                                 field="<json>") from exc
+        return cls.from_json(data)
+
+
+def _names(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = data[key]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise GraphLoadError(f"{key} must be a list of non-empty strings", field=key)
+    if len(set(value)) != len(value):
+        dup = next(v for v in value if value.count(v) > 1)
+        raise GraphLoadError(f"{key} lists {dup!r} twice", field=key)
+    return tuple(value)
+
+
+def _budgets(value: Any) -> Budgets:
+    if not isinstance(value, Mapping) or set(value) != {"retry", "rollback"}:
+        raise GraphLoadError('budgets must be exactly {"retry": n, "rollback": m}', field="budgets")
+    for k in ("retry", "rollback"):
+        v = value[k]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise GraphLoadError(f"budgets.{k} must be a non-negative integer", field=f"budgets.{k}")
+    return Budgets(value["retry"], value["rollback"])
+
+
+def _validate(g: Graph) -> list[tuple[str, str]]:
+    """Every definition-time issue, as (field, message) pairs, in a stable order."""
+    issues: list[tuple[str, str]] = []
+    states = set(g.states)
+    if g.initial not in states:
+        issues.append(("initial", f"initial state {g.initial!r} is not in states"))
+    for term in g.terminals:
+        if term not in states:
+            issues.append(("terminals", f"terminal {term!r} is not in states"))
+    if g.initial in g.terminals:
+        issues.append(("initial", "the initial state cannot be a terminal"))
+    for s in g.states:
+        if s not in g.contracts:
+            issues.append((f"contracts.{s}", f"state {s!r} has no contract"))
+    for s in g.contracts:
+        if s not in states:
+            issues.append((f"contracts.{s}", f"contract for undeclared state {s!r}"))
+
+    lattice = {n.artifact for n in g.lattice}
+    if len(lattice) != len(g.lattice):
+        issues.append(("lattice", "an artifact appears twice in the lattice"))
+    for i, n in enumerate(g.lattice):
+        for d in n.depends_on:
+            if d not in lattice:
+                issues.append((f"lattice[{i}].depends_on", f"{n.artifact} depends on {d!r}, not a lattice artifact"))
+    try:
+        TopologicalSorter({n.artifact: n.depends_on for n in g.lattice}).prepare()
+    except CycleError as exc:
+        issues.append(("lattice", f"the dependency edges form a cycle: {' -> '.join(exc.args[1])}"))
+
+    # Artifacts: lattice nodes plus every state's output; one artifact has one field list.
+    fields: dict[str, tuple[str, ...]] = {a: () for a in lattice}
+    declared_by: dict[str, str] = {}
+    for s in g.states:
+        c = g.contracts.get(s)
+        if c is None:
+            continue
+        if c.output_schema and c.output is None:
+            issues.append((f"contracts.{s}.output_schema", "needs a name"))
+        if c.output is not None:
+            prev = declared_by.get(c.output)
+            if prev is not None and fields[c.output] != c.output_fields:
+                issues.append((f"contracts.{s}.output_schema",
+                               f"{c.output} is declared with fields {list(c.output_fields)} here but "
+                               f"{list(fields[c.output])} in {prev}; one artifact has one schema"))
+            fields[c.output] = c.output_fields
+            declared_by.setdefault(c.output, s)
+        for tool in c.permitted_tools:
+            if tool not in g.tools:
+                issues.append((f"contracts.{s}.permitted_tools",
+                               f"{tool!r} is not in the tool vocabulary (add it to tools)"))
+        for a in c.required_inputs:
+            if a not in fields and a not in _all_outputs(g):
+                issues.append((f"contracts.{s}.required_inputs", f"unknown artifact {a!r}"))
+
+    def check_guard(where: str, guard: Sequence[GatePredicate]) -> None:
+        for j, p in enumerate(guard):
+            if p.artifact not in fields:
+                issues.append((f"{where}[{j}].artifact", f"guard names unknown artifact {p.artifact!r}"))
+            elif p.property != EXISTS and p.property not in fields[p.artifact]:
+                issues.append((f"{where}[{j}].property",
+                               f"{p.artifact} has no field {p.property!r}; a guard may test "
+                               f"{[EXISTS, *fields[p.artifact]]}"))
+
+    seen: set[tuple[str, str, TransitionKind]] = set()
+    for i, t in enumerate(g.transitions):
+        where = f"transitions[{i}]"
+        for end, name in (("from", t.from_), ("to", t.to)):
+            if name not in states:
+                issues.append((f"{where}.{end}", f"{t} joins undeclared state {name!r}"))
+        if t.from_ in g.terminals:
+            issues.append((f"{where}.from", f"{t} leaves terminal {t.from_}; terminals are sinks"))
+        if t.key in seen:
+            issues.append((where, f"{t} is declared twice"))
+        seen.add(t.key)
+        if t.kind is TransitionKind.TERMINATION and t.to not in g.terminals:
+            issues.append((f"{where}.to", f"termination edge {t} must end in a terminal"))
+        if t.kind is not TransitionKind.TERMINATION and t.to in g.terminals \
+                and t.kind is not TransitionKind.FORWARD:
+            issues.append((f"{where}.kind", f"{t} enters a terminal; use a forward or termination edge"))
+        check_guard(f"{where}.guard", t.guard)
+
+    # The contracts restate each state's edges; they must agree with the transition list.
+    for s in g.states:
+        c = g.contracts.get(s)
+        if c is None:
+            continue
+        fwd = [t.guard for t in g.transitions if t.from_ == s and t.kind is TransitionKind.FORWARD]
+        fail = [t for t in g.transitions if t.from_ == s and t.kind is not TransitionKind.FORWARD]
+        if list(c.transition_guards) != fwd:
+            issues.append((f"contracts.{s}.transition_guards",
+                           f"must list the guards of {s}'s {len(fwd)} forward edge(s) in declared order"))
+        if list(c.failure_transitions) != fail:
+            issues.append((f"contracts.{s}.failure_transitions",
+                           f"must list {s}'s {len(fail)} retry/rollback/termination edge(s) in declared order"))
+        if s in g.terminals and (c.permitted_tools or c.output_schema or c.required_inputs):
+            issues.append((f"contracts.{s}", "a terminal sink has no tools, inputs or output"))
+    return issues
+
+
+def _all_outputs(g: Graph) -> set[str]:
+    return {c.output for c in g.contracts.values() if c.output is not None}
+
+
+# -- builder ------------------------------------------------------------------------------------
+
+
+class GraphBuilder:
+    """Build a graph in Python; `build()` returns the same `Graph` a JSON file would.
+
+    Example::
+
+        b = GraphBuilder("tiny", states=["INIT", "WORK", "DONE", "FAIL"], terminals=["DONE", "FAIL"],
+                         tools=["x.run"])
+        b.state("WORK", tools=["x.run"], output={"name": "Out", "required": ["ok"]})
+        b.edge("INIT", "WORK")
+        b.edge("WORK", "DONE", guard=[GatePredicate("Out", "ok", Operator.EQ, 1)])
+        b.edge("WORK", "FAIL", "termination", reason="out_of_budget")
+        graph = b.build()
+    """
+
+    def __init__(self, name: str, *, states: Iterable[str], terminals: Iterable[str],
+                 tools: Iterable[str], initial: str = "INIT") -> None:
+        self.name = name
+        self.states = tuple(states)
+        self.terminals = tuple(terminals)
+        self.tools = tuple(tools)
+        self.initial = initial
+        self._inputs: dict[str, tuple[str, ...]] = {}
+        self._tools: dict[str, tuple[str, ...]] = {}
+        self._outputs: dict[str, dict[str, Any]] = {}
+        self._edges: list[Transition] = []
+        self._lattice: tuple[ArtifactFreshness, ...] = ()
+        self._budgets = Budgets(0, 0)
+
+    def state(self, name: str, *, inputs: Iterable[str] = (), tools: Iterable[str] = (),
+              output: Mapping[str, Any] | None = None) -> GraphBuilder:
+        """Declare a state's required inputs, allowlist and output schema."""
+        self._inputs[name] = tuple(inputs)
+        self._tools[name] = tuple(tools)
+        self._outputs[name] = dict(output or {})
+        return self
+
+    def edge(self, source: str, target: str, kind: str | TransitionKind = "forward", *,
+             guard: Iterable[GatePredicate] = (), reason: str = "") -> GraphBuilder:
+        """Append an edge; declaration order is the order guards are consulted in."""
+        self._edges.append(Transition(source, target, TransitionKind(kind), tuple(guard), reason))
+        return self
+
+    def lattice(self, nodes: Iterable[ArtifactFreshness]) -> GraphBuilder:
+        self._lattice = tuple(nodes)
+        return self
+
+    def budgets(self, *, retry: int, rollback: int) -> GraphBuilder:
+        self._budgets = Budgets(retry, rollback)
+        return self
+
+    def build(self) -> Graph:
+        contracts = {}
+        for s in self.states:
+            out = self._edges
+            contracts[s] = StateContract(
+                required_inputs=self._inputs.get(s, ()),
+                permitted_tools=self._tools.get(s, ()),
+                output_schema=self._outputs.get(s, {}),
+                transition_guards=tuple(t.guard for t in out
+                                        if t.from_ == s and t.kind is TransitionKind.FORWARD),
+                failure_transitions=tuple(t for t in out
+                                          if t.from_ == s and t.kind is not TransitionKind.FORWARD),
+            )
+        return Graph(self.name, self.states, self.initial, self.terminals, self.tools, contracts,
+                     tuple(self._edges), self._lattice, self._budgets)
+
+
+def load_graph(spec: str | Path) -> Graph:
+    """Load a graph: ``"seed"`` or ``"canonical"`` (shipped), or a path to a JSON file."""
+    if isinstance(spec, str) and spec in SHIPPED:
+        text = resources.files("frostline.graph").joinpath("graphs", f"{spec}.json").read_text("utf-8")
+        return Graph.loads(text)
+    path = Path(spec)
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise GraphLoadError(f"cannot read graph file {str(path)!r}: {exc.strerror}; pass 'seed', "
+                             "'canonical' or the path of a graph JSON file", field="<file>") from exc
+    return Graph.loads(text)

@@ -1,0 +1,167 @@
+"""Drawings of a graph: Mermaid, Graphviz DOT, and a self-made layered SVG.
+
+Transition kinds are visually distinct everywhere: forward edges solid dark, retry edges dashed
+orange, rollback edges dashed blue, termination edges dotted red (labelled with their reason).
+The SVG needs no external tool: states are placed in layers by their forward distance from the
+initial state, forward edges run downwards, and edges that go back up are drawn as curves.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from html import escape
+
+from frostline.graph.graph import Graph
+from frostline.graph.records import Transition, TransitionKind
+
+STYLE = {
+    TransitionKind.FORWARD: ("#222222", ""),
+    TransitionKind.RETRY: ("#d97706", "8 4"),
+    TransitionKind.ROLLBACK: ("#2563eb", "8 4"),
+    TransitionKind.TERMINATION: ("#dc2626", "2 4"),
+}
+DOT_STYLE = {
+    TransitionKind.FORWARD: ("#222222", "solid"),
+    TransitionKind.RETRY: ("#d97706", "dashed"),
+    TransitionKind.ROLLBACK: ("#2563eb", "dashed"),
+    TransitionKind.TERMINATION: ("#dc2626", "dotted"),
+}
+
+
+def _label(t: Transition) -> str:
+    if t.kind is TransitionKind.TERMINATION:
+        return t.reason
+    if t.kind is TransitionKind.FORWARD:
+        return " & ".join(str(p) for p in t.guard)
+    return t.kind.value
+
+
+def to_mermaid(graph: Graph) -> str:
+    lines = ["flowchart TD"]
+    for s in graph.states:
+        shape = f'(["{s}"])' if s in graph.terminals else f'["{s}"]'
+        lines.append(f"  {s}{shape}")
+    link_styles = []
+    for i, t in enumerate(graph.transitions):
+        label = _label(t).replace('"', "'")
+        arrow = {"forward": "-->", "retry": "-.->", "rollback": "-.->", "termination": "-.->"}[t.kind.value]
+        lines.append(f'  {t.from_} {arrow}|"{label}"| {t.to}' if label else f"  {t.from_} {arrow} {t.to}")
+        colour, dash = STYLE[t.kind]
+        extra = f",stroke-dasharray:{dash}" if dash else ""
+        link_styles.append(f"  linkStyle {i} stroke:{colour},stroke-width:2px{extra}")
+    lines += link_styles
+    lines.append("  classDef terminal fill:#f3f4f6,stroke:#111,stroke-width:2px")
+    lines.append(f"  class {','.join(graph.terminals)} terminal")
+    return "\n".join(lines) + "\n"
+
+
+def to_dot(graph: Graph) -> str:
+    lines = [f'digraph "{graph.name}" {{', "  rankdir=TB;", '  node [shape=box, fontname="Helvetica"];']
+    for s in graph.states:
+        shape = ", shape=doubleoctagon" if s in graph.terminals else ""
+        lines.append(f'  "{s}" [label="{s}"{shape}];')
+    for t in graph.transitions:
+        colour, style = DOT_STYLE[t.kind]
+        label = _label(t).replace('"', "'")
+        lines.append(f'  "{t.from_}" -> "{t.to}" [color="{colour}", style={style}, '
+                     f'fontcolor="{colour}", label="{label}"];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def layers(graph: Graph) -> dict[str, int]:
+    """Layer of each state: forward distance from the initial state (others placed after)."""
+    depth = {graph.initial: 0}
+    queue = deque([graph.initial])
+    while queue:
+        s = queue.popleft()
+        for t in graph.forward(s):
+            if t.to not in depth:
+                depth[t.to] = depth[s] + 1
+                queue.append(t.to)
+    deepest = max(depth.values(), default=0)
+    for s in graph.states:
+        if s not in depth:
+            reached = [depth[t.from_] for t in graph.transitions if t.to == s and t.from_ in depth]
+            depth[s] = (max(reached) + 1) if reached else deepest + 1
+    return depth
+
+
+def to_svg(graph: Graph) -> str:
+    """A standalone SVG drawing of `graph`."""
+    w, h, gap_x, gap_y, margin = 170, 36, 40, 80, 40
+    depth = layers(graph)
+    # A sink reached only by termination edges (the reject sink) gets a column of its own on
+    # the right, so the many termination edges do not cut through the happy path.
+    side = [t for t in graph.terminals
+            if all(e.kind is TransitionKind.TERMINATION for e in graph.transitions if e.to == t)
+            and any(e.to == t for e in graph.transitions)]
+    rows: dict[int, list[str]] = {}
+    for s in graph.states:
+        if s not in side:
+            rows.setdefault(depth[s], []).append(s)
+    widest = max(len(r) for r in rows.values())
+    side_x = margin + widest * (w + gap_x) + 220
+    width = side_x + (w + margin if side else 0) + 240
+    height = margin * 2 + (max(rows) + 1) * (h + gap_y) + 40
+    pos: dict[str, tuple[float, float]] = {}
+    for d, row in rows.items():
+        offset = (widest - len(row)) * (w + gap_x) / 2
+        for i, s in enumerate(row):
+            pos[s] = (margin + offset + i * (w + gap_x), margin + 30 + d * (h + gap_y))
+    for i, s in enumerate(side):
+        pos[s] = (side_x, margin + 30 + (max(rows) / 2 + i) * (h + gap_y))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+           f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="Helvetica, Arial, sans-serif">',
+           "<defs>"]
+    for kind, (colour, _) in STYLE.items():
+        out.append(f'<marker id="arrow-{kind.value}" viewBox="0 0 10 10" refX="9" refY="5" '
+                   f'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
+                   f'<path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>')
+    out.append("</defs>")
+    out.append(f'<text x="{margin}" y="{margin}" font-size="18" font-weight="bold">'
+               f'phase graph: {escape(graph.name)}</text>')
+    for i, t in enumerate(graph.transitions):
+        colour, dash = STYLE[t.kind]
+        (x1, y1), (x2, y2) = pos[t.from_], pos[t.to]
+        sx, sy = x1 + w / 2, y1 + h
+        ex, ey = x2 + w / 2, y2
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        title = escape(f"{t} {_label(t)}".strip())
+        if t.to in side:
+            path_d = f"M{x1 + w:.1f},{y1 + h / 2:.1f} L{x2:.1f},{y2 + h / 2:.1f}"
+        elif y2 > y1:
+            path_d = f"M{sx:.1f},{sy:.1f} L{ex:.1f},{ey:.1f}"
+        else:  # back or sideways edge: bow out to the right, spread by index
+            sx, sy = x1 + w, y1 + h / 2
+            ex, ey = x2 + w, y2 + h / 2
+            bow = 60 + (i % 7) * 18
+            path_d = f"M{sx:.1f},{sy:.1f} C{sx + bow:.1f},{sy:.1f} {ex + bow:.1f},{ey:.1f} {ex:.1f},{ey:.1f}"
+        out.append(f'<path d="{path_d}" fill="none" stroke="{colour}" stroke-width="1.6"{dash_attr} '
+                   f'marker-end="url(#arrow-{t.kind.value})" class="edge {t.kind.value}">'
+                   f"<title>{title}</title></path>")
+    for s, (x, y) in pos.items():
+        terminal = s in graph.terminals
+        fill = "#f3f4f6" if terminal else "#ffffff"
+        stroke_w = 2.5 if terminal else 1.2
+        rx = 18 if terminal else 4
+        tools = ", ".join(graph.contracts[s].permitted_tools)
+        out.append(f'<g class="state"><title>{escape(s)}: {escape(tools) or "no tools"}</title>'
+                   f'<rect x="{x:.1f}" y="{y:.1f}" width="{w}" height="{h}" rx="{rx}" fill="{fill}" '
+                   f'stroke="#111" stroke-width="{stroke_w}"/>'
+                   f'<text x="{x + w / 2:.1f}" y="{y + h / 2 + 5:.1f}" font-size="13" '
+                   f'text-anchor="middle">{escape(s)}</text></g>')
+    lx, ly = width - 230, margin + 10  # the legend sits top right, clear of the side column
+    out.append(f'<g class="legend"><rect x="{lx - 10}" y="{ly - 20}" width="220" height="110" '
+               'fill="#fff" stroke="#999"/>')
+    for j, (kind, (colour, dash)) in enumerate(STYLE.items()):
+        yy = ly + j * 24
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(f'<line x1="{lx}" y1="{yy}" x2="{lx + 60}" y2="{yy}" stroke="{colour}" '
+                   f'stroke-width="2"{dash_attr}/><text x="{lx + 70}" y="{yy + 4}" font-size="12">'
+                   f"{kind.value}</text>")
+    out.append("</g></svg>")
+    return "\n".join(out) + "\n"
+
+
+FORMATS = {"mermaid": to_mermaid, "dot": to_dot, "svg": to_svg}

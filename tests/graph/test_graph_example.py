@@ -1,0 +1,36 @@
+"""The shipped example: a real failing test, fixed after one retry, with one rollback."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from frostline.graph import Engine, LocalToolRouter, RunStatus, load_graph
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "graph" / "fix_failing_test.py"
+
+
+def load_example():
+    spec = importlib.util.spec_from_file_location("graph_example", EXAMPLE)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_failing_test_fixed_after_one_retry_and_one_rollback():
+    made = load_example().build()
+    router = LocalToolRouter(made["tools"])
+    result = Engine(load_graph("canonical"), made["bodies"], model=made["model"], router=router).run()
+    assert result.status is RunStatus.ACCEPTED
+    edges = [(e.data["from"], e.data["to"], e.data["kind"]) for e in result.ledger.of_kind("edge")]
+    assert ("TEST", "REPAIR", "retry") in edges and ("REVIEW", "REPAIR", "rollback") in edges
+    # the patched repository really passes its tests now (run in a child process by the tool)
+    assert "return a + b" in (made["workspace"] / "calc.py").read_text()
+    assert result.artifacts["TestResult"].value["failed"] == 0
+    c = result.counters
+    assert c.model_calls_by_state == {"LOCALIZE": 2, "DEBUG": 1, "GENERATE": 1, "REPAIR": 2}
+    assert c.illegal_tools == c.illegal_transitions == 0
+    # the reviewer's rollback made the stale Review recomputed, nothing upstream
+    for e in result.ledger.of_kind("invalidation"):
+        assert e.data["stale"] == ["Review"]

@@ -1,0 +1,18 @@
+"""The package root's public names are pinned."""
+
+import frostline.graph as graph_pkg
+
+EXPECTED = {
+    "ArtifactFreshness", "Budgets", "CheckResult", "Engine", "Freshness", "GatePredicate", "Graph",
+    "GraphBuilder", "GraphRejected", "IllegalTool", "IllegalTransition", "Lattice", "Ledger",
+    "LocalToolRouter", "MemorySink", "ModelClient", "Operator", "RunCounters", "RunResult", "RunStatus",
+    "ScriptedModel", "SlotLimits", "SlotReply", "SlotRequest", "StateContext", "StateContract",
+    "StoreSink", "TerminationReason", "ToolBoundary", "ToolCall", "ToolRouter", "Transition",
+    "TransitionKind", "check", "evaluate_gate", "exists", "load_graph", "model_body",
+}
+
+
+def test_exported_members():
+    assert set(graph_pkg.__all__) == EXPECTED
+    for name in EXPECTED:
+        assert getattr(graph_pkg, name) is not None
