@@ -1,0 +1,536 @@
+"""The bubblewrap sandbox in which a model-written script executes.
+
+A script is untrusted code. The checker rejects the source-level routes to an effect; this
+module removes the rest, so that a rule the checker misses still cannot reach anything: the
+script runs in fresh user, pid, network, ipc, uts (and, when available, cgroup) namespaces,
+sees read-only binds of only the interpreter, its shared libraries and the frostline package,
+a private ``/tmp``, a minimal ``/dev`` and its own ``/proc``, an environment built from
+scratch (no host variable, hence no provider credential, ever crosses), a non-root uid, no
+capabilities, the seccomp filter of `frostline.runtime.seccomp`, and the rlimits of
+`frostline.runtime.limits`. The host enforces a wall-clock timeout and output caps and kills
+the whole tree: killing bubblewrap's monitor makes the sandbox's pid 1 die
+(``--die-with-parent``), and the pid namespace dies with it.
+
+Nothing here falls back to weaker isolation. When bubblewrap is missing or cannot build the
+profile, `SandboxUnavailable` says how to fix the machine; the plain-subprocess runner has to
+be chosen explicitly and warns (`warn_reduced_isolation`).
+
+Usage::
+
+    profile = SandboxProfile(wall_seconds=10)
+    verify_profile(profile)                       # once per process; raises if not isolated
+    result = run_sandboxed(["-c", "print(1)"], profile)
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import frostline
+from frostline.errors import RunError
+from frostline.runtime.limits import ResourceLimits
+from frostline.runtime.seccomp import (
+    DEFAULT_POLICY,
+    SeccompPolicy,
+    SeccompUnavailable,
+    build_filter,
+    filter_fd,
+)
+
+__all__ = [
+    "PACKAGE_ROOT",
+    "ReducedIsolationWarning",
+    "SandboxLaunch",
+    "SandboxProfile",
+    "SandboxResult",
+    "SandboxUnavailable",
+    "kill_sandbox",
+    "minimal_environment",
+    "prepare_launch",
+    "read_only_binds",
+    "run_sandboxed",
+    "sandbox_argv",
+    "warn_reduced_isolation",
+]
+
+log = logging.getLogger(__name__)
+
+# Where the frostline package appears inside the sandbox; PYTHONPATH points at it.
+PACKAGE_ROOT = "/opt/frostline"
+
+_BWRAP_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
+    "bubblewrap) and make sure unprivileged user namespaces are enabled "
+    "(sysctl user.max_user_namespaces > 0; on Debian kernels kernel.unprivileged_userns_clone=1; "
+    "on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile "
+    "for bwrap); inside a container, run it with user namespaces allowed "
+    "(e.g. docker --security-opt seccomp=unconfined or a profile that permits clone/unshare)"
+)
+
+
+class SandboxUnavailable(RunError):
+    """The sandbox cannot be established on this machine; nothing was executed.
+
+    The message says what is missing and how to fix it. frostline never falls back to a
+    weaker runner on its own.
+    """
+
+    code = "sandbox_unavailable"
+
+
+class ReducedIsolationWarning(UserWarning):
+    """A script is about to run without the bubblewrap sandbox."""
+
+
+def warn_reduced_isolation(runner: str) -> None:
+    """Warn loudly that `runner` executes scripts without the sandbox.
+
+    Called by the plain-subprocess runner whenever it is constructed; it must only ever be
+    chosen explicitly.
+    """
+    message = (
+        f"{runner} runs model-written scripts WITHOUT the bubblewrap sandbox: the script "
+        "shares the host's network, filesystem, user and environment. Use it only for "
+        "trusted scripts on a machine without bubblewrap; the default SandboxRunner isolates "
+        "scripts (install bubblewrap to use it)."
+    )
+    log.warning(message)
+    warnings.warn(message, ReducedIsolationWarning, stacklevel=3)
+
+
+@dataclass(frozen=True)
+class SandboxProfile:
+    """Limits and options of the sandbox. Frozen; derive variants with `dataclasses.replace`.
+
+    Attributes:
+        limits: the rlimits applied inside the sandbox before the script runs.
+        seccomp: what the seccomp filter denies.
+        wall_seconds: the wall-clock limit; the whole tree is killed when it passes.
+        output_bytes: the cap on each of stdout and stderr; exceeding it kills the sandbox.
+        tmp_bytes: the size of the private tmpfs on /tmp.
+        uid: the uid (and gid) the script sees; never 0.
+        hostname: the hostname inside the uts namespace.
+        python: the interpreter to run inside (defaults to this process's interpreter).
+        bwrap: the bubblewrap executable (a name looked up on PATH, or a path).
+        extra_ro_binds: additional host paths bound read-only at the same place.
+        extra_env: variables added to the minimal environment (explicit; never copied from
+            the host's environment).
+    """
+
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
+    seccomp: SeccompPolicy = DEFAULT_POLICY
+    wall_seconds: float = 60.0
+    output_bytes: int = 1 << 20
+    tmp_bytes: int = 64 << 20
+    uid: int = 65534
+    hostname: str = "frostline-sandbox"
+    python: str = field(default_factory=lambda: os.path.realpath(sys.executable))
+    bwrap: str = "bwrap"
+    extra_ro_binds: tuple[str, ...] = ()
+    extra_env: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.uid <= 0:
+            raise ValueError("SandboxProfile.uid must be a non-root uid (> 0)")
+        if self.wall_seconds <= 0 or self.output_bytes <= 0 or self.tmp_bytes <= 0:
+            raise ValueError("wall_seconds, output_bytes and tmp_bytes must be positive")
+        for key, _ in self.extra_env:
+            if not key or "=" in key:
+                raise ValueError(f"bad environment variable name {key!r}")
+
+
+def minimal_environment(profile: SandboxProfile) -> dict[str, str]:
+    """The complete environment of a sandboxed process; nothing comes from the host."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "PYTHONPATH": PACKAGE_ROOT,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+    }
+    env.update(dict(profile.extra_env))
+    return env
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _mapped_libraries() -> list[str]:
+    """Files mapped into this interpreter (its executable, libpython, extension modules)."""
+    found: set[str] = set()
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                parts = line.split(maxsplit=5)
+                if len(parts) == 6 and parts[5].startswith("/"):
+                    path = parts[5].strip()
+                    if not path.endswith(" (deleted)") and os.path.isfile(path):
+                        found.add(path)
+    except OSError:
+        pass
+    return sorted(found)
+
+
+@functools.lru_cache(maxsize=8)
+def read_only_binds(python: str, extra: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
+    """The (host path, sandbox path) pairs bound read-only: the interpreter's prefixes,
+    the shared libraries it maps that live elsewhere, and the frostline package.
+
+    /usr is bound whole; the Python prefixes are bound whole (stdlib, lib-dynload,
+    site-packages); nothing else of the host's tree, in particular no home directory, no
+    checkout and no run store.
+    """
+    binds: list[tuple[str, str]] = [("/usr", "/usr")]
+    roots = ["/usr"]
+    prefixes = {
+        os.path.realpath(p)
+        for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)
+    }
+    python_real = os.path.realpath(python)
+    for prefix in sorted(prefixes):
+        if os.path.isdir(prefix) and not _under(prefix, roots) and prefix != "/":
+            binds.append((prefix, prefix))
+            roots.append(prefix)
+    if not _under(python_real, roots):
+        binds.append((python_real, python_real))
+        roots.append(python_real)
+    for lib in _mapped_libraries():
+        if not _under(lib, roots):
+            binds.append((lib, lib))
+            roots.append(lib)
+    # ld.so.cache only speeds up library lookup; the rest of /etc stays out.
+    if os.path.isfile("/etc/ld.so.cache"):
+        binds.append(("/etc/ld.so.cache", "/etc/ld.so.cache"))
+    package_dir = str(Path(frostline.__file__).resolve().parent)
+    binds.append((package_dir, f"{PACKAGE_ROOT}/frostline"))
+    for path in extra:
+        real = os.path.realpath(path)
+        binds.append((real, real))
+    return tuple(binds)
+
+
+def _root_links() -> list[str]:
+    """Mirror the host's /bin, /lib, /lib64, /sbin: a symlink stays a symlink, a directory
+    is bound read-only."""
+    argv: list[str] = []
+    for name in ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
+        if os.path.islink(name):
+            argv += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            argv += ["--ro-bind", name, name]
+    return argv
+
+
+def sandbox_argv(
+    inner_argv: Sequence[str], profile: SandboxProfile, *, seccomp_fd: int
+) -> list[str]:
+    """The bubblewrap command that runs `inner_argv` inside the sandbox.
+
+    Args:
+        inner_argv: the command to run inside, e.g. ``[python, "-c", "..."]``.
+        profile: the isolation profile.
+        seccomp_fd: an inheritable fd holding the compiled filter (see `prepare_launch`).
+    """
+    bwrap = shutil.which(profile.bwrap) or profile.bwrap
+    argv = [
+        bwrap,
+        "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--disable-userns",
+        "--uid", str(profile.uid), "--gid", str(profile.uid),
+        "--hostname", profile.hostname,
+        "--die-with-parent", "--new-session",
+        "--cap-drop", "ALL",
+        "--clearenv",
+    ]
+    for key, value in minimal_environment(profile).items():
+        argv += ["--setenv", key, value]
+    for src, dest in read_only_binds(profile.python, profile.extra_ro_binds):
+        argv += ["--ro-bind", src, dest]
+    argv += _root_links()
+    argv += [
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--size", str(profile.tmp_bytes), "--tmpfs", "/tmp",
+        # bubblewrap builds the root on a tmpfs of its own; make it read-only once every
+        # mount point exists, so that only /tmp is writable.
+        "--remount-ro", "/dev",
+        "--remount-ro", "/",
+        "--chdir", "/tmp",
+        "--seccomp", str(seccomp_fd),
+        "--",
+        *inner_argv,
+    ]
+    return argv
+
+
+def python_argv(profile: SandboxProfile, args: Sequence[str]) -> list[str]:
+    """The interpreter command inside the sandbox: the limits stage, then `args`
+    (``["-m", module, ...]``, ``["-c", code, ...]`` or ``[path, ...]``)."""
+    return [
+        profile.python, "-s", "-B",
+        "-m", "frostline.runtime.limits", profile.limits.to_spec(),
+        *args,
+    ]
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled_filter(policy: SeccompPolicy) -> bytes:
+    return build_filter(policy)
+
+
+@dataclass
+class SandboxLaunch:
+    """A ready-to-start sandbox command and the fds it needs.
+
+    Start it with ``subprocess.Popen(launch.argv, pass_fds=launch.pass_fds + your_fds,
+    start_new_session=True)``, then call `close` (the seccomp fd is only read at start-up).
+    """
+
+    argv: list[str]
+    pass_fds: tuple[int, ...]
+    _fds: list[int] = field(default_factory=list, repr=False)
+
+    def close(self) -> None:
+        while self._fds:
+            os.close(self._fds.pop())
+
+    def __enter__(self) -> SandboxLaunch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _require_bwrap(profile: SandboxProfile) -> str:
+    path = shutil.which(profile.bwrap)
+    if path is None:
+        raise SandboxUnavailable(
+            f"bubblewrap ({profile.bwrap!r}) was not found, so scripts cannot be sandboxed; "
+            + _BWRAP_HINT,
+            bwrap=profile.bwrap,
+        )
+    return path
+
+
+def prepare_launch(args: Sequence[str], profile: SandboxProfile) -> SandboxLaunch:
+    """Compile the seccomp filter and build the bubblewrap command for python `args`.
+
+    Raises:
+        SandboxUnavailable: bubblewrap or libseccomp is missing.
+    """
+    _require_bwrap(profile)
+    try:
+        program = _compiled_filter(profile.seccomp)
+    except SeccompUnavailable as exc:
+        raise SandboxUnavailable(
+            f"the seccomp filter cannot be built: {exc.strerror}", reason="seccomp"
+        ) from exc
+    fd = filter_fd(program)
+    return SandboxLaunch(
+        argv=sandbox_argv(python_argv(profile, args), profile, seccomp_fd=fd),
+        pass_fds=(fd,),
+        _fds=[fd],
+    )
+
+
+def kill_sandbox(proc: subprocess.Popen[Any]) -> None:
+    """Kill a sandbox started with ``start_new_session=True`` and reap it.
+
+    SIGKILL to bubblewrap's process group kills its monitor; ``--die-with-parent`` then kills
+    the sandbox's pid 1, and the kernel kills everything left in the pid namespace.
+    """
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        proc.kill()
+    proc.wait()
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """What one sandboxed execution produced.
+
+    Attributes:
+        returncode: the exit status (negative: killed by that signal).
+        stdout, stderr: captured output, at most ``profile.output_bytes`` each.
+        timed_out: the wall-clock limit killed it.
+        output_exceeded: an output cap killed it.
+        duration: wall-clock seconds from start to exit.
+    """
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    output_exceeded: bool
+    duration: float
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out and not self.output_exceeded
+
+    @property
+    def signal(self) -> int | None:
+        """The signal that ended the script, if any.
+
+        bubblewrap's init reports a payload killed by signal N as exit status 128 + N; a
+        negative status means bubblewrap itself was killed (timeout or output cap).
+        """
+        if self.returncode < 0:
+            return -self.returncode
+        if 128 < self.returncode <= 128 + 64:
+            return self.returncode - 128
+        return None
+
+
+def run_sandboxed(
+    args: Sequence[str],
+    profile: SandboxProfile | None = None,
+    *,
+    stdin: bytes | None = None,
+    pass_fds: Sequence[int] = (),
+    extra_env: Mapping[str, str] | None = None,
+) -> SandboxResult:
+    """Run the sandboxed interpreter with `args` to completion, timeout or output cap.
+
+    Args:
+        args: interpreter arguments: ``["-c", code, ...]``, ``["-m", module, ...]``.
+        profile: the isolation profile (default `SandboxProfile()`).
+        stdin: bytes fed to the sandbox's stdin (closed afterwards).
+        pass_fds: host fds the sandboxed process inherits under the same numbers.
+        extra_env: variables added to the minimal environment for this run.
+
+    Raises:
+        SandboxUnavailable: bubblewrap or libseccomp is missing, or bubblewrap could not
+            set the sandbox up (its message and the fix are included).
+    """
+    profile = profile or SandboxProfile()
+    if extra_env:
+        from dataclasses import replace
+
+        profile = replace(profile, extra_env=(*profile.extra_env, *extra_env.items()))
+    start = time.monotonic()
+    with prepare_launch(args, profile) as launch:
+        proc = subprocess.Popen(
+            launch.argv,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(*launch.pass_fds, *pass_fds),
+            start_new_session=True,
+            env={},
+        )
+    try:
+        out, err, timed_out, exceeded = _collect(proc, profile, stdin, start)
+    except BaseException:
+        kill_sandbox(proc)
+        raise
+    result = SandboxResult(
+        returncode=proc.returncode,
+        stdout=out,
+        stderr=err,
+        timed_out=timed_out,
+        output_exceeded=exceeded,
+        duration=time.monotonic() - start,
+    )
+    _raise_if_setup_failed(result, profile)
+    return result
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], profile: SandboxProfile, stdin: bytes | None, start: float
+) -> tuple[bytes, bytes, bool, bool]:
+    assert proc.stdout is not None and proc.stderr is not None
+    if proc.stdin is not None:
+        try:
+            proc.stdin.write(stdin or b"")
+        except BrokenPipeError:
+            pass
+        finally:
+            proc.stdin.close()
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    buffers = {out_fd: bytearray(), err_fd: bytearray()}
+    deadline = start + profile.wall_seconds
+    timed_out = exceeded = False
+    with selectors.DefaultSelector() as sel:
+        for stream in (proc.stdout, proc.stderr):
+            sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            for key, _ in sel.select(remaining):
+                fd = key.fd
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                buf = buffers[fd]
+                room = profile.output_bytes - len(buf)
+                buf += chunk[: max(room, 0)]
+                if len(chunk) > room:
+                    exceeded = True
+            if exceeded:
+                break
+    if timed_out or exceeded:
+        kill_sandbox(proc)
+    else:
+        try:
+            proc.wait(max(deadline - time.monotonic(), 0.001))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_sandbox(proc)
+    proc.stdout.close()
+    proc.stderr.close()
+    return bytes(buffers[out_fd]), bytes(buffers[err_fd]), timed_out, exceeded
+
+
+# bubblewrap reports set-up failures on stderr with its own prefix and exit status 1.
+_SETUP_MARKERS = (
+    b"bwrap: No permissions to create new namespace",
+    b"bwrap: setting up uid map",
+    b"bwrap: Creating new namespace failed",
+    b"bwrap: loopback: Failed",
+    b"bwrap: Can't",
+    b"bwrap: Failed",
+    b"bwrap: Unexpected capabilities",
+    b"bwrap: Unknown option",
+    b"bwrap: prctl",
+)
+
+
+def _raise_if_setup_failed(result: SandboxResult, profile: SandboxProfile) -> None:
+    if result.returncode == 0 or result.timed_out or result.output_exceeded:
+        return
+    first = result.stderr.splitlines()[0] if result.stderr else b""
+    if any(first.startswith(marker) for marker in _SETUP_MARKERS) or (
+        first.startswith(b"bwrap:") and result.returncode == 1
+    ):
+        raise SandboxUnavailable(
+            "bubblewrap could not set up the sandbox: "
+            + first.decode("utf-8", "replace")
+            + "; "
+            + _BWRAP_HINT,
+            stderr=result.stderr.decode("utf-8", "replace")[:2000],
+            returncode=result.returncode,
+        )
