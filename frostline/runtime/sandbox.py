@@ -19,7 +19,10 @@ Usage::
 
     profile = SandboxProfile(wall_seconds=10)
     verify_profile(profile)                       # once per process; raises if not isolated
-    result = run_sandboxed(["-c", "print(1)"], profile)
+    result = run_sandboxed(["-c", "print(1)"], profile)   # frostline.runtime.sandbox_process
+
+The process side (starting, output caps, the wall clock, killing the tree) lives in
+`frostline.runtime.sandbox_process`; this module only decides what the sandbox is.
 """
 
 from __future__ import annotations
@@ -27,17 +30,12 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import selectors
 import shutil
-import signal
-import subprocess
 import sys
-import time
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import frostline
 from frostline.errors import RunError
@@ -55,13 +53,11 @@ __all__ = [
     "ReducedIsolationWarning",
     "SandboxLaunch",
     "SandboxProfile",
-    "SandboxResult",
     "SandboxUnavailable",
-    "kill_sandbox",
     "minimal_environment",
     "prepare_launch",
+    "python_argv",
     "read_only_binds",
-    "run_sandboxed",
     "sandbox_argv",
     "warn_reduced_isolation",
 ]
@@ -329,8 +325,16 @@ def _require_bwrap(profile: SandboxProfile) -> str:
     return path
 
 
-def prepare_launch(args: Sequence[str], profile: SandboxProfile) -> SandboxLaunch:
+def prepare_launch(
+    args: Sequence[str], profile: SandboxProfile, *, info_fd: int | None = None
+) -> SandboxLaunch:
     """Compile the seccomp filter and build the bubblewrap command for python `args`.
+
+    Args:
+        args: interpreter arguments (``["-m", module, ...]`` or ``["-c", code, ...]``).
+        profile: the isolation profile.
+        info_fd: an inheritable fd on which bubblewrap writes ``{"child-pid": N}``, the host
+            pid of the sandbox's init (used to wait for the whole tree on kill).
 
     Raises:
         SandboxUnavailable: bubblewrap or libseccomp is missing.
@@ -343,194 +347,9 @@ def prepare_launch(args: Sequence[str], profile: SandboxProfile) -> SandboxLaunc
             f"the seccomp filter cannot be built: {exc.strerror}", reason="seccomp"
         ) from exc
     fd = filter_fd(program)
-    return SandboxLaunch(
-        argv=sandbox_argv(python_argv(profile, args), profile, seccomp_fd=fd),
-        pass_fds=(fd,),
-        _fds=[fd],
-    )
-
-
-def kill_sandbox(proc: subprocess.Popen[Any]) -> None:
-    """Kill a sandbox started with ``start_new_session=True`` and reap it.
-
-    SIGKILL to bubblewrap's process group kills its monitor; ``--die-with-parent`` then kills
-    the sandbox's pid 1, and the kernel kills everything left in the pid namespace.
-    """
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    except PermissionError:
-        proc.kill()
-    proc.wait()
-
-
-@dataclass(frozen=True)
-class SandboxResult:
-    """What one sandboxed execution produced.
-
-    Attributes:
-        returncode: the exit status (negative: killed by that signal).
-        stdout, stderr: captured output, at most ``profile.output_bytes`` each.
-        timed_out: the wall-clock limit killed it.
-        output_exceeded: an output cap killed it.
-        duration: wall-clock seconds from start to exit.
-    """
-
-    returncode: int
-    stdout: bytes
-    stderr: bytes
-    timed_out: bool
-    output_exceeded: bool
-    duration: float
-
-    @property
-    def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out and not self.output_exceeded
-
-    @property
-    def signal(self) -> int | None:
-        """The signal that ended the script, if any.
-
-        bubblewrap's init reports a payload killed by signal N as exit status 128 + N; a
-        negative status means bubblewrap itself was killed (timeout or output cap).
-        """
-        if self.returncode < 0:
-            return -self.returncode
-        if 128 < self.returncode <= 128 + 64:
-            return self.returncode - 128
-        return None
-
-
-def run_sandboxed(
-    args: Sequence[str],
-    profile: SandboxProfile | None = None,
-    *,
-    stdin: bytes | None = None,
-    pass_fds: Sequence[int] = (),
-    extra_env: Mapping[str, str] | None = None,
-) -> SandboxResult:
-    """Run the sandboxed interpreter with `args` to completion, timeout or output cap.
-
-    Args:
-        args: interpreter arguments: ``["-c", code, ...]``, ``["-m", module, ...]``.
-        profile: the isolation profile (default `SandboxProfile()`).
-        stdin: bytes fed to the sandbox's stdin (closed afterwards).
-        pass_fds: host fds the sandboxed process inherits under the same numbers.
-        extra_env: variables added to the minimal environment for this run.
-
-    Raises:
-        SandboxUnavailable: bubblewrap or libseccomp is missing, or bubblewrap could not
-            set the sandbox up (its message and the fix are included).
-    """
-    profile = profile or SandboxProfile()
-    if extra_env:
-        from dataclasses import replace
-
-        profile = replace(profile, extra_env=(*profile.extra_env, *extra_env.items()))
-    start = time.monotonic()
-    with prepare_launch(args, profile) as launch:
-        proc = subprocess.Popen(
-            launch.argv,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=(*launch.pass_fds, *pass_fds),
-            start_new_session=True,
-            env={},
-        )
-    try:
-        out, err, timed_out, exceeded = _collect(proc, profile, stdin, start)
-    except BaseException:
-        kill_sandbox(proc)
-        raise
-    result = SandboxResult(
-        returncode=proc.returncode,
-        stdout=out,
-        stderr=err,
-        timed_out=timed_out,
-        output_exceeded=exceeded,
-        duration=time.monotonic() - start,
-    )
-    _raise_if_setup_failed(result, profile)
-    return result
-
-
-def _collect(
-    proc: subprocess.Popen[bytes], profile: SandboxProfile, stdin: bytes | None, start: float
-) -> tuple[bytes, bytes, bool, bool]:
-    assert proc.stdout is not None and proc.stderr is not None
-    if proc.stdin is not None:
-        try:
-            proc.stdin.write(stdin or b"")
-        except BrokenPipeError:
-            pass
-        finally:
-            proc.stdin.close()
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    buffers = {out_fd: bytearray(), err_fd: bytearray()}
-    deadline = start + profile.wall_seconds
-    timed_out = exceeded = False
-    with selectors.DefaultSelector() as sel:
-        for stream in (proc.stdout, proc.stderr):
-            sel.register(stream, selectors.EVENT_READ)
-        while sel.get_map():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            for key, _ in sel.select(remaining):
-                fd = key.fd
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    sel.unregister(key.fileobj)
-                    continue
-                buf = buffers[fd]
-                room = profile.output_bytes - len(buf)
-                buf += chunk[: max(room, 0)]
-                if len(chunk) > room:
-                    exceeded = True
-            if exceeded:
-                break
-    if timed_out or exceeded:
-        kill_sandbox(proc)
-    else:
-        try:
-            proc.wait(max(deadline - time.monotonic(), 0.001))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            kill_sandbox(proc)
-    proc.stdout.close()
-    proc.stderr.close()
-    return bytes(buffers[out_fd]), bytes(buffers[err_fd]), timed_out, exceeded
-
-
-# bubblewrap reports set-up failures on stderr with its own prefix and exit status 1.
-_SETUP_MARKERS = (
-    b"bwrap: No permissions to create new namespace",
-    b"bwrap: setting up uid map",
-    b"bwrap: Creating new namespace failed",
-    b"bwrap: loopback: Failed",
-    b"bwrap: Can't",
-    b"bwrap: Failed",
-    b"bwrap: Unexpected capabilities",
-    b"bwrap: Unknown option",
-    b"bwrap: prctl",
-)
-
-
-def _raise_if_setup_failed(result: SandboxResult, profile: SandboxProfile) -> None:
-    if result.returncode == 0 or result.timed_out or result.output_exceeded:
-        return
-    first = result.stderr.splitlines()[0] if result.stderr else b""
-    if any(first.startswith(marker) for marker in _SETUP_MARKERS) or (
-        first.startswith(b"bwrap:") and result.returncode == 1
-    ):
-        raise SandboxUnavailable(
-            "bubblewrap could not set up the sandbox: "
-            + first.decode("utf-8", "replace")
-            + "; "
-            + _BWRAP_HINT,
-            stderr=result.stderr.decode("utf-8", "replace")[:2000],
-            returncode=result.returncode,
-        )
+    argv = sandbox_argv(python_argv(profile, args), profile, seccomp_fd=fd)
+    pass_fds: tuple[int, ...] = (fd,)
+    if info_fd is not None:
+        argv[1:1] = ["--info-fd", str(info_fd)]
+        pass_fds += (info_fd,)
+    return SandboxLaunch(argv=argv, pass_fds=pass_fds, _fds=[fd])

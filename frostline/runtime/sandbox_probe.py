@@ -19,12 +19,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from frostline.runtime.sandbox import (
-    SandboxProfile,
-    SandboxUnavailable,
-    minimal_environment,
-    run_sandboxed,
-)
+from frostline.runtime.sandbox import SandboxProfile, SandboxUnavailable, minimal_environment
+from frostline.runtime.sandbox_process import run_sandboxed
 
 __all__ = ["PROBE_SOURCE", "Check", "ProfileReport", "verify_profile"]
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from frostline.runtime.limits import ResourceLimits
-from frostline.runtime.sandbox import SandboxProfile, run_sandboxed
+from frostline.runtime.sandbox import SandboxProfile
+from frostline.runtime.sandbox_process import run_sandboxed
 from frostline.runtime.seccomp import SeccompPolicy
 
 

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from frostline.runtime import sandbox, sandbox_probe
-from frostline.runtime.sandbox import SandboxProfile, SandboxUnavailable, run_sandboxed
+from frostline.runtime.sandbox import SandboxProfile, SandboxUnavailable
 from frostline.runtime.sandbox_probe import PROBE_SOURCE, evaluate, verify_profile
+from frostline.runtime.sandbox_process import run_sandboxed
 
 
 @pytest.fixture(scope="module")

@@ -18,10 +18,10 @@ from frostline.runtime.sandbox import (
     prepare_launch,
     python_argv,
     read_only_binds,
-    run_sandboxed,
     sandbox_argv,
     warn_reduced_isolation,
 )
+from frostline.runtime.sandbox_process import run_sandboxed
 
 REPO = Path(__file__).resolve().parents[2]
 

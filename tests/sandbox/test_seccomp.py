@@ -11,7 +11,8 @@ import textwrap
 import pytest
 
 from frostline.runtime import seccomp
-from frostline.runtime.sandbox import SandboxUnavailable, prepare_launch, run_sandboxed
+from frostline.runtime.sandbox import SandboxUnavailable, prepare_launch
+from frostline.runtime.sandbox_process import run_sandboxed
 from frostline.runtime.seccomp import SeccompPolicy, build_filter, filter_fd
 
 
