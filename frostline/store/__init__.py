@@ -1,1 +1,56 @@
-"""frostline.store"""
+"""The run store: the durable record of runs, attempts, the frozen prefix and the audit log.
+
+`open_store` picks the backend from a URL (argument > $FROSTLINE_STORE > the default SQLite
+file under ./.frostline/)::
+
+    from frostline.store import open_store
+    with open_store("sqlite:///./runs.db") as store:
+        store.create_run("r1", {})
+"""
+
+from __future__ import annotations
+
+from frostline.store.base import Store
+from frostline.store.records import (
+    AttemptRecord,
+    CallRecord,
+    CallStatus,
+    Event,
+    RunRecord,
+    SlotRecord,
+)
+from frostline.store.url import DEFAULT_URL, ENV_VAR, parse, resolve
+
+__all__ = [
+    "DEFAULT_URL",
+    "ENV_VAR",
+    "AttemptRecord",
+    "CallRecord",
+    "CallStatus",
+    "Event",
+    "RunRecord",
+    "SlotRecord",
+    "Store",
+    "open_store",
+]
+
+
+def open_store(url: str | None = None) -> Store:
+    """Open (creating and migrating as needed) the store at `url`.
+
+    Args:
+        url: ``sqlite:///path.db``, a bare file path, or ``postgresql://…``; None reads
+            $FROSTLINE_STORE and falls back to ``sqlite:///./.frostline/frostline.db``.
+
+    Raises:
+        DefinitionError: the URL is malformed.
+        StoreUnavailable: the database cannot be reached, created or migrated.
+    """
+    location = parse(resolve(url))
+    if location.backend == "sqlite":
+        from frostline.store.sqlite import SQLiteStore
+
+        return SQLiteStore(location.target, url=location.url)
+    from frostline.store.postgres import PostgresStore
+
+    return PostgresStore(location.target)

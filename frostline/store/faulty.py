@@ -1,0 +1,160 @@
+"""A store that fails on purpose, for fail-closed tests.
+
+`FaultyStore` wraps a real store and raises StoreUnavailable from every read and/or write, the
+way a lost database would, so a test can prove that a component stops (and dispatches nothing)
+when the store does not answer. The flags are plain attributes: a test may let a run commit a
+few calls, then turn the faults on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar
+
+from frostline.contract.identity import Identity
+from frostline.errors import StoreUnavailable
+from frostline.store.base import Store
+from frostline.store.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
+
+T = TypeVar("T")
+
+
+class FaultyStore(Store):
+    """Wrap `inner`; raise StoreUnavailable on every read (`fail_reads`) and write (`fail_writes`).
+
+    Usage::
+
+        store = FaultyStore(open_store(url), fail_reads=True, fail_writes=False)
+        store.list_slots("r1")   # raises StoreUnavailable
+    """
+
+    def __init__(self, inner: Store, fail_reads: bool = True, fail_writes: bool = True) -> None:
+        self.inner = inner
+        self.url = inner.url
+        self.fail_reads = fail_reads
+        self.fail_writes = fail_writes
+        self.faults = 0  # how many operations were refused
+
+    def _guard(self, operation: str, write: bool, fn: Callable[[], T]) -> T:
+        if self.fail_writes if write else self.fail_reads:
+            self.faults += 1
+            kind = "write" if write else "read"
+            raise StoreUnavailable(
+                f"faulty store: injected {kind} failure during {operation}",
+                backend="faulty", operation=operation,
+            ) from OSError(f"injected {kind} fault")
+        return fn()
+
+    def _r(self, operation: str, fn: Callable[[], T]) -> T:
+        return self._guard(operation, False, fn)
+
+    def _w(self, operation: str, fn: Callable[[], T]) -> T:
+        return self._guard(operation, True, fn)
+
+    # runs
+    def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
+                   kind: str = "script") -> RunRecord:
+        return self._w("create_run", lambda: self.inner.create_run(run_id, envelope, owner=owner,
+                                                                   kind=kind))
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        return self._r("get_run", lambda: self.inner.get_run(run_id))
+
+    def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]:
+        return self._r("list_runs", lambda: self.inner.list_runs(owner=owner, limit=limit))
+
+    def set_run_status(self, run_id: str, status: str) -> None:
+        self._w("set_run_status", lambda: self.inner.set_run_status(run_id, status))
+
+    # attempts
+    def start_attempt(self, run_id: str, *, source: str, annotated: str,
+                      report: dict[str, Any]) -> AttemptRecord:
+        return self._w("start_attempt", lambda: self.inner.start_attempt(
+            run_id, source=source, annotated=annotated, report=report))
+
+    def finish_attempt(self, run_id: str, number: int, *, status: str,
+                       gate: dict[str, Any] | None = None, invoked: list[str] | None = None,
+                       orphans: list[str] | None = None, result: Any = None,
+                       error: dict[str, Any] | None = None,
+                       stats: dict[str, Any] | None = None) -> AttemptRecord:
+        return self._w("finish_attempt", lambda: self.inner.finish_attempt(
+            run_id, number, status=status, gate=gate, invoked=invoked, orphans=orphans,
+            result=result, error=error, stats=stats))
+
+    def list_attempts(self, run_id: str) -> list[AttemptRecord]:
+        return self._r("list_attempts", lambda: self.inner.list_attempts(run_id))
+
+    def get_attempt(self, run_id: str, number: int) -> AttemptRecord | None:
+        return self._r("get_attempt", lambda: self.inner.get_attempt(run_id, number))
+
+    # slots
+    def list_slots(self, run_id: str) -> list[SlotRecord]:
+        return self._r("list_slots", lambda: self.inner.list_slots(run_id))
+
+    def get_slot(self, run_id: str, identity: Identity) -> SlotRecord | None:
+        return self._r("get_slot", lambda: self.inner.get_slot(run_id, identity))
+
+    # call attempts
+    def begin_call(self, run_id: str, attempt: int, identity: Identity, capability: str,
+                   digest: str, idempotency_key: str | None = None) -> int:
+        return self._w("begin_call", lambda: self.inner.begin_call(
+            run_id, attempt, identity, capability, digest, idempotency_key))
+
+    def commit_call(self, call_id: int, slot: SlotRecord) -> SlotRecord:
+        return self._w("commit_call", lambda: self.inner.commit_call(call_id, slot))
+
+    def fail_call(self, call_id: int, error: dict[str, Any]) -> None:
+        self._w("fail_call", lambda: self.inner.fail_call(call_id, error))
+
+    def list_calls(self, run_id: str) -> list[CallRecord]:
+        return self._r("list_calls", lambda: self.inner.list_calls(run_id))
+
+    def unresolved_calls(self, run_id: str) -> list[CallRecord]:
+        return self._r("unresolved_calls", lambda: self.inner.unresolved_calls(run_id))
+
+    def reconcile_call(self, run_id: str, identity: Identity, *, abandon: bool,
+                       result: Any = None, usage: dict[str, Any] | None = None,
+                       attempt: int | None = None) -> CallRecord:
+        return self._w("reconcile_call", lambda: self.inner.reconcile_call(
+            run_id, identity, abandon=abandon, result=result, usage=usage, attempt=attempt))
+
+    # artifacts
+    def put_artifact(self, data: bytes, mime: str) -> str:
+        return self._w("put_artifact", lambda: self.inner.put_artifact(data, mime))
+
+    def get_artifact(self, ref: str) -> tuple[bytes, str] | None:
+        return self._r("get_artifact", lambda: self.inner.get_artifact(ref))
+
+    # certificates, decisions, events
+    def put_certificate(self, run_id: str, attempt: int, certificate: dict[str, Any]) -> None:
+        self._w("put_certificate", lambda: self.inner.put_certificate(run_id, attempt,
+                                                                      certificate))
+
+    def list_certificates(self, run_id: str) -> list[dict[str, Any]]:
+        return self._r("list_certificates", lambda: self.inner.list_certificates(run_id))
+
+    def decide(self, run_id: str, key: str, value: Any) -> Any:
+        return self._w("decide", lambda: self.inner.decide(run_id, key, value))
+
+    def append_event(self, run_id: str, kind: str, data: dict[str, Any]) -> int:
+        return self._w("append_event", lambda: self.inner.append_event(run_id, kind, data))
+
+    def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]:
+        return self._r("list_events", lambda: self.inner.list_events(run_id, after=after,
+                                                                     limit=limit))
+
+    # principals
+    def create_token(self, principal: str) -> str:
+        return self._w("create_token", lambda: self.inner.create_token(principal))
+
+    def principal_for_token(self, token: str) -> str | None:
+        return self._r("principal_for_token", lambda: self.inner.principal_for_token(token))
+
+    # concurrency
+    def run_lock(self, run_id: str) -> AbstractContextManager[None]:
+        # Taking a run lock is a write to the store's coordination state.
+        return self._w("run_lock", lambda: self.inner.run_lock(run_id))
+
+    def close(self) -> None:
+        self.inner.close()

@@ -1,0 +1,218 @@
+"""Group commit: many threads' writes share one transaction and one fsync.
+
+The broker writes an attempt record before every dispatch and a slot after every result, and
+a 32-way fanout issues those writes from 32 threads at once. Committing each on its own would
+cost one fsync per write; here a single writer thread per store drains a queue and commits
+everything queued in one transaction. Each caller blocks until the transaction holding its own
+write is durable, and receives its own result or its own exception.
+
+Each write runs inside a savepoint when it shares a batch, so one caller's failure (a missing
+run, a status conflict) rolls back only that caller's write; a failed COMMIT fails every caller
+in the batch, because none of their writes is durable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from frostline.errors import StoreUnavailable
+
+C = TypeVar("C")
+T = TypeVar("T")
+
+MAX_BATCH = 512
+
+
+class WriterBackend(Protocol[C]):
+    """What the writer thread needs from a backend: a connection and transaction control."""
+
+    backend_name: str
+
+    def writer_connect(self) -> C: ...
+
+    def writer_begin(self, conn: C) -> None: ...
+
+    def writer_commit(self, conn: C) -> None: ...
+
+    def writer_rollback(self, conn: C) -> None: ...
+
+    def writer_execute(self, conn: C, sql: str) -> None: ...
+
+    def writer_usable(self, conn: C) -> bool:
+        """False once the connection is known to be broken (the writer then reconnects)."""
+
+    def writer_discard(self, conn: C) -> None:
+        """Drop a connection that may be broken; the next batch reconnects."""
+
+    def translate(self, exc: BaseException, operation: str) -> BaseException:
+        """Map a driver error to StoreUnavailable; return other exceptions unchanged."""
+
+
+@dataclass
+class _Item(Generic[C]):
+    operation: str
+    fn: Callable[[C], Any]
+    future: Future[Any]
+
+
+_STOP = object()
+
+
+class GroupCommitter(Generic[C]):
+    """A writer thread that commits queued writes in shared transactions.
+
+    Usage::
+
+        committer = GroupCommitter(backend)
+        call_id = committer.submit("begin_call", lambda conn: insert(conn, ...))
+    """
+
+    def __init__(self, backend: WriterBackend[C], *, name: str = "frostline-store-writer") -> None:
+        self._backend = backend
+        self._queue: queue.SimpleQueue[_Item[C] | object] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._pid = os.getpid()
+        self._conn: C | None = None
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread.start()
+        self.batches = 0  # committed transactions, for tests and the benchmark
+        self.writes = 0
+
+    def submit(self, operation: str, fn: Callable[[C], T]) -> T:
+        """Run `fn(conn)` in the writer's next transaction; return once it is durable."""
+        if os.getpid() != self._pid:
+            raise StoreUnavailable(
+                f"{self._backend.backend_name} store was opened in another process (before a "
+                "fork); open a new store in this process",
+                backend=self._backend.backend_name, operation=operation,
+            )
+        future: Future[T] = Future()
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailable(
+                    f"{self._backend.backend_name} store is closed; open it again to {operation}",
+                    backend=self._backend.backend_name, operation=operation,
+                )
+            self._queue.put(_Item(operation, fn, future))
+        return future.result()
+
+    def close(self) -> None:
+        """Commit what is queued, then stop the writer thread and close its connection."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(_STOP)
+        if os.getpid() == self._pid:
+            self._thread.join()
+
+    # writer thread ---------------------------------------------------------------------------
+    def _loop(self) -> None:
+        stop = False
+        while not stop:
+            first = self._queue.get()
+            if first is _STOP:
+                break
+            batch: list[_Item[C]] = [first]  # type: ignore[list-item]
+            while len(batch) < MAX_BATCH:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is _STOP:
+                    stop = True
+                    break
+                batch.append(nxt)  # type: ignore[arg-type]
+            self._run_batch(batch)
+        if self._conn is not None:
+            self._backend.writer_discard(self._conn)
+            self._conn = None
+
+    def _run_batch(self, batch: list[_Item[C]]) -> None:
+        backend = self._backend
+        outcomes: list[tuple[bool, Any]] = []
+        if self._conn is not None and not backend.writer_usable(self._conn):
+            self._drop_connection()
+        try:
+            if self._conn is None:
+                self._conn = backend.writer_connect()
+            conn = self._conn
+            backend.writer_begin(conn)
+        except BaseException as exc:
+            self._drop_connection()
+            err = backend.translate(exc, batch[0].operation + " (begin)")
+            for item in batch:
+                item.future.set_exception(_for(err, item.operation, backend))
+            return
+        single = len(batch) == 1
+        try:
+            for i, item in enumerate(batch):
+                if single:
+                    outcomes.append(self._call(item, conn))
+                    continue
+                # One savepoint per write, so a failing write undoes only itself.
+                backend.writer_execute(conn, f"SAVEPOINT w{i}")
+                ok, value = self._call(item, conn)
+                if ok:
+                    backend.writer_execute(conn, f"RELEASE SAVEPOINT w{i}")
+                else:
+                    backend.writer_execute(conn, f"ROLLBACK TO SAVEPOINT w{i}")
+                    backend.writer_execute(conn, f"RELEASE SAVEPOINT w{i}")
+                outcomes.append((ok, value))
+            if single and not outcomes[0][0]:
+                backend.writer_rollback(conn)
+            else:
+                backend.writer_commit(conn)
+        except BaseException as exc:
+            # The transaction itself failed (savepoint or COMMIT): nothing in it is durable.
+            self._drop_connection()
+            err = backend.translate(exc, "commit")
+            for i, item in enumerate(batch):
+                if i < len(outcomes) and not outcomes[i][0]:
+                    item.future.set_exception(outcomes[i][1])
+                else:
+                    item.future.set_exception(_for(err, item.operation, backend))
+            return
+        self.batches += 1
+        self.writes += len(batch)
+        for item, (ok, value) in zip(batch, outcomes, strict=True):
+            if ok:
+                item.future.set_result(value)
+            else:
+                item.future.set_exception(value)
+
+    def _call(self, item: _Item[C], conn: C) -> tuple[bool, Any]:
+        try:
+            return True, item.fn(conn)
+        except BaseException as exc:
+            return False, self._backend.translate(exc, item.operation)
+
+    def _drop_connection(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(BaseException):  # it is thrown away anyway
+                self._backend.writer_rollback(self._conn)
+            self._backend.writer_discard(self._conn)
+            self._conn = None
+
+
+def _for(err: BaseException, operation: str, backend: WriterBackend[Any]) -> BaseException:
+    """A per-caller copy of a batch-wide failure, naming the caller's own operation."""
+    if isinstance(err, StoreUnavailable):
+        cause = err.__cause__ if err.__cause__ is not None else err
+        copy = StoreUnavailable(
+            f"{backend.backend_name} store failed during {operation}: the transaction holding "
+            f"it did not commit ({cause}); nothing of it is stored. Check that the database is "
+            "reachable and writable, then retry",
+            **{**err.fields, "operation": operation},
+        )
+        copy.__cause__ = err.__cause__
+        return copy
+    return err

@@ -1,0 +1,188 @@
+"""The scale-out run store: PostgreSQL through psycopg 3, shared by many worker processes.
+
+Same schema and queries as the SQLite store (see `schema` and `sql`); what differs lives here:
+JSON columns are jsonb, each thread reads on its own connection, the group-commit writer owns
+one connection, and the locks are advisory locks keyed by the schema and a name, so stores in
+different schemas of one database never contend.
+
+`run_lock` holds a session-level ``pg_try_advisory_lock`` on a dedicated connection for as long
+as the run executes: two processes on any hosts never execute one run at once, and the server
+releases the lock by itself when the holder's connection dies.
+
+Event sequence numbers come from an identity column. Two transactions may draw numbers in one
+order and commit in the other, which would let a reader that polls `after=seq` skip an event;
+an event insert therefore takes a transaction-scoped advisory lock first, so events commit in
+seq order across every process writing to the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from frostline.errors import RunBusy, StoreUnavailable
+from frostline.store import schema
+from frostline.store.sql import SqlStore
+from frostline.store.url import redact
+
+CONNECT_TIMEOUT_S = 10
+
+
+class PostgresStore(SqlStore):
+    """The run store in a PostgreSQL database (the schema named first in search_path).
+
+    Usage::
+
+        with PostgresStore("postgresql://postgres@127.0.0.1:5432/frostline") as store:
+            store.create_run("r1", {})
+    """
+
+    backend_name = "postgres"
+    dialect: schema.Dialect = "postgres"
+
+    def __init__(self, url: str, *, clock: Callable[[], float] = time.time,
+                 _migrate_to: int = schema.LATEST) -> None:
+        self.url = url
+        try:
+            with self._connect(autocommit=True) as conn:
+                row = conn.execute("SELECT current_schema()").fetchone()
+            if row is None or row[0] is None:
+                raise StoreUnavailable(
+                    f"no schema of the search_path of {redact(url)} exists; create it "
+                    "(CREATE SCHEMA …) or fix the search_path option",
+                    backend="postgres", operation="open")
+            self.schema_name: str = row[0]
+            self._migrate(_migrate_to)
+        except (psycopg.Error, OSError) as exc:
+            raise StoreUnavailable(
+                f"cannot open the postgres store at {redact(url)}: {exc}. Check that the server "
+                "is running and the URL's user, host and database are right",
+                backend="postgres", operation="open") from exc
+        super().__init__(url, clock=clock)
+
+    def _key(self, name: str) -> int:
+        """A signed 64-bit advisory-lock key for `name` within this store's schema."""
+        digest = hashlib.sha256(f"frostline\0{self.schema_name}\0{name}".encode()).digest()
+        return int.from_bytes(digest[:8], "big", signed=True)
+
+    # connections ---------------------------------------------------------------------------------
+    def _connect(self, *, autocommit: bool) -> psycopg.Connection[Any]:
+        return psycopg.connect(self.url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S)
+
+    def _connect_reader(self) -> psycopg.Connection[Any]:
+        # Autocommit: each read is its own statement snapshot and sees every commit so far.
+        return self._connect(autocommit=True)
+
+    def _close_conn(self, conn: Any) -> None:
+        conn.close()
+
+    def writer_connect(self) -> psycopg.Connection[Any]:
+        return self._connect(autocommit=False)
+
+    def writer_begin(self, conn: psycopg.Connection[Any]) -> None:
+        pass  # psycopg opens the transaction with the batch's first statement
+
+    def writer_usable(self, conn: psycopg.Connection[Any]) -> bool:
+        return not (conn.broken or conn.closed)
+
+    def writer_commit(self, conn: psycopg.Connection[Any]) -> None:
+        conn.commit()
+
+    def writer_rollback(self, conn: psycopg.Connection[Any]) -> None:
+        if not conn.closed:
+            conn.rollback()
+
+    def writer_execute(self, conn: psycopg.Connection[Any], sql: str) -> None:
+        conn.execute(sql)
+
+    def writer_discard(self, conn: psycopg.Connection[Any]) -> None:
+        with contextlib.suppress(psycopg.Error):
+            conn.close()
+
+    # dialect ----------------------------------------------------------------------------------------
+    def _driver_errors(self) -> tuple[type[BaseException], ...]:
+        return (psycopg.Error, OSError)
+
+    def _is_fk_violation(self, exc: BaseException) -> bool:
+        return isinstance(exc, psycopg.errors.ForeignKeyViolation)
+
+    def _sql(self, sql: str) -> str:
+        return _pg_sql(sql)
+
+    def _json_param(self, text: str) -> Any:
+        # The text is already encoded (and validated) by the caller; pass it through as jsonb.
+        return Jsonb(text, dumps=_identity)
+
+    def _json_value(self, value: Any) -> Any:
+        return value  # psycopg decodes jsonb itself
+
+    def _before_event_insert(self, conn: Any) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._key("events"),))
+
+    def _redacted_url(self) -> str:
+        return redact(self.url)
+
+    # schema -------------------------------------------------------------------------------------------
+    def _migrate(self, target: int) -> None:
+        with self._connect(autocommit=False) as conn:
+            # Serialize concurrent openers: one migrates, the others then find it done.
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._key("migrate"),))
+            conn.execute(schema.render(schema.SCHEMA_VERSION_TABLE, "postgres"))
+            row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()
+            current = int(row[0]) if row else 0
+            if current > schema.LATEST:
+                raise StoreUnavailable(
+                    f"the postgres store at {redact(self.url)} (schema {self.schema_name}) has "
+                    f"schema version {current}, newer than this frostline supports "
+                    f"({schema.LATEST}); upgrade frostline to open it",
+                    backend="postgres", operation="open", version=current,
+                    supported=schema.LATEST)
+            for migration in schema.pending(current, target):
+                for statement in migration.statements("postgres"):
+                    conn.execute(statement)  # type: ignore[call-overload]
+                conn.execute("INSERT INTO schema_version (version, description, applied_at) "
+                             "VALUES (%s, %s, %s)",
+                             (migration.version, migration.description, time.time()))
+            conn.commit()
+
+    # run lock -------------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def run_lock(self, run_id: str) -> Iterator[None]:
+        self._check_open("run_lock")
+        key = self._key("run:" + run_id)
+        try:
+            conn = self._connect(autocommit=True)
+        except (psycopg.Error, OSError) as exc:
+            raise self.translate(exc, "run_lock") from exc
+        try:
+            try:
+                row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+            except (psycopg.Error, OSError) as exc:
+                raise self.translate(exc, "run_lock") from exc
+            if not (row and row[0]):
+                raise RunBusy(f"run {run_id!r} is being executed by another worker; wait for "
+                              "it to finish or stop it", run_id=run_id)
+            yield
+            # Closing the session below releases the lock as well; unlocking first keeps the
+            # release prompt even if close is slow.
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        finally:
+            with contextlib.suppress(psycopg.Error):
+                conn.close()
+
+
+@functools.lru_cache(maxsize=512)
+def _pg_sql(sql: str) -> str:
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+def _identity(text: Any) -> Any:
+    return text

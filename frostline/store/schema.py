@@ -1,0 +1,220 @@
+"""The store's schema: one definition for both backends, and the ordered list of migrations.
+
+Tables are written once with type markers (``{json}``, ``{blob}``, ``{real}``, ``{bigint}``,
+``{serial}``) that each dialect expands; only what genuinely differs (immutability triggers) is
+written per dialect. The same idea as keeping one schema module behind two system databases:
+a column added here reaches SQLite and PostgreSQL at once.
+
+A store records every applied migration in ``schema_version``; opening an older store applies
+the missing migrations in order, and opening a store written by a newer frostline is refused.
+
+Immutability triggers (named alike on both backends, so an audit or tamper test can address
+them): ``slots_immutable_update``, ``slots_immutable_delete``, ``events_immutable_update``,
+``events_immutable_delete``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Dialect = Literal["sqlite", "postgres"]
+
+TYPES: dict[Dialect, dict[str, str]] = {
+    "sqlite": {
+        "json": "TEXT",
+        "blob": "BLOB",
+        "real": "REAL",
+        "bigint": "INTEGER",
+        # AUTOINCREMENT: ids are never reused, so event seq only ever grows, even after a
+        # (forbidden, trigger-blocked) delete of the newest row.
+        "serial": "INTEGER PRIMARY KEY AUTOINCREMENT",
+    },
+    "postgres": {
+        "json": "JSONB",
+        "blob": "BYTEA",
+        "real": "DOUBLE PRECISION",
+        "bigint": "BIGINT",
+        "serial": "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+    },
+}
+
+CALL_STATUSES = ("pending", "failed", "committed", "abandoned", "reconciled")
+
+IMMUTABLE_TRIGGERS = (
+    "slots_immutable_update",
+    "slots_immutable_delete",
+    "events_immutable_update",
+    "events_immutable_delete",
+)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step. `common` runs on both dialects; the per-dialect lists run after it."""
+
+    version: int
+    description: str
+    common: tuple[str, ...] = ()
+    sqlite: tuple[str, ...] = ()
+    postgres: tuple[str, ...] = ()
+
+    def statements(self, dialect: Dialect) -> list[str]:
+        own = self.sqlite if dialect == "sqlite" else self.postgres
+        return [render(s, dialect) for s in (*self.common, *own)]
+
+
+def render(sql: str, dialect: Dialect) -> str:
+    """Expand the type markers of `sql` for `dialect`."""
+    return sql.format(**TYPES[dialect])
+
+
+SCHEMA_VERSION_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER NOT NULL PRIMARY KEY,
+    description TEXT NOT NULL,
+    applied_at {real} NOT NULL
+)"""
+
+_STATUS_CHECK = ", ".join(f"'{s}'" for s in CALL_STATUSES)
+
+_TABLES = (
+    """CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        envelope {json} NOT NULL,
+        status TEXT NOT NULL,
+        owner TEXT,
+        kind TEXT NOT NULL,
+        created_at {real} NOT NULL,
+        updated_at {real} NOT NULL
+    )""",
+    """CREATE TABLE attempts (
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        number INTEGER NOT NULL,
+        source TEXT NOT NULL,
+        source_digest TEXT NOT NULL,
+        annotated TEXT NOT NULL,
+        report {json} NOT NULL,
+        status TEXT NOT NULL,
+        gate {json},
+        invoked {json} NOT NULL,
+        orphans {json} NOT NULL,
+        result {json} NOT NULL,
+        error {json},
+        stats {json} NOT NULL,
+        started_at {real} NOT NULL,
+        finished_at {real},
+        PRIMARY KEY (run_id, number)
+    )""",
+    # The prefix. The primary key is the identity; rows are inserted if absent and never
+    # changed (migration 2 adds triggers that make the database itself refuse).
+    """CREATE TABLE slots (
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        site TEXT NOT NULL,
+        path TEXT NOT NULL,
+        occurrence INTEGER NOT NULL,
+        capability TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        result {json} NOT NULL,
+        usage {json} NOT NULL,
+        attempt INTEGER NOT NULL,
+        call_id {bigint},
+        committed_at {real} NOT NULL,
+        PRIMARY KEY (run_id, site, path, occurrence)
+    )""",
+    f"""CREATE TABLE calls (
+        call_id {{serial}},
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        site TEXT NOT NULL,
+        path TEXT NOT NULL,
+        occurrence INTEGER NOT NULL,
+        capability TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ({_STATUS_CHECK})),
+        idempotency_key TEXT,
+        error {{json}},
+        created_at {{real}} NOT NULL,
+        updated_at {{real}} NOT NULL
+    )""",
+    """CREATE TABLE artifacts (
+        ref TEXT PRIMARY KEY,
+        mime TEXT NOT NULL,
+        size {bigint} NOT NULL,
+        data {blob} NOT NULL,
+        created_at {real} NOT NULL
+    )""",
+    """CREATE TABLE certificates (
+        id {serial},
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        attempt INTEGER NOT NULL,
+        body {json} NOT NULL,
+        created_at {real} NOT NULL
+    )""",
+    """CREATE TABLE decisions (
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        key TEXT NOT NULL,
+        value {json} NOT NULL,
+        decided_at {real} NOT NULL,
+        PRIMARY KEY (run_id, key)
+    )""",
+    # Events carry no foreign key: the audit log may name a run that failed to be created.
+    """CREATE TABLE events (
+        seq {serial},
+        run_id TEXT NOT NULL,
+        ts {real} NOT NULL,
+        kind TEXT NOT NULL,
+        data {json} NOT NULL
+    )""",
+    # Only the SHA-256 of a bearer token is kept; a leaked database leaks no usable token.
+    """CREATE TABLE tokens (
+        token_hash TEXT PRIMARY KEY,
+        principal TEXT NOT NULL,
+        created_at {real} NOT NULL
+    )""",
+)
+
+_SQLITE_TRIGGERS = tuple(
+    f"""CREATE TRIGGER {table}_immutable_{op.lower()} BEFORE {op} ON {table}
+        BEGIN SELECT RAISE(ABORT, '{table} are append-only: {op} refused'); END"""
+    for table in ("slots", "events")
+    for op in ("UPDATE", "DELETE")
+)
+
+_PG_TRIGGERS = (
+    """CREATE FUNCTION frostline_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION '% are append-only: % refused', TG_TABLE_NAME, TG_OP
+            USING ERRCODE = 'restrict_violation';
+    END $$""",
+    *(
+        f"""CREATE TRIGGER {table}_immutable_{op.lower()} BEFORE {op} ON {table}
+            FOR EACH ROW EXECUTE FUNCTION frostline_append_only()"""
+        for table in ("slots", "events")
+        for op in ("UPDATE", "DELETE")
+    ),
+    """CREATE TRIGGER slots_immutable_truncate BEFORE TRUNCATE ON slots
+        FOR EACH STATEMENT EXECUTE FUNCTION frostline_append_only()""",
+    """CREATE TRIGGER events_immutable_truncate BEFORE TRUNCATE ON events
+        FOR EACH STATEMENT EXECUTE FUNCTION frostline_append_only()""",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "tables", common=_TABLES),
+    Migration(2, "append-only triggers on slots and events",
+              sqlite=_SQLITE_TRIGGERS, postgres=_PG_TRIGGERS),
+    Migration(3, "lookup indexes", common=(
+        "CREATE INDEX calls_identity ON calls (run_id, site, path, occurrence)",
+        "CREATE INDEX calls_status ON calls (run_id, status)",
+        "CREATE INDEX events_run ON events (run_id, seq)",
+        "CREATE INDEX certificates_run ON certificates (run_id, id)",
+        "CREATE INDEX runs_owner ON runs (owner, created_at)",
+    )),
+)
+
+LATEST = MIGRATIONS[-1].version
+
+
+def pending(current: int, target: int = LATEST) -> list[Migration]:
+    """The migrations that bring a store from `current` to `target`, in order."""
+    return [m for m in MIGRATIONS if current < m.version <= target]

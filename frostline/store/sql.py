@@ -1,0 +1,585 @@
+"""The Store interface over SQL, shared by the SQLite and PostgreSQL backends.
+
+Every query is written once here with ``?`` placeholders; a backend supplies connections,
+transaction control, the JSON column adapter and the error classes of its driver. Writes go
+through the group committer (one writer thread, shared transactions); reads use one connection
+per thread. Driver errors become StoreUnavailable at this one boundary (fail closed).
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from frostline.contract.identity import Identity, parse_path, path_text
+from frostline.errors import DefinitionError, FrostlineError, RunNotFound, StoreUnavailable
+from frostline.store.base import Store
+from frostline.store.connections import ThreadConnections
+from frostline.store.groupcommit import GroupCommitter
+from frostline.store.records import (
+    AttemptRecord,
+    CallRecord,
+    CallStatus,
+    Event,
+    RunRecord,
+    SlotRecord,
+)
+from frostline.store.schema import Dialect
+
+T = TypeVar("T")
+
+_RUN_COLS = "run_id, envelope, status, owner, kind, created_at"
+_ATTEMPT_COLS = ("run_id, number, source, source_digest, annotated, report, status, gate, "
+                 "invoked, orphans, result, error, stats, started_at, finished_at")
+_SLOT_COLS = ("run_id, site, path, occurrence, capability, digest, result, usage, attempt, "
+              "committed_at")
+_CALL_COLS = ("call_id, run_id, site, path, occurrence, capability, digest, attempt, status, "
+              "idempotency_key, error, created_at, updated_at")
+_ARTIFACT_REF = re.compile(r"sha256:[0-9a-f]{64}")
+RUN_KINDS = ("script", "graph")
+
+
+def dumps(value: Any, what: str) -> str:
+    """Compact JSON text for a JSON column; a value JSON cannot carry is refused by name."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise FrostlineError(
+            f"{what} cannot be stored: it is not JSON ({exc}); store binary data with "
+            "put_artifact and keep its ref in the result", field=what,
+        ) from exc
+
+
+class SqlStore(Store):
+    """Shared SQL implementation; subclasses provide the dialect and the connections."""
+
+    backend_name: str
+    dialect: Dialect
+
+    def __init__(self, url: str, *, clock: Callable[[], float] = time.time) -> None:
+        self.url = url
+        self._clock = clock
+        self._closed = False
+        self._readers: ThreadConnections[Any] = ThreadConnections(self._connect_reader,
+                                                                  self._close_conn)
+        self._writer: GroupCommitter[Any] = GroupCommitter(self)
+
+    # dialect hooks ------------------------------------------------------------------------
+    @abc.abstractmethod
+    def _connect_reader(self) -> Any: ...
+
+    @abc.abstractmethod
+    def _close_conn(self, conn: Any) -> None: ...
+
+    @abc.abstractmethod
+    def writer_connect(self) -> Any: ...
+
+    @abc.abstractmethod
+    def writer_begin(self, conn: Any) -> None: ...
+
+    @abc.abstractmethod
+    def writer_commit(self, conn: Any) -> None: ...
+
+    @abc.abstractmethod
+    def writer_rollback(self, conn: Any) -> None: ...
+
+    @abc.abstractmethod
+    def writer_execute(self, conn: Any, sql: str) -> None: ...
+
+    @abc.abstractmethod
+    def writer_discard(self, conn: Any) -> None: ...
+
+    def writer_usable(self, conn: Any) -> bool:
+        return True
+
+    @abc.abstractmethod
+    def _driver_errors(self) -> tuple[type[BaseException], ...]: ...
+
+    @abc.abstractmethod
+    def _is_fk_violation(self, exc: BaseException) -> bool: ...
+
+    @abc.abstractmethod
+    def _sql(self, sql: str) -> str:
+        """The dialect's spelling of a query written with ``?`` placeholders."""
+
+    @abc.abstractmethod
+    def _json_param(self, text: str) -> Any: ...
+
+    @abc.abstractmethod
+    def _json_value(self, value: Any) -> Any: ...
+
+    def _before_event_insert(self, conn: Any) -> None:
+        """Serialize event inserts where seq order could differ from commit order."""
+
+    def _redacted_url(self) -> str:
+        return self.url
+
+    # the fail-closed boundary ----------------------------------------------------------------
+    def translate(self, exc: BaseException, operation: str) -> BaseException:
+        if isinstance(exc, self._driver_errors()):
+            err = StoreUnavailable(
+                f"{self.backend_name} store failed during {operation}: {exc}. Nothing was "
+                f"recorded; check that {self._redacted_url()} is reachable and writable, then "
+                "retry", backend=self.backend_name, operation=operation,
+            )
+            err.__cause__ = exc
+            return err
+        return exc
+
+    def _check_open(self, operation: str) -> None:
+        if self._closed:
+            raise StoreUnavailable(
+                f"{self.backend_name} store is closed; open it again to {operation}",
+                backend=self.backend_name, operation=operation,
+            )
+
+    def _read(self, operation: str, fn: Callable[[Any], T]) -> T:
+        self._check_open(operation)
+        for attempt in range(2):
+            conn = None
+            try:
+                conn = self._readers.get()
+                return fn(conn)
+            except self._driver_errors() as exc:
+                broken = conn is not None and not self.writer_usable(conn)
+                self._readers.discard()
+                # A read is idempotent: once, on a connection that broke (a server restart),
+                # try a fresh one; if that fails too, the store is down and we fail closed.
+                if attempt or not broken:
+                    raise self.translate(exc, operation) from exc
+        raise AssertionError("unreachable")
+
+    def _write(self, operation: str, fn: Callable[[Any], T]) -> T:
+        self._check_open(operation)
+        return self._writer.submit(operation, fn)
+
+    def _x(self, conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        return conn.execute(self._sql(sql), params)
+
+    def _insert_for_run(self, conn: Any, run_id: str, sql: str, params: tuple[Any, ...]) -> Any:
+        try:
+            return self._x(conn, sql, params).fetchall()
+        except self._driver_errors() as exc:
+            if self._is_fk_violation(exc):
+                raise _no_run(run_id) from exc
+            raise
+
+    def _j(self, value: Any, what: str) -> Any:
+        return self._json_param(dumps(value, what))
+
+    def _jn(self, value: Any, what: str) -> Any:
+        return None if value is None else self._j(value, what)
+
+    def _load(self, value: Any) -> Any:
+        return None if value is None else self._json_value(value)
+
+    # runs ----------------------------------------------------------------------------------------
+    def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
+                   kind: str = "script") -> RunRecord:
+        _check_run_id(run_id)
+        if kind not in RUN_KINDS:
+            raise DefinitionError(f"run kind must be one of {', '.join(RUN_KINDS)}, not {kind!r}")
+        if not isinstance(envelope, dict):
+            raise DefinitionError("a run's envelope is a JSON object (a dict)")
+        env = self._j(envelope, "envelope")
+        now = self._clock()
+
+        def op(conn: Any) -> RunRecord:
+            rows = self._x(conn, "INSERT INTO runs (run_id, envelope, status, owner, kind, "
+                           "created_at, updated_at) VALUES (?, ?, 'created', ?, ?, ?, ?) "
+                           f"ON CONFLICT DO NOTHING RETURNING {_RUN_COLS}",
+                           (run_id, env, owner, kind, now, now)).fetchall()
+            if not rows:
+                raise FrostlineError(f"run {run_id!r} already exists; choose another run id",
+                                     run_id=run_id)
+            return self._run(rows[0])
+
+        return self._write("create_run", op)
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        rows = self._read("get_run", lambda c: self._x(
+            c, f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,)).fetchall())
+        return self._run(rows[0]) if rows else None
+
+    def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]:
+        where, params = ("WHERE owner = ? ", (owner,)) if owner is not None else ("", ())
+        rows = self._read("list_runs", lambda c: self._x(
+            c, f"SELECT {_RUN_COLS} FROM runs {where}ORDER BY created_at DESC, run_id LIMIT ?",
+            (*params, int(limit))).fetchall())
+        return [self._run(r) for r in rows]
+
+    def set_run_status(self, run_id: str, status: str) -> None:
+        now = self._clock()
+
+        def op(conn: Any) -> None:
+            cur = self._x(conn, "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?",
+                          (status, now, run_id))
+            if cur.rowcount == 0:
+                raise _no_run(run_id)
+
+        self._write("set_run_status", op)
+
+    def _run(self, r: Any) -> RunRecord:
+        return RunRecord(run_id=r[0], envelope=self._load(r[1]), status=r[2], owner=r[3],
+                         kind=r[4], created_at=float(r[5]))
+
+    # attempts -------------------------------------------------------------------------------------
+    def start_attempt(self, run_id: str, *, source: str, annotated: str,
+                      report: dict[str, Any]) -> AttemptRecord:
+        rep = self._j(report, "report")
+        src_digest = hashlib.sha256(source.encode()).hexdigest()
+        empty = self._j([], "invoked")
+        null, stats = self._j(None, "result"), self._j({}, "stats")
+        now = self._clock()
+
+        def op(conn: Any) -> AttemptRecord:
+            number = self._x(conn, "SELECT COALESCE(MAX(number), 0) + 1 FROM attempts "
+                             "WHERE run_id = ?", (run_id,)).fetchall()[0][0]
+            rows = self._insert_for_run(
+                conn, run_id,
+                f"INSERT INTO attempts ({_ATTEMPT_COLS}) VALUES (?, ?, ?, ?, ?, ?, 'running', "
+                f"NULL, ?, ?, ?, NULL, ?, ?, NULL) RETURNING {_ATTEMPT_COLS}",
+                (run_id, number, source, src_digest, annotated, rep, empty, empty, null, stats,
+                 now))
+            return self._attempt(rows[0])
+
+        return self._write("start_attempt", op)
+
+    def finish_attempt(self, run_id: str, number: int, *, status: str,
+                       gate: dict[str, Any] | None = None, invoked: list[str] | None = None,
+                       orphans: list[str] | None = None, result: Any = None,
+                       error: dict[str, Any] | None = None,
+                       stats: dict[str, Any] | None = None) -> AttemptRecord:
+        params = (status, self._jn(gate, "gate"), self._j(list(invoked or ()), "invoked"),
+                  self._j(list(orphans or ()), "orphans"), self._j(result, "result"),
+                  self._jn(error, "error"), self._j(stats or {}, "stats"), self._clock(),
+                  run_id, number)
+
+        def op(conn: Any) -> AttemptRecord:
+            rows = self._x(conn, "UPDATE attempts SET status = ?, gate = ?, invoked = ?, "
+                           "orphans = ?, result = ?, error = ?, stats = ?, finished_at = ? "
+                           f"WHERE run_id = ? AND number = ? RETURNING {_ATTEMPT_COLS}",
+                           params).fetchall()
+            if not rows:
+                raise RunNotFound(f"run {run_id!r} has no attempt {number}; start_attempt "
+                                  "opens one", run_id=run_id, attempt=number)
+            return self._attempt(rows[0])
+
+        return self._write("finish_attempt", op)
+
+    def list_attempts(self, run_id: str) -> list[AttemptRecord]:
+        rows = self._read("list_attempts", lambda c: self._x(
+            c, f"SELECT {_ATTEMPT_COLS} FROM attempts WHERE run_id = ? ORDER BY number",
+            (run_id,)).fetchall())
+        return [self._attempt(r) for r in rows]
+
+    def get_attempt(self, run_id: str, number: int) -> AttemptRecord | None:
+        rows = self._read("get_attempt", lambda c: self._x(
+            c, f"SELECT {_ATTEMPT_COLS} FROM attempts WHERE run_id = ? AND number = ?",
+            (run_id, number)).fetchall())
+        return self._attempt(rows[0]) if rows else None
+
+    def _attempt(self, r: Any) -> AttemptRecord:
+        return AttemptRecord(
+            run_id=r[0], number=int(r[1]), source=r[2], source_digest=r[3], annotated=r[4],
+            report=self._load(r[5]), status=r[6], gate=self._load(r[7]),
+            invoked=tuple(self._load(r[8])), orphans=tuple(self._load(r[9])),
+            result=self._load(r[10]), error=self._load(r[11]), stats=self._load(r[12]),
+            started_at=float(r[13]), finished_at=None if r[14] is None else float(r[14]),
+        )
+
+    # slots -----------------------------------------------------------------------------------------
+    def list_slots(self, run_id: str) -> list[SlotRecord]:
+        rows = self._read("list_slots", lambda c: self._x(
+            c, f"SELECT {_SLOT_COLS} FROM slots WHERE run_id = ?", (run_id,)).fetchall())
+        slots = [self._slot(r) for r in rows]
+        # Sorted like identities (paths as integer tuples, so branch 10 follows branch 9).
+        slots.sort(key=lambda s: (s.site, s.path, s.occurrence))
+        return slots
+
+    def get_slot(self, run_id: str, identity: Identity) -> SlotRecord | None:
+        rows = self._read("get_slot", lambda c: self._get_slot(c, run_id, identity))
+        return self._slot(rows[0]) if rows else None
+
+    def _get_slot(self, conn: Any, run_id: str, identity: Identity) -> list[Any]:
+        rows: list[Any] = self._x(
+            conn, f"SELECT {_SLOT_COLS} FROM slots WHERE run_id = ? AND site = ? AND path = ? "
+            "AND occurrence = ?",
+            (run_id, identity.site, path_text(identity.path), identity.occurrence)).fetchall()
+        return rows
+
+    def _slot(self, r: Any) -> SlotRecord:
+        return SlotRecord(run_id=r[0], site=r[1], path=parse_path(r[2]), occurrence=int(r[3]),
+                          capability=r[4], digest=r[5], result=self._load(r[6]),
+                          usage=self._load(r[7]), attempt=int(r[8]), committed_at=float(r[9]))
+
+    # call attempts ------------------------------------------------------------------------------------
+    def begin_call(self, run_id: str, attempt: int, identity: Identity, capability: str,
+                   digest: str, idempotency_key: str | None = None) -> int:
+        now = self._clock()
+        params = (run_id, identity.site, path_text(identity.path), identity.occurrence,
+                  capability, digest, attempt, idempotency_key, now, now)
+
+        def op(conn: Any) -> int:
+            rows = self._insert_for_run(
+                conn, run_id,
+                "INSERT INTO calls (run_id, site, path, occurrence, capability, digest, attempt, "
+                "status, idempotency_key, error, created_at, updated_at) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, 'pending', ?, NULL, ?, ?) RETURNING call_id", params)
+            return int(rows[0][0])
+
+        return self._write("begin_call", op)
+
+    def commit_call(self, call_id: int, slot: SlotRecord) -> SlotRecord:
+        result, usage = self._j(slot.result, "result"), self._j(slot.usage, "usage")
+        now = self._clock()
+
+        def op(conn: Any) -> SlotRecord:
+            call = self._call_row(conn, call_id)
+            if (slot.run_id, slot.identity, slot.capability, slot.digest) != (
+                    call.run_id, call.identity, call.capability, call.digest):
+                raise FrostlineError(
+                    f"commit_call({call_id}): the slot ({slot.run_id} {slot.identity} "
+                    f"{slot.capability} {slot.digest[:12]}) is not the call's "
+                    f"({call.run_id} {call.identity} {call.capability} {call.digest[:12]})",
+                    call_id=call_id)
+            if call.status is CallStatus.FAILED:
+                raise FrostlineError(f"call {call_id} is recorded as failed; a failed call "
+                                     "cannot commit. Begin a new call", call_id=call_id)
+            self._insert_slot(conn, slot, result, usage, call_id, now)
+            self._x(conn, "UPDATE calls SET status = 'committed', updated_at = ? "
+                    "WHERE call_id = ? AND status IN ('pending', 'abandoned')", (now, call_id))
+            return self._slot(self._get_slot(conn, call.run_id, call.identity)[0])
+
+        return self._write("commit_call", op)
+
+    def _insert_slot(self, conn: Any, slot: SlotRecord, result: Any, usage: Any,
+                     call_id: int | None, now: float) -> None:
+        # Insert if absent: an identity keeps its first committed record forever.
+        self._insert_for_run(
+            conn, slot.run_id,
+            f"INSERT INTO slots ({_SLOT_COLS}, call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING RETURNING run_id",
+            (slot.run_id, slot.site, path_text(slot.path), slot.occurrence, slot.capability,
+             slot.digest, result, usage, slot.attempt, now, call_id))
+
+    def fail_call(self, call_id: int, error: dict[str, Any]) -> None:
+        err = self._j(error, "error")
+        now = self._clock()
+
+        def op(conn: Any) -> None:
+            cur = self._x(conn, "UPDATE calls SET status = 'failed', error = ?, updated_at = ? "
+                          "WHERE call_id = ? AND status IN ('pending', 'abandoned')",
+                          (err, now, call_id))
+            if cur.rowcount == 0:
+                call = self._call_row(conn, call_id)
+                raise FrostlineError(f"call {call_id} is {call.status.value}, not pending; "
+                                     "only a pending call can fail", call_id=call_id,
+                                     status=call.status.value)
+
+        self._write("fail_call", op)
+
+    def list_calls(self, run_id: str) -> list[CallRecord]:
+        rows = self._read("list_calls", lambda c: self._x(
+            c, f"SELECT {_CALL_COLS} FROM calls WHERE run_id = ? ORDER BY call_id",
+            (run_id,)).fetchall())
+        return [self._call(r) for r in rows]
+
+    def unresolved_calls(self, run_id: str) -> list[CallRecord]:
+        rows = self._read("unresolved_calls", lambda c: self._x(
+            c, f"SELECT {_CALL_COLS} FROM calls WHERE run_id = ? AND status = 'pending' "
+            "ORDER BY call_id", (run_id,)).fetchall())
+        return [self._call(r) for r in rows]
+
+    def _call_row(self, conn: Any, call_id: int) -> CallRecord:
+        rows = self._x(conn, f"SELECT {_CALL_COLS} FROM calls WHERE call_id = ?",
+                       (call_id,)).fetchall()
+        if not rows:
+            raise FrostlineError(f"no call {call_id} in this store; begin_call returns the id",
+                                 call_id=call_id)
+        return self._call(rows[0])
+
+    def _call(self, r: Any) -> CallRecord:
+        return CallRecord(call_id=int(r[0]), run_id=r[1], site=r[2], path=parse_path(r[3]),
+                          occurrence=int(r[4]), capability=r[5], digest=r[6], attempt=int(r[7]),
+                          status=CallStatus(r[8]), idempotency_key=r[9], error=self._load(r[10]),
+                          created_at=float(r[11]), updated_at=float(r[12]))
+
+    def reconcile_call(self, run_id: str, identity: Identity, *, abandon: bool,
+                       result: Any = None, usage: dict[str, Any] | None = None,
+                       attempt: int | None = None) -> CallRecord:
+        if abandon and (result is not None or usage is not None):
+            raise DefinitionError("reconcile either abandons the call (abandon=True) or writes "
+                                  "back its result (abandon=False, result=...), not both")
+        res, use = self._j(result, "result"), self._j(usage or {}, "usage")
+        now = self._clock()
+
+        def op(conn: Any) -> CallRecord:
+            rows = self._x(conn, f"SELECT {_CALL_COLS} FROM calls WHERE run_id = ? AND site = ? "
+                           "AND path = ? AND occurrence = ? AND status = 'pending' "
+                           "ORDER BY call_id", (run_id, identity.site, path_text(identity.path),
+                                                identity.occurrence)).fetchall()
+            if not rows:
+                raise FrostlineError(
+                    f"run {run_id!r} has no pending call at {identity}; nothing to reconcile "
+                    "(list the unresolved calls to see which identities wait for a decision)",
+                    run_id=run_id, identity=str(identity))
+            calls = [self._call(r) for r in rows]
+            last = calls[-1]
+            status = "abandoned" if abandon else "reconciled"
+            if not abandon:
+                slot = SlotRecord(run_id, identity.site, identity.path, identity.occurrence,
+                                  last.capability, last.digest, result, usage or {},
+                                  attempt if attempt is not None else last.attempt)
+                self._insert_slot(conn, slot, res, use, last.call_id, now)
+            ids = tuple(c.call_id for c in calls)
+            marks = ", ".join("?" for _ in ids)
+            self._x(conn, f"UPDATE calls SET status = ?, updated_at = ? WHERE call_id IN ({marks})",
+                    (status, now, *ids))
+            data: dict[str, Any] = {"identity": str(identity), "call_ids": list(ids),
+                                    "capability": last.capability, "digest": last.digest}
+            if not abandon:
+                data["attempt"] = attempt if attempt is not None else last.attempt
+            self._insert_event(conn, run_id, f"call.{status}", self._j(data, "event"), now)
+            return self._call_row(conn, last.call_id)
+
+        return self._write("reconcile_call", op)
+
+    # artifacts -------------------------------------------------------------------------------------------
+    def put_artifact(self, data: bytes, mime: str) -> str:
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise DefinitionError(f"an artifact is bytes, not {type(data).__name__}")
+        if not isinstance(mime, str) or "/" not in mime:
+            raise DefinitionError(f"artifact mime type must look like 'image/png', not {mime!r}")
+        blob = bytes(data)
+        ref = "sha256:" + hashlib.sha256(blob).hexdigest()
+        # Stored once: skip the durable write entirely when the content is already there.
+        if self._read("put_artifact", lambda c: self._x(
+                c, "SELECT 1 FROM artifacts WHERE ref = ?", (ref,)).fetchall()):
+            return ref
+        now = self._clock()
+        self._write("put_artifact", lambda c: self._x(
+            c, "INSERT INTO artifacts (ref, mime, size, data, created_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING", (ref, mime, len(blob), blob, now)))
+        return ref
+
+    def get_artifact(self, ref: str) -> tuple[bytes, str] | None:
+        if not isinstance(ref, str) or not _ARTIFACT_REF.fullmatch(ref):
+            raise DefinitionError(f"malformed artifact ref {ref!r}; expected 'sha256:<64 hex>'")
+        rows = self._read("get_artifact", lambda c: self._x(
+            c, "SELECT data, mime FROM artifacts WHERE ref = ?", (ref,)).fetchall())
+        if not rows:
+            return None
+        data = bytes(rows[0][0])
+        if "sha256:" + hashlib.sha256(data).hexdigest() != ref:
+            # Fail closed rather than replay bytes that are not the committed artifact.
+            raise StoreUnavailable(f"artifact {ref} is corrupted in the {self.backend_name} "
+                                   "store: its bytes no longer match their hash",
+                                   backend=self.backend_name, operation="get_artifact")
+        return data, rows[0][1]
+
+    # certificates, decisions, events ------------------------------------------------------------------------
+    def put_certificate(self, run_id: str, attempt: int, certificate: dict[str, Any]) -> None:
+        body, now = self._j(certificate, "certificate"), self._clock()
+        self._write("put_certificate", lambda c: self._insert_for_run(
+            c, run_id, "INSERT INTO certificates (run_id, attempt, body, created_at) "
+            "VALUES (?, ?, ?, ?) RETURNING id", (run_id, attempt, body, now)))
+
+    def list_certificates(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._read("list_certificates", lambda c: self._x(
+            c, "SELECT body FROM certificates WHERE run_id = ? ORDER BY id", (run_id,)).fetchall())
+        return [self._load(r[0]) for r in rows]
+
+    def decide(self, run_id: str, key: str, value: Any) -> Any:
+        val, now = self._j(value, "decision"), self._clock()
+
+        def op(conn: Any) -> Any:
+            self._insert_for_run(conn, run_id, "INSERT INTO decisions (run_id, key, value, "
+                                 "decided_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING "
+                                 "RETURNING key", (run_id, key, val, now))
+            rows = self._x(conn, "SELECT value FROM decisions WHERE run_id = ? AND key = ?",
+                           (run_id, key)).fetchall()
+            return self._load(rows[0][0])
+
+        return self._write("decide", op)
+
+    def append_event(self, run_id: str, kind: str, data: dict[str, Any]) -> int:
+        payload, now = self._j(data, "event"), self._clock()
+        return self._write("append_event",
+                           lambda c: self._insert_event(c, run_id, kind, payload, now))
+
+    def _insert_event(self, conn: Any, run_id: str, kind: str, payload: Any, now: float) -> int:
+        self._before_event_insert(conn)
+        rows = self._x(conn, "INSERT INTO events (run_id, ts, kind, data) VALUES (?, ?, ?, ?) "
+                       "RETURNING seq", (run_id, now, kind, payload)).fetchall()
+        return int(rows[0][0])
+
+    def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]:
+        rows = self._read("list_events", lambda c: self._x(
+            c, "SELECT seq, run_id, ts, kind, data FROM events WHERE run_id = ? AND seq > ? "
+            "ORDER BY seq LIMIT ?", (run_id, int(after), int(limit))).fetchall())
+        return [Event(seq=int(r[0]), run_id=r[1], ts=float(r[2]), kind=r[3],
+                      data=self._load(r[4])) for r in rows]
+
+    # principals ------------------------------------------------------------------------------------------------
+    def create_token(self, principal: str) -> str:
+        if not isinstance(principal, str) or not principal.strip():
+            raise DefinitionError("a token needs a principal name, e.g. create_token('alice')")
+        token = secrets.token_urlsafe(32)
+        hashed, now = _token_hash(token), self._clock()
+        self._write("create_token", lambda c: self._x(
+            c, "INSERT INTO tokens (token_hash, principal, created_at) VALUES (?, ?, ?)",
+            (hashed, principal, now)))
+        return token
+
+    def principal_for_token(self, token: str) -> str | None:
+        if not isinstance(token, str) or not token:
+            return None
+        hashed = _token_hash(token)
+        rows = self._read("principal_for_token", lambda c: self._x(
+            c, "SELECT token_hash, principal FROM tokens WHERE token_hash = ?",
+            (hashed,)).fetchall())
+        if rows and hmac.compare_digest(rows[0][0], hashed):
+            return str(rows[0][1])
+        return None
+
+    def schema_version(self) -> int:
+        """The newest schema migration recorded in the database."""
+        rows = self._read("schema_version", lambda c: c.execute(
+            "SELECT MAX(version) FROM schema_version").fetchall())
+        return int(rows[0][0])
+
+    # lifecycle --------------------------------------------------------------------------------------------------
+    @property
+    def group_commit_stats(self) -> tuple[int, int]:
+        """(transactions committed, writes committed) by this store's writer thread."""
+        return self._writer.batches, self._writer.writes
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._writer.close()
+        self._readers.close_all()
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _no_run(run_id: str) -> RunNotFound:
+    return RunNotFound(f"no run {run_id!r} in this store; create_run first", run_id=run_id)
+
+
+def _check_run_id(run_id: str) -> None:
+    if (not isinstance(run_id, str) or not run_id or len(run_id) > 200
+            or any(ch.isspace() or not ch.isprintable() for ch in run_id)):
+        raise DefinitionError(f"run id {run_id!r} must be 1-200 printable characters without "
+                              "spaces, e.g. 'run-2024-01'")

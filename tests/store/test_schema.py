@@ -1,0 +1,131 @@
+"""The schema in the database: append-only triggers and migrations, on both backends."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from frostline.errors import StoreUnavailable
+from frostline.store import open_store, schema
+from frostline.store.postgres import PostgresStore
+from frostline.store.sqlite import SQLiteStore
+from frostline.store.url import parse
+
+from .helpers import Raw, call_and_commit, ident
+
+
+def _errors(raw: Raw) -> tuple[type[BaseException], ...]:
+    if raw.backend == "sqlite":
+        import sqlite3
+
+        return (sqlite3.IntegrityError,)
+    import psycopg
+
+    return (psycopg.Error,)
+
+
+@pytest.mark.parametrize("statement", [
+    "UPDATE slots SET result = '\"forged\"'",
+    "DELETE FROM slots",
+    "UPDATE events SET kind = 'forged'",
+    "DELETE FROM events",
+])
+def test_database_refuses_to_change_slots_and_events(store_url: str, statement: str) -> None:
+    with open_store(store_url) as store:
+        store.create_run("r1", {})
+        call_and_commit(store, "r1", ident(), {"p": 1}, "paid")
+        store.append_event("r1", "k", {})
+        raw = Raw(store_url)
+        try:
+            with pytest.raises(_errors(raw), match="append-only"):
+                raw.execute(statement)
+        finally:
+            raw.close()
+        assert store.get_slot("r1", ident()).result == "paid"  # type: ignore[union-attr]
+        assert [e.kind for e in store.list_events("r1")] == ["k"]
+
+
+def test_dropping_the_trigger_is_what_permits_tampering(store_url: str) -> None:
+    with open_store(store_url) as store:
+        store.create_run("r1", {})
+        call_and_commit(store, "r1", ident(), {"p": 1}, "paid")
+        raw = Raw(store_url)
+        try:
+            raw.drop_trigger("slots_immutable_update", "slots")
+            raw.execute("UPDATE slots SET result = '\"forged\"'")
+        finally:
+            raw.close()
+        assert store.get_slot("r1", ident()).result == "forged"  # type: ignore[union-attr]
+
+
+def _open_at(url: str, version: int) -> SQLiteStore | PostgresStore:
+    loc = parse(url)
+    if loc.backend == "sqlite":
+        return SQLiteStore(loc.target, _migrate_to=version)
+    return PostgresStore(loc.target, _migrate_to=version)
+
+
+def test_reopening_keeps_the_version(store_url: str) -> None:
+    with open_store(store_url) as store:
+        assert store.schema_version() == schema.LATEST  # type: ignore[attr-defined]
+        store.create_run("r1", {})
+    with open_store(store_url) as store:
+        assert store.schema_version() == schema.LATEST  # type: ignore[attr-defined]
+        assert store.get_run("r1") is not None
+    raw = Raw(store_url)
+    try:
+        rows = raw.execute("SELECT version, description FROM schema_version ORDER BY version")
+    finally:
+        raw.close()
+    assert [tuple(r) for r in rows] == [(m.version, m.description) for m in schema.MIGRATIONS]
+
+
+def test_an_older_store_is_migrated(store_url: str) -> None:
+    with _open_at(store_url, 1) as old:
+        assert old.schema_version() == 1
+        old.create_run("r1", {"v": 1})
+        call_and_commit(old, "r1", ident(), {"p": 1}, "paid")
+    raw = Raw(store_url)
+    try:
+        raw.execute("UPDATE slots SET usage = '{\"usd\": 0.5}'")  # version 1 has no triggers
+    finally:
+        raw.close()
+    with open_store(store_url) as store:
+        assert store.schema_version() == schema.LATEST  # type: ignore[attr-defined]
+        slot = store.get_slot("r1", ident())
+        assert slot is not None and slot.result == "paid" and slot.usage == {"usd": 0.5}
+        raw = Raw(store_url)
+        try:
+            with pytest.raises(_errors(raw), match="append-only"):
+                raw.execute("DELETE FROM slots")
+        finally:
+            raw.close()
+        call_and_commit(store, "r1", ident(1), {"p": 2}, "new")
+        assert len(store.list_slots("r1")) == 2
+
+
+def test_a_newer_store_is_refused(store_url: str) -> None:
+    with open_store(store_url) as store:
+        store.create_run("r1", {})
+    raw = Raw(store_url)
+    try:
+        raw.execute("INSERT INTO schema_version (version, description, applied_at) "
+                    f"VALUES ({schema.LATEST + 1}, 'from the future', 0)")
+    finally:
+        raw.close()
+    with pytest.raises(StoreUnavailable, match="newer than this frostline supports") as info:
+        open_store(store_url)
+    assert info.value.fields["version"] == schema.LATEST + 1
+    assert "upgrade frostline" in info.value.message
+
+
+def test_migrations_are_ordered_and_render_for_both_dialects() -> None:
+    versions = [m.version for m in schema.MIGRATIONS]
+    assert versions == list(range(1, len(versions) + 1))
+    for m in schema.MIGRATIONS:
+        for dialect in ("sqlite", "postgres"):
+            for statement in m.statements(dialect):  # type: ignore[arg-type]
+                assert not re.search(r"\{(json|blob|real|bigint|serial)\}", statement)
+    assert [m.version for m in schema.pending(1)] == versions[1:]
+    assert schema.pending(schema.LATEST) == []
