@@ -158,6 +158,8 @@ def minimal_environment(profile: SandboxProfile) -> dict[str, str]:
         "PYTHONPATH": PACKAGE_ROOT,
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONNOUSERSITE": "1",
+        # Same string hashing in every attempt, as in the plain child runner.
+        "PYTHONHASHSEED": "0",
     }
     env.update(dict(profile.extra_env))
     return env

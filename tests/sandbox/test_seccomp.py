@@ -180,3 +180,31 @@ def test_clone_into_a_new_namespace_is_denied_even_with_processes_allowed(profil
 def test_ctypes_arg_struct_matches_libseccomp_abi():
     # struct scmp_arg_cmp: uint arg; enum op; uint64 a; uint64 b -> 24 bytes on LP64.
     assert ctypes.sizeof(seccomp._ArgCmp) == 24
+
+
+# getpid through three ABIs: the native one, the i386 `int 0x80` entry and the x32 bit.
+ABI_PROBE = textwrap.dedent(
+    """
+    import ctypes, mmap, sys
+    code = {"native": b"\\xb8\\x27\\x00\\x00\\x00\\x0f\\x05\\xc3",
+            "i386": b"\\xb8\\x14\\x00\\x00\\x00\\xcd\\x80\\xc3",
+            "x32": b"\\xb8\\x27\\x00\\x00\\x40\\x0f\\x05\\xc3"}[sys.argv[1]]
+    m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    m.write(code)
+    fn = ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(m)))
+    print(fn(), flush=True)
+    """
+)
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86-64 machine code")
+@pytest.mark.parametrize("abi", ["i386", "x32"])
+def test_foreign_abi_syscalls_kill_the_process(profile, abi):
+    """The filter is native-only; a syscall entered through another ABI is never judged by
+    native rules: libseccomp's bad-arch action kills the process with SIGSYS."""
+    import signal
+
+    native = run_sandboxed(["-c", ABI_PROBE, "native"], profile)
+    assert native.ok and native.stdout.strip() == b"2"  # getpid in the pid namespace
+    foreign = run_sandboxed(["-c", ABI_PROBE, abi], profile)
+    assert foreign.signal == signal.SIGSYS and foreign.stdout == b""
