@@ -50,6 +50,7 @@ from frostline.runtime.seccomp import (
 
 __all__ = [
     "PACKAGE_ROOT",
+    "SETUP_HINT",
     "ReducedIsolationWarning",
     "SandboxLaunch",
     "SandboxProfile",
@@ -67,13 +68,17 @@ log = logging.getLogger(__name__)
 # Where the frostline package appears inside the sandbox; PYTHONPATH points at it.
 PACKAGE_ROOT = "/opt/frostline"
 
-_BWRAP_HINT = (
-    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
-    "bubblewrap) and make sure unprivileged user namespaces are enabled "
+# How to give a machine what the sandbox needs (part of every SandboxUnavailable message).
+SETUP_HINT = (
+    "unprivileged user namespaces must be enabled "
     "(sysctl user.max_user_namespaces > 0; on Debian kernels kernel.unprivileged_userns_clone=1; "
     "on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile "
     "for bwrap); inside a container, run it with user namespaces allowed "
     "(e.g. docker --security-opt seccomp=unconfined or a profile that permits clone/unshare)"
+)
+_BWRAP_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
+    "bubblewrap); " + SETUP_HINT
 )
 
 

@@ -27,7 +27,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import IO, Any
 
-from frostline.runtime.sandbox import SandboxProfile, SandboxUnavailable, prepare_launch
+from frostline.runtime.sandbox import (
+    SETUP_HINT,
+    SandboxProfile,
+    SandboxUnavailable,
+    prepare_launch,
+)
 
 __all__ = ["SandboxProcess", "SandboxResult", "run_sandboxed"]
 
@@ -35,8 +40,7 @@ __all__ = ["SandboxProcess", "SandboxResult", "run_sandboxed"]
 _REAP_SECONDS = 30.0
 
 _BWRAP_HINT = (
-    "check that the bind sources exist, that bubblewrap is >= 0.8 and that unprivileged "
-    "user namespaces are enabled (sysctl user.max_user_namespaces > 0)"
+    "check that the bind sources exist and that bubblewrap is >= 0.8; " + SETUP_HINT
 )
 
 

@@ -516,3 +516,10 @@ def test_memory_limit_profile_knob(profile):
     assert ok.ok, ok.stderr
     bomb = run_code("x = bytearray(256 << 20)", small)
     assert b"MemoryError" in bomb.stderr
+
+
+def test_script_runs_in_its_own_session_without_a_terminal(profile):
+    # --new-session: the session is created inside the pid namespace (its leader is visible
+    # there); the host's session would show as 0, its leader being outside the namespace.
+    out = run_json("import json, os\nprint(json.dumps([os.getsid(0), os.getpgrp()]))", profile)
+    assert out[0] in (1, 2) and out[1] in (1, 2)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +15,8 @@ from frostline.runtime import sandbox, sandbox_probe
 from frostline.runtime.sandbox import SandboxProfile, SandboxUnavailable
 from frostline.runtime.sandbox_probe import PROBE_SOURCE, evaluate, verify_profile
 from frostline.runtime.sandbox_process import run_sandboxed
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +124,29 @@ def test_missing_bwrap_is_a_clear_error():
 def test_report_serializes(profile):
     data = verify_profile(profile).to_dict()
     assert data["ok"] is True and all(set(c) == {"name", "ok", "observed"} for c in data["checks"])
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1) from util-linux")
+def test_user_namespaces_disabled_is_a_clear_error(profile):
+    """Disable user namespaces for real — inside a throwaway user namespace whose own
+    max_user_namespaces is set to 0 (per-namespace, so the machine is untouched) — and run
+    the real verification there."""
+    code = (
+        "from frostline.runtime.sandbox_probe import verify_profile\n"
+        "from frostline.runtime.sandbox import SandboxUnavailable\n"
+        "try:\n"
+        "    verify_profile()\n"
+        "    print('VERIFIED')\n"
+        "except SandboxUnavailable as exc:\n"
+        "    print('UNAVAILABLE', exc)\n"
+    )
+    proc = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "sh", "-c",
+         'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" -c "$1"',
+         sys.executable, code],
+        capture_output=True, text=True, timeout=60, cwd=str(REPO),
+    )
+    if proc.returncode != 0 and "unshare" in proc.stderr:
+        pytest.skip(f"cannot create a user namespace to run this test in: {proc.stderr}")
+    assert proc.stdout.startswith("UNAVAILABLE"), proc.stdout + proc.stderr
+    assert "max_user_namespaces" in proc.stdout
