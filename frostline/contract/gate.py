@@ -209,6 +209,27 @@ def frozen_map(slots: Iterable[SlotRecord],
     return out
 
 
+def rebase(frozen: Mapping[str, FrozenSite], source: str,
+           candidate: Sequence[CandidateSite]) -> dict[str, FrozenSite]:
+    """The frozen map with line numbers and source lines taken from a later script.
+
+    A frozen site that `candidate` (the sites of `source`) keeps intact is described by its
+    line in `source`; any other keeps the description of the attempt that committed it. The
+    repair prompt uses this so that the lines it quotes match the script it shows.
+    """
+    lines = source.splitlines()
+    by_site = {c.site: c for c in candidate}
+    out: dict[str, FrozenSite] = {}
+    for site, fs in frozen.items():
+        c = by_site.get(site)
+        if (c is not None and c.capability == fs.capability and c.fingerprint == fs.fingerprint
+                and 0 < c.line <= len(lines)):
+            out[site] = FrozenSite(site, fs.capability, fs.fingerprint, c.line, lines[c.line - 1])
+        else:
+            out[site] = fs
+    return out
+
+
 def _report_sites(attempt: AttemptRecord) -> dict[str, Mapping[str, Any]]:
     report = attempt.report if isinstance(attempt.report, Mapping) else {}
     facts = report.get("facts")

@@ -173,7 +173,9 @@ class ChildProcessRunner:
                 "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
 
     def child_argv(self, read_fd: int, write_fd: int) -> list[str]:
-        return [self.python, "-s", "-m", "frostline.runtime.child", str(read_fd), str(write_fd)]
+        # -S: the child needs the standard library and frostline only (PYTHONPATH); skipping
+        # site-packages keeps third-party .pth hooks out of it and saves their import time.
+        return [self.python, "-S", "-m", "frostline.runtime.child", str(read_fd), str(write_fd)]
 
     def popen_kwargs(self, pass_fds: tuple[int, ...], workdir: str) -> dict[str, Any]:
         return {"pass_fds": pass_fds, "env": self.child_env(), "cwd": workdir,
@@ -238,8 +240,12 @@ class ChildProcessRunner:
         kept = 0
 
         def answer(rid: Any, task: asyncio.Task[Reply]) -> None:
-            reply = dict(task.result()) if not task.cancelled() else {
-                "ok": False, "error": {"kind": "stop", "type": "Cancelled", "message": "cancelled"}}
+            if task.cancelled() or task.exception() is not None:
+                reply: Reply = {"ok": False, "error": {
+                    "kind": "stop", "type": "HostError",
+                    "message": "the host could not complete this call"}}
+            else:
+                reply = dict(task.result())
             frame = {**reply, "type": "reply", "id": rid, "nonce": broker.nonce}
             try:
                 channel.send(frame)
@@ -265,6 +271,8 @@ class ChildProcessRunner:
             except TimeoutError:
                 continue
             if item is None or isinstance(item, BaseException):
+                if item is not None:  # a protocol violation: the child is not trusted further
+                    self._kill(proc)
                 code = await asyncio.to_thread(proc.wait)
                 why = "closed the channel" if item is None else f"broke the protocol: {item}"
                 return ScriptOutcome(False, error={

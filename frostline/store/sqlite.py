@@ -56,7 +56,7 @@ class SQLiteStore(SqlStore):
             ) from exc
         super().__init__(url or f"sqlite:///{self.path}", clock=clock)
 
-    # connections -------------------------------------------------------------------------------
+    # connections --------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: no implicit transactions; the writer issues BEGIN IMMEDIATE
         # itself and a reader's SELECT sees the latest commit.
@@ -95,7 +95,7 @@ class SQLiteStore(SqlStore):
         with contextlib.suppress(sqlite3.Error):
             conn.close()
 
-    # dialect ---------------------------------------------------------------------------------------
+    # dialect ------------------------------------------------------------------------------------
     def _driver_errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.Error, OSError)
 
@@ -108,12 +108,7 @@ class SQLiteStore(SqlStore):
     def _json_param(self, text: str) -> Any:
         return text
 
-    def _json_value(self, value: Any) -> Any:
-        import json
-
-        return json.loads(value)
-
-    # schema ------------------------------------------------------------------------------------------
+    # schema -------------------------------------------------------------------------------------
     def _migrate(self, target: int) -> None:
         conn = self._connect()
         try:
@@ -144,7 +139,7 @@ class SQLiteStore(SqlStore):
         finally:
             conn.close()
 
-    # run lock --------------------------------------------------------------------------------------------
+    # run lock -----------------------------------------------------------------------------------
     @contextlib.contextmanager
     def run_lock(self, run_id: str) -> Iterator[None]:
         self._check_open("run_lock")
@@ -168,3 +163,4 @@ class SQLiteStore(SqlStore):
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import frostline.script
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
 from frostline.capabilities.local import LocalProviders
@@ -19,14 +18,10 @@ from frostline.runtime.execute import AttemptOutcome, execute
 from frostline.runtime.runners import InProcessRunner, Runner
 from frostline.store.base import Store
 
-# The checker lands on its own branch; until then the runtime tests use sites/annotate only.
-SKIP_CHECKER = not hasattr(frostline.script, "check")
-
 
 def run(store: Store, run_id: str, source: str, providers: Provider, *,
         runner: Runner | None = None, envelope: Envelope | Mapping[str, Any] | None = None,
         args: Any = None, **kwargs: Any) -> AttemptOutcome:
-    kwargs.setdefault("skip_checker", SKIP_CHECKER)
     return execute(store, run_id, textwrap.dedent(source), args=args, envelope=envelope,
                    providers=providers, runner=runner or InProcessRunner(), **kwargs)
 
@@ -43,16 +38,18 @@ def echo_ns(path: Path) -> list[Any]:
 class Gauge:
     """Wraps a provider and measures how many invocations are in flight at once.
 
-    `release` (when given) holds every invocation until the test sets it, so a test can see
-    the cap hold while calls pile up.
+    Each invocation waits until `target` invocations are in flight together (or all `total`
+    have started), so a cap that is too loose shows as max_in_flight > target, and a cap that
+    holds shows as exactly target — without depending on timing.
     """
 
-    def __init__(self, inner: Provider, *, hold_s: float = 0.0) -> None:
+    def __init__(self, inner: Provider, *, target: int, total: int) -> None:
         self.inner = inner
-        self.hold_s = hold_s
+        self.target = target
+        self.total = total
+        self.started = 0
         self.in_flight = 0
         self.max_in_flight = 0
-        self.invocations: list[tuple[str, dict[str, Any]]] = []
 
     def capabilities(self) -> frozenset[str]:
         return self.inner.capabilities()
@@ -62,16 +59,14 @@ class Gauge:
 
     async def invoke(self, capability: str, payload: Mapping[str, Any],
                      ctx: CallContext) -> ProviderResult:
+        self.started += 1
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        self.invocations.append((capability, dict(payload)))
         try:
-            # Yield several times so that every call the broker lets through is in flight
-            # together before any of them returns.
-            for _ in range(20):
+            while self.in_flight < self.target and self.started < self.total:
+                await asyncio.sleep(0.001)
+            for _ in range(10):  # let any call the cap wrongly admitted arrive too
                 await asyncio.sleep(0)
-            if self.hold_s:
-                await asyncio.sleep(self.hold_s)
             return await self.inner.invoke(capability, payload, ctx)
         finally:
             self.in_flight -= 1

@@ -51,7 +51,7 @@ def test_a_failing_branch_never_leaves_a_sibling_half_done(store, tmp_path):
 
 
 def test_envelope_concurrency_caps_provider_calls_in_flight(store, tmp_path):
-    gauge = Gauge(local(tmp_path))
+    gauge = Gauge(local(tmp_path), target=3, total=10)
     src = """
     async def orchestrate(ctx, args):
         return await ctx.parallel([ctx.run("echo", {"n": i}) for i in range(10)])
@@ -63,7 +63,7 @@ def test_envelope_concurrency_caps_provider_calls_in_flight(store, tmp_path):
 
 def test_the_host_caps_dispatch_even_when_the_script_floods_it(store, tmp_path):
     """Frames that bypass the ctx (a hostile child) still meet the host's semaphore."""
-    gauge = Gauge(local(tmp_path))
+    gauge = Gauge(local(tmp_path), target=2, total=8)
     store.create_run("r", {})
     attempt = store.start_attempt("r", source="", annotated="", report={})
 

@@ -140,7 +140,7 @@ def test_pipeline_runs_stages_in_order_per_item_under_the_item_path():
     result, host = go(script, concurrency=2)
     assert result == ["a-1-2", "b-1-2", "c-1-2"]
     by_item = {}
-    for site, path, p in host.calls:
+    for _site, path, p in host.calls:
         by_item.setdefault(path, []).append(p["n"])
     assert by_item == {(0,): ["a-1", "a-1-2"], (1,): ["b-1", "b-1-2"], (2,): ["c-1", "c-1-2"]}
 
