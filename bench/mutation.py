@@ -1,8 +1,8 @@
 """Checker validity by mutation (the paper's P2): how often does the checker get it wrong?
 
 Over the valid corpus, destroying operators make each script violate one rule, and preserving
-operators change it without changing what the rules judge (see ``bench.mutation_ops``). Two
-error rates follow:
+operators change it without changing what the rules judge (``bench.mutation_ops``,
+``bench.mutation_preserving``). Two error rates follow:
 
 - α = destroying mutants the checker accepts / destroying mutants (a false accept),
 - β = preserving mutants the checker rejects / preserving mutants (a false reject),
@@ -29,7 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.corpus import CorpusScript, load
-from bench.mutation_ops import OPERATORS, Operator
+from bench.mutation_ops import DESTROYING, Operator
+from bench.mutation_preserving import PRESERVING
+
+OPERATORS: tuple[Operator, ...] = DESTROYING + PRESERVING
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Mutation operators for the checker-validity study (the paper's P2).
+"""Mutation operators for the checker-validity study (the paper's P2): text surgery and the
+destroying operators; the preserving ones are in ``bench.mutation_preserving``.
 
 A *destroying* operator makes a script violate one checker rule (its target) and nothing else
 where that is possible; a *preserving* operator changes the text of a script without changing
@@ -15,8 +16,6 @@ byte-identical; preserving operators that need a consistent rewrite (renames) go
 from __future__ import annotations
 
 import ast
-import builtins
-import itertools
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -235,22 +234,34 @@ def set_iteration(source: str, tree: ast.Module, rng: random.Random) -> list[Edi
 
 def _fanout_bounds(tree: ast.Module) -> list[tuple[ast.Call, ast.AST]]:
     """(container call, the node that bounds its width): the slice or range of the
-    comprehension handed to it, directly or through a name bound once, or its items slice."""
-    comps: dict[str, ast.ListComp] = {}
+    comprehension handed to it, or its items slice, each either written in place or reached
+    through a name bound once (`jobs = [...]`, `shots = xs[:4]`)."""
+    counts: dict[str, int] = {}
+    bound: dict[str, ast.expr] = {}
     for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.ListComp)):
-            comps[node.targets[0].id] = node.value
+                and isinstance(node.targets[0], ast.Name)):
+            bound[node.targets[0].id] = node.value
+
+    def resolve(expr: ast.expr) -> ast.expr:
+        if isinstance(expr, ast.Name) and counts.get(expr.id) == 1 and expr.id in bound:
+            return bound[expr.id]
+        return expr
+
     out = []
     for node in ast.walk(tree):
         if not _is_ctx_call(node, CONTAINERS) or not node.args:  # type: ignore[attr-defined]
             continue
         assert isinstance(node, ast.Call)
-        arg = node.args[0]
-        if isinstance(arg, ast.Name) and arg.id in comps:
-            arg = comps[arg.id]
+        arg = resolve(node.args[0])
         if isinstance(arg, ast.ListComp) and len(arg.generators) == 1:
-            it = arg.generators[0].iter
+            it = resolve(arg.generators[0].iter)
+            for _ in range(3):  # through a chain of comprehensions (`prompts = [...]`)
+                if not (isinstance(it, ast.ListComp) and len(it.generators) == 1):
+                    break
+                it = resolve(it.generators[0].iter)
             if _bounded_slice(it) or _const_range(it):
                 out.append((node, it))
         elif _bounded_slice(arg):
@@ -388,7 +399,7 @@ def unknown_capability(source: str, tree: ast.Module, rng: random.Random) -> lis
     for call in _run_calls(tree):
         lit = _literal_capability(call)
         if lit is not None:
-            out.append((text.replace(lit, f'"{lit.value}_hd"'), f"line {call.lineno}"))
+            out.append((text.replace(lit, f'"{lit.value!s}_hd"'), f"line {call.lineno}"))
     return out
 
 
@@ -435,232 +446,3 @@ DESTROYING: tuple[Operator, ...] = (
              unknown_capability),
     Operator("drop_await", "destroying", "R12", "await removed (fire-and-forget)", drop_await),
 )
-
-
-# --- preserving operators -----------------------------------------------------------------------
-
-
-def reformat(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]:
-    """Layout only: ast.unparse (comments and formatting dropped) and a two-space re-indent."""
-    out = [(ast.unparse(tree) + "\n", "ast.unparse")]
-    lines = []
-    for line in source.splitlines(keepends=True):
-        n = len(line) - len(line.lstrip(" "))
-        lines.append(" " * (n // 2) + line[n:] if n % 4 == 0 else line)
-    out.append(("".join(lines), "two-space indent"))
-    return [(s, w) for s, w in out if s != source]
-
-
-_SCARY_COMMENTS = ("# import os; ctx.call(...) would be the old API",
-                   "# do not use __class__ or getattr here",
-                   "# while True: retry forever? no: bounded below",
-                   '# ctx.run(f"image.{kind}", payload, _site="x")')
-_PLAIN_COMMENTS = ("# keep the shots in storyboard order", "# the provider returns a ref",
-                   "# bounded on purpose", "# TODO: tune the prompt")
-
-
-def add_comments(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]:
-    """Comment lines and blank lines above statements; one variant quotes forbidden code."""
-    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
-    starts = sorted({(n.lineno, n.col_offset) for n in stmts})
-    # only statements that start their line (no `a; b`, no one-line compound bodies)
-    text = Text(source)
-    own = [(ln, col) for ln, col in starts
-           if text.lines[ln - 1][:col].strip() == "" and len(text.lines[ln - 1]) > col]
-    out = []
-    for pool, label in ((_PLAIN_COMMENTS, "plain"), (_SCARY_COMMENTS, "quoting forbidden code")):
-        chosen = sorted(rng.sample(own, min(3, len(own))), reverse=True)
-        new = source
-        for ln, col in chosen:
-            t = Text(new)
-            new = t.insert_before_line(ln, " " * col + rng.choice(pool) + "\n\n")
-        out.append((new, f"{len(chosen)} comments, {label}"))
-    return out
-
-
-def add_docstring(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]:
-    """A docstring added to orchestrate (docstrings do not exist for the rules)."""
-    entry = _entry(tree)
-    if entry is None or _first_stmt(entry) is not entry.body[0]:
-        return []
-    return _prepend(source, tree, ['"""Run the workflow for one job."""'])
-
-
-def _assigned_names(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-    return names
-
-
-def _protected_names(tree: ast.Module) -> set[str]:
-    """Names a consistent rename must not touch: parameters (keyword call sites use them),
-    keyword argument names, functions, module constants, builtins, ctx and args."""
-    names = {"ctx", "args"} | set(dir(builtins))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.arg) or (isinstance(node, ast.keyword) and node.arg):
-            names.add(node.arg)  # type: ignore[arg-type]
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            names.add(node.name)
-    for node in tree.body:
-        if isinstance(node, ast.Assign):
-            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    return names
-
-
-class _Renamer(ast.NodeTransformer):
-    def __init__(self, mapping: dict[str, str]) -> None:
-        self.mapping = mapping
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        node.id = self.mapping.get(node.id, node.id)
-        return node
-
-    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.ExceptHandler:
-        if node.name:
-            node.name = self.mapping.get(node.name, node.name)
-        self.generic_visit(node)
-        return node
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
-        node.name = self.mapping.get(node.name, node.name)
-        self.generic_visit(node)
-        return node
-
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AsyncFunctionDef:
-        node.name = self.mapping.get(node.name, node.name)
-        self.generic_visit(node)
-        return node
-
-
-def _rename(source: str, mapping: dict[str, str]) -> str:
-    return ast.unparse(_Renamer(mapping).visit(ast.parse(source))) + "\n"
-
-
-def _fresh(base: str, taken: set[str], rng: random.Random) -> str:
-    for stem in (f"{base}_value", f"the_{base}", f"{base}_item", f"{base}2"):
-        if stem not in taken:
-            return stem
-    return f"{base}_{rng.randrange(10**6)}"
-
-
-def rename_locals(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]:
-    """Local variables renamed consistently (then unparsed)."""
-    candidates = sorted(_assigned_names(tree) - _protected_names(tree))
-    if not candidates:
-        return []
-    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | _protected_names(tree)
-    mapping = {}
-    for name in candidates:
-        mapping[name] = _fresh(name, taken, rng)
-        taken.add(mapping[name])
-    return [(_rename(source, mapping), f"{len(mapping)} locals")]
-
-
-def rename_helper(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]:
-    """A helper function renamed with every reference to it (then unparsed)."""
-    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | _protected_names(tree)
-    out = []
-    for func in sorted(_funcs(tree), key=lambda f: f.lineno):
-        if func.name == "orchestrate":
-            continue
-        new = _fresh(func.name, taken, rng)
-        out.append((_rename(source, {func.name: new}), f"{func.name} -> {new}"))
-    return out
-
-
-def _names(node: ast.AST) -> tuple[set[str], set[str]]:
-    """(every name a statement mentions, the names it may write)."""
-    seen, written = set(), set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name):
-            seen.add(n.id)
-            if not isinstance(n.ctx, ast.Load):
-                written.add(n.id)
-        elif (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-              and n.attr in MUTATING_METHODS):
-            written.add(n.value.id)
-        elif isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load):
-            written |= {m.id for m in ast.walk(n.value) if isinstance(m, ast.Name)}
-    return seen, written
-
-
-def _movable(stmt: ast.stmt, helpers: set[str]) -> bool:
-    if not isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr):
-        return False
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-        return False  # a docstring stops being one when it moves
-    for n in ast.walk(stmt):
-        if isinstance(n, ast.Await | ast.Yield | ast.YieldFrom | ast.NamedExpr | ast.Lambda):
-            return False
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in helpers:
-            return False
-    return True
-
-
-def reorder_independent(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]:
-    """Two adjacent statements with no data dependency and no effect swapped."""
-    helpers = {f.name for f in _funcs(tree)}
-    text = Text(source)
-    out = []
-    blocks = [getattr(n, f) for n in ast.walk(tree) for f in ("body", "orelse", "finalbody")
-              if isinstance(getattr(n, f, None), list)]
-    for block in blocks:
-        for a, b in itertools.pairwise(block):
-            if not (_movable(a, helpers) and _movable(b, helpers)):
-                continue
-            seen_a, wr_a = _names(a)
-            seen_b, wr_b = _names(b)
-            if wr_a & seen_b or wr_b & seen_a:
-                continue
-            a0, a1 = text.starts[a.lineno - 1], text.starts[a.end_lineno]  # type: ignore[index]
-            b0, b1 = text.starts[b.lineno - 1], text.starts[b.end_lineno]  # type: ignore[index]
-            if text.lines[a.lineno - 1][:a.col_offset].strip() or a.col_offset != b.col_offset:
-                continue
-            new = source[:a0] + source[b0:b1] + source[a1:b0] + source[a0:a1] + source[b1:]
-            out.append((new, f"lines {a.lineno} and {b.lineno}"))
-    return sorted(out, key=lambda e: e[1])
-
-
-def split_expression(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]:
-    """A ctx.run payload hoisted into a temporary on the line before the statement."""
-    text = Text(source)
-    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
-    out = []
-    for call in _run_calls(tree):
-        if len(call.args) < 2 or not isinstance(call.args[1], ast.Dict):
-            continue
-        # the statement that holds `await ctx.run(...)` as its value, or as the one argument
-        # of `xs.append(...)`: the payload is then the first thing the statement evaluates
-        await_ = parents.get(id(call))
-        stmt = parents.get(id(await_)) if isinstance(await_, ast.Await) else None
-        if isinstance(stmt, ast.Call) and len(stmt.args) == 1:
-            stmt = parents.get(id(stmt)) if isinstance(stmt.func, ast.Attribute) else None
-            stmt = stmt if isinstance(stmt, ast.Expr) else None
-        if not isinstance(stmt, ast.Assign | ast.Expr | ast.Return):
-            continue
-        name = next(n for n in ("payload", "request", "params", "body") if n not in taken)
-        payload = call.args[1]
-        hoisted = f"{text.indent_of(stmt)}{name} = {text.segment(payload)}\n"
-        edited = Text(text.replace(payload, name))
-        out.append((edited.insert_before_line(stmt.lineno, hoisted), f"line {call.lineno}"))
-    return out
-
-
-PRESERVING: tuple[Operator, ...] = (
-    Operator("rename_locals", "preserving", None, "local variables renamed", rename_locals),
-    Operator("rename_helper", "preserving", None, "helper function renamed", rename_helper),
-    Operator("reformat", "preserving", None, "unparse / re-indent", reformat),
-    Operator("add_comments", "preserving", None, "comments and blank lines", add_comments),
-    Operator("add_docstring", "preserving", None, "docstring in orchestrate", add_docstring),
-    Operator("reorder_independent", "preserving", None, "independent statements swapped",
-             reorder_independent),
-    Operator("split_expression", "preserving", None, "payload hoisted into a temporary",
-             split_expression),
-)
-
-OPERATORS: tuple[Operator, ...] = DESTROYING + PRESERVING

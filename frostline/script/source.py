@@ -88,6 +88,9 @@ def parse_source(source: str, *, check_depth: bool = True) -> ast.Module:
                           "flatten deeply nested expressions into several statements") from None
     except ValueError as exc:  # e.g. source code string cannot contain null bytes
         raise SourceError(f"script cannot be parsed: {exc}", "remove invalid characters") from None
+    if not tree.body:
+        raise SourceError("script is empty (only comments)",
+                          "write `async def orchestrate(ctx, args):` with the workflow's body")
     if check_depth:
         depth_check(tree)
     return tree
