@@ -129,6 +129,8 @@ class SandboxProfile:
         extra_ro_binds: additional host paths bound read-only at the same place.
         extra_env: variables added to the minimal environment (explicit; never copied from
             the host's environment).
+        site_packages: put the interpreter's site-packages on sys.path (off by default: the
+            child needs only the standard library and frostline).
     """
 
     limits: ResourceLimits = field(default_factory=ResourceLimits)
@@ -142,6 +144,7 @@ class SandboxProfile:
     bwrap: str = "bwrap"
     extra_ro_binds: tuple[str, ...] = ()
     extra_env: tuple[tuple[str, str], ...] = ()
+    site_packages: bool = False
 
     def __post_init__(self) -> None:
         if self.uid <= 0:
@@ -286,8 +289,12 @@ def sandbox_argv(
 def python_argv(profile: SandboxProfile, args: Sequence[str]) -> list[str]:
     """The interpreter command inside the sandbox: the limits stage, then `args`
     (``["-m", module, ...]``, ``["-c", code, ...]`` or ``[path, ...]``)."""
+    # -S: no site module, so site-packages (and every .pth hook in it) stays off sys.path;
+    # the child needs only the standard library and frostline. It also halves the start.
+    site = "-s" if profile.site_packages else "-S"
+    # -P: never prepend the working directory (the writable /tmp) to sys.path.
     return [
-        profile.python, "-s", "-B",
+        profile.python, site, "-P", "-B",
         "-m", "frostline.runtime.limits", profile.limits.to_spec(),
         *args,
     ]

@@ -7,6 +7,7 @@ descriptors and writes whatever frames it likes. The host must still refuse and 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import textwrap
@@ -18,10 +19,10 @@ import pytest
 from frostline.capabilities.envelope import Envelope
 from frostline.capabilities.local import LocalProviders
 from frostline.runtime.execute import AttemptOutcome, execute
+from frostline.runtime.runners import Job
 from frostline.runtime.sandbox import SandboxProfile, SandboxUnavailable
 from frostline.runtime.sandbox_runner import SandboxRunner, default_runner
 from frostline.store.base import Store
-from tests.runtime.helpers import Gauge
 
 
 def run_in_sandbox(store: Store, run_id: str, source: str, providers: Any, *,
@@ -98,8 +99,38 @@ def test_budget_exhaustion_denies_further_calls(sqlite_store, runner, providers,
     assert any(e.kind == "denied" for e in sqlite_store.list_events("r"))
 
 
+class Gauge:
+    """Counts provider invocations in flight; each waits until `target` are in flight together
+    (or all `total` started), so a loose cap shows as more than `target`, without timing."""
+
+    def __init__(self, inner: LocalProviders, *, target: int, total: int) -> None:
+        self.inner, self.target, self.total = inner, target, total
+        self.started = self.in_flight = self.max_in_flight = 0
+
+    def capabilities(self) -> frozenset[str]:
+        return self.inner.capabilities()
+
+    def honours_idempotency_keys(self, capability: str) -> bool:
+        return self.inner.honours_idempotency_keys(capability)
+
+    async def invoke(self, capability: str, payload: Any, ctx: Any) -> Any:
+        import asyncio
+
+        self.started += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            while self.in_flight < self.target and self.started < self.total:
+                await asyncio.sleep(0.001)
+            for _ in range(10):  # let a call the cap wrongly admitted arrive too
+                await asyncio.sleep(0)
+            return await self.inner.invoke(capability, payload, ctx)
+        finally:
+            self.in_flight -= 1
+
+
 def test_concurrency_cap_holds_across_the_sandbox_boundary(sqlite_store, runner, providers):
-    gauge = Gauge(providers, hold_s=0.05)
+    gauge = Gauge(providers, target=2, total=6)
     env = Envelope(concurrency=2)
     src = """
     async def orchestrate(ctx, args):
@@ -108,7 +139,7 @@ def test_concurrency_cap_holds_across_the_sandbox_boundary(sqlite_store, runner,
     """
     out = run_in_sandbox(sqlite_store, "r", src, gauge, runner=runner, envelope=env)
     assert out.status == "succeeded", out.error
-    assert len(gauge.invocations) == 6
+    assert gauge.started == 6
     assert gauge.max_in_flight == 2
 
 
@@ -216,8 +247,12 @@ def test_wall_clock_timeout_stops_the_script(sqlite_store, profile, providers):
 def test_unavailable_sandbox_runs_nothing(sqlite_store, providers, tmp_path):
     broken = SandboxRunner(SandboxProfile(bwrap="frostline-no-such-bwrap"))
     with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
-        run_in_sandbox(sqlite_store, "r", ONE_CALL, providers, runner=broken)
-    assert provider_log(tmp_path) == []
+        asyncio.run(broken.run(Job(ONE_CALL, None), None))  # type: ignore[arg-type]
+    # Through execute, the attempt fails with the reason and the fix; nothing ran.
+    out = run_in_sandbox(sqlite_store, "r", ONE_CALL, providers, runner=broken)
+    assert out.status == "failed" and out.error["type"] == "SandboxUnavailable"
+    assert "apt-get install bubblewrap" in out.error["message"]
+    assert out.provider_calls == 0 and provider_log(tmp_path) == []
 
 
 def test_default_runner_is_the_sandbox_on_linux():
