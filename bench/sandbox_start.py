@@ -22,6 +22,7 @@ where "added" is the sandboxed time minus the same work as a plain process.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import secrets
 import statistics
@@ -33,6 +34,7 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from frostline.runtime.rpc import Channel
 from frostline.runtime.sandbox import SandboxProfile
@@ -146,28 +148,31 @@ def sandbox_child_first_frame(profile: SandboxProfile) -> float:
     return _first_frame(start)
 
 
-def end_to_end(runner_name: str, runs: int) -> float:
+def end_to_end_variants(store_dir: str) -> dict[str, Callable[[], float]]:
+    """One closure per runner: a ten-call script through `execute`, in a fresh run each time."""
     from frostline.capabilities.local import LocalProviders
     from frostline.runtime.execute import execute
     from frostline.runtime.runners import ChildProcessRunner, InProcessRunner
     from frostline.runtime.sandbox_runner import SandboxRunner
     from frostline.store import open_store
 
-    with tempfile.TemporaryDirectory(prefix="frostline-bench-") as tmp:
-        store = open_store(f"sqlite:///{Path(tmp) / 'bench.db'}")
-        providers = LocalProviders()
-        factories = {"in-process": InProcessRunner, "child": ChildProcessRunner,
-                     "sandbox": SandboxRunner}
-        runner = factories[runner_name]()
-        samples = []
-        for i in range(runs + 1):
+    store = open_store(f"sqlite:///{Path(store_dir) / 'bench.db'}")
+    providers = LocalProviders()
+    counter = iter(range(10**9))
+
+    def variant(runner: Any) -> Callable[[], float]:
+        def once() -> float:
             t0 = time.perf_counter()
-            out = execute(store, f"{runner_name}-{i}", textwrap.dedent(SCRIPT),
+            out = execute(store, f"run-{next(counter)}", textwrap.dedent(SCRIPT),
                           providers=providers, runner=runner)
-            samples.append(time.perf_counter() - t0)
+            elapsed = time.perf_counter() - t0
             assert out.status == "succeeded", out.error
-        store.close()
-    return statistics.median(samples[1:]) * 1000
+            return elapsed
+
+        return once
+
+    return {"in-process": variant(InProcessRunner()), "child": variant(ChildProcessRunner()),
+            "sandbox": variant(SandboxRunner())}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,13 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     }, opts.runs)
     bare, bare_s, bare_print, probe = m["bare"], m["bare_S"], m["bare_print"], m["probe"]
     child, sandboxed_child = m["child"], m["sandboxed_child"]
-    with warnings.catch_warnings():
+    logging.getLogger("frostline").setLevel(logging.ERROR)  # the plain child's warning
+    with warnings.catch_warnings(), tempfile.TemporaryDirectory(prefix="frostline-bench-") as tmp:
         warnings.simplefilter("ignore")
-        import logging
-
-        logging.getLogger("frostline").setLevel(logging.ERROR)
-        e2e = {name: end_to_end(name, opts.e2e_runs)
-               for name in ("in-process", "child", "sandbox")}
+        e2e = interleaved_medians_ms(end_to_end_variants(tmp), opts.e2e_runs)
 
     rows = [
         ("python3 -c pass (bare)", bare, f"{bare / bare_s:.2f}", "-"),

@@ -1,10 +1,11 @@
 """Resource limits for a sandboxed script, applied inside the sandbox before the script runs.
 
 The limits are set by a tiny first stage that runs in the sandboxed interpreter itself
-(``python -m frostline.runtime.limits SPEC -m module ...``): it lowers the soft and hard
-rlimits and then runs the real entry point in the same interpreter with `runpy`, so the limits
-cost no second interpreter start and nothing in the script can raise them again (an
-unprivileged process cannot raise a hard limit).
+(``python -c STAGE -m module ...``, see `stage_argv`): it lowers the soft and hard rlimits and
+then runs the real entry point in the same interpreter with `runpy`, so the limits cost no
+second interpreter start, and nothing in the script can raise them again (an unprivileged
+process cannot raise a hard limit). The stage imports nothing of frostline's and almost
+nothing of the standard library, so it adds next to nothing to the start-up.
 
 Why inside rather than in the host's ``preexec_fn``: bubblewrap must still fork its init and
 the payload, and RLIMIT_NPROC is counted per user *per user namespace level*. Set on the host,
@@ -25,20 +26,17 @@ Limits:
 
 from __future__ import annotations
 
-import resource
-import runpy
-import signal
-import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-__all__ = ["ResourceLimits", "apply_limits", "main"]
+__all__ = ["ResourceLimits", "stage_argv", "stage_source"]
 
 _RESOURCES = {
-    "cpu_seconds": resource.RLIMIT_CPU,
-    "address_space_bytes": resource.RLIMIT_AS,
-    "processes": resource.RLIMIT_NPROC,
-    "open_files": resource.RLIMIT_NOFILE,
-    "file_size_bytes": resource.RLIMIT_FSIZE,
+    "cpu_seconds": "RLIMIT_CPU",
+    "address_space_bytes": "RLIMIT_AS",
+    "processes": "RLIMIT_NPROC",
+    "open_files": "RLIMIT_NOFILE",
+    "file_size_bytes": "RLIMIT_FSIZE",
 }
 
 
@@ -83,53 +81,54 @@ class ResourceLimits:
         return cls(**values)
 
 
-def apply_limits(limits: ResourceLimits) -> None:
-    """Lower the current process's rlimits to `limits` (soft = hard, except CPU).
-
-    A limit is never raised above the hard limit already in force.
-    """
-    for name, res in _RESOURCES.items():
+def _triples(limits: ResourceLimits) -> list[tuple[str, int, int]]:
+    """(RLIMIT name, soft, hard) for each limit; CPU gets one second of grace before SIGKILL."""
+    out = []
+    for name, res_name in _RESOURCES.items():
         value = getattr(limits, name)
-        _soft, hard = resource.getrlimit(res)
-        soft_new = value
-        # CPU: SIGXCPU at the soft limit, the kernel's SIGKILL one second later.
-        hard_new = value + 1 if res == resource.RLIMIT_CPU else value
-        if hard != resource.RLIM_INFINITY:
-            hard_new = min(hard_new, hard)
-            soft_new = min(soft_new, hard_new)
-        resource.setrlimit(res, (soft_new, hard_new))
-    # Exceeding RLIMIT_FSIZE raises SIGXFSZ, whose default action kills silently; ignoring it
-    # turns the write into an EFBIG error the script and the host can report.
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        out.append((res_name, value, value + 1 if res_name == "RLIMIT_CPU" else value))
+    return out
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``python -m frostline.runtime.limits SPEC (-m MODULE | -c CODE | PATH) [ARGS...]``.
+def stage_source(limits: ResourceLimits) -> str:
+    """The limit stage: a ``python -c`` program that lowers the rlimits, then runs its
+    arguments (``-m MODULE ...``, ``-c CODE ...`` or ``PATH ...``) as the interpreter would.
 
-    Applies the limits, then runs the target exactly as the interpreter would have.
+    It imports only ``resource``, ``_signal`` and ``sys`` (and ``runpy`` for a module), so
+    it adds almost nothing to the start-up; a limit is never raised above a hard limit
+    already in force.
     """
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) < 2:
-        raise SystemExit(
-            "usage: python -m frostline.runtime.limits SPEC (-m MODULE | -c CODE | PATH) [ARGS...]"
-        )
-    apply_limits(ResourceLimits.from_spec(args[0]))
-    mode, rest = args[1], args[2:]
-    if mode == "-m":
-        if not rest:
-            raise SystemExit("-m needs a module name")
-        sys.argv = [rest[0], *rest[1:]]
-        runpy.run_module(rest[0], run_name="__main__", alter_sys=True)
-    elif mode == "-c":
-        if not rest:
-            raise SystemExit("-c needs code")
-        sys.argv = ["-c", *rest[1:]]
-        code = compile(rest[0], "<string>", "exec")
-        exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
-    else:
-        sys.argv = [mode, *rest]
-        runpy.run_path(mode, run_name="__main__")
+    triples = ", ".join(f"(_r.{res}, {soft}, {hard})" for res, soft, hard in _triples(limits))
+    return f"""\
+import resource as _r, sys as _s, _signal
+for _k, _soft, _hard in ({triples},):
+    _cur = _r.getrlimit(_k)[1]
+    if _cur != _r.RLIM_INFINITY:
+        _hard = min(_hard, _cur)
+        _soft = min(_soft, _hard)
+    _r.setrlimit(_k, (_soft, _hard))
+# SIGXFSZ would kill silently at the file-size limit; ignored, the write fails with EFBIG.
+_signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
+del _r, _k, _soft, _hard, _cur, _signal
+_s.argv = _s.argv[1:]
+if not _s.argv or (_s.argv[0] in ("-m", "-c") and len(_s.argv) < 2):
+    raise SystemExit("limit stage: expected -m MODULE, -c CODE or PATH")
+if _s.argv[0] == "-m":
+    import runpy
+    del _s.argv[0]
+    runpy.run_module(_s.argv[0], run_name="__main__", alter_sys=True)
+elif _s.argv[0] == "-c":
+    _code = _s.argv.pop(1)
+    exec(compile(_code, "<string>", "exec"))
+else:
+    import runpy
+    runpy.run_path(_s.argv[0], run_name="__main__")
+"""
 
 
-if __name__ == "__main__":
-    main()
+def stage_argv(limits: ResourceLimits, args: Sequence[str]) -> list[str]:
+    """Interpreter arguments that apply `limits`, then run `args`.
+
+    Usage: ``[python, "-S", *stage_argv(limits, ["-m", "frostline.runtime.child", "3", "4"])]``.
+    """
+    return ["-c", stage_source(limits), *args]

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import frostline
 from frostline.errors import RunError
-from frostline.runtime.limits import ResourceLimits
+from frostline.runtime.limits import ResourceLimits, stage_argv
 from frostline.runtime.seccomp import (
     DEFAULT_POLICY,
     SeccompPolicy,
@@ -293,11 +293,7 @@ def python_argv(profile: SandboxProfile, args: Sequence[str]) -> list[str]:
     # the child needs only the standard library and frostline. It also halves the start.
     site = "-s" if profile.site_packages else "-S"
     # -P: never prepend the working directory (the writable /tmp) to sys.path.
-    return [
-        profile.python, site, "-P", "-B",
-        "-m", "frostline.runtime.limits", profile.limits.to_spec(),
-        *args,
-    ]
+    return [profile.python, site, "-P", "-B", *stage_argv(profile.limits, args)]
 
 
 @functools.lru_cache(maxsize=8)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from frostline.runtime.limits import ResourceLimits
+from frostline.runtime.limits import ResourceLimits, stage_argv, stage_source
 
 positive = st.integers(min_value=1, max_value=2**40)
 
@@ -37,7 +37,7 @@ def test_malformed_spec_is_rejected(spec):
 def _run_stage(limits: ResourceLimits, *args: str) -> subprocess.CompletedProcess[str]:
     # A real child interpreter, outside any sandbox: the stage works on its own.
     return subprocess.run(
-        [sys.executable, "-m", "frostline.runtime.limits", limits.to_spec(), *args],
+        [sys.executable, "-S", *stage_argv(limits, list(args))],
         capture_output=True, text=True, timeout=60,
     )
 
@@ -73,18 +73,23 @@ def test_stage_never_raises_an_existing_hard_limit():
         [sys.executable, "-c",
          "import resource, subprocess, sys\n"
          "resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40))\n"
-         "subprocess.run([sys.executable, '-m', 'frostline.runtime.limits', sys.argv[1],"
-         " '-c', sys.argv[2]])",
-         ResourceLimits(open_files=500).to_spec(), code],
+         "subprocess.run([sys.executable, '-S', '-c', sys.argv[1], '-c', sys.argv[2]])",
+         stage_source(ResourceLimits(open_files=500)), code],
         capture_output=True, text=True, timeout=60,
     )
     assert outer.stdout.strip() == "(40, 40)", outer.stderr
 
 
-def test_stage_usage_errors():
-    proc = subprocess.run([sys.executable, "-m", "frostline.runtime.limits"],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode != 0 and "usage" in proc.stderr
+@pytest.mark.parametrize("args", [[], ["-m"], ["-c"]])
+def test_stage_usage_errors(args):
+    proc = _run_stage(ResourceLimits(), *args)
+    assert proc.returncode != 0 and "limit stage: expected" in proc.stderr
+
+
+def test_stage_imports_nothing_of_frostline():
+    code = "import sys\nprint(sorted(m for m in sys.modules if m.startswith('frostline')))"
+    proc = _run_stage(ResourceLimits(), "-c", code)
+    assert proc.stdout.strip() == "[]", proc.stderr
 
 
 def test_file_size_limit_gives_an_error_not_a_silent_death(tmp_path):

@@ -55,7 +55,8 @@ def test_inner_command_follows_the_separator():
     argv = _argv(profile)
     inner = argv[argv.index("--") + 1:]
     assert inner[0] == profile.python
-    assert inner[inner.index("-m") + 1] == "frostline.runtime.limits"
+    assert inner[1:4] == ["-S", "-P", "-B"]
+    assert inner[4] == "-c" and "setrlimit" in inner[5]  # the limit stage
     assert inner[-2:] == ["-c", "pass"]
 
 
