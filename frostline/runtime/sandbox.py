@@ -32,6 +32,7 @@ import logging
 import os
 import shutil
 import sys
+import sysconfig
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -231,6 +232,16 @@ def read_only_binds(python: str, extra: tuple[str, ...] = ()) -> tuple[tuple[str
     return tuple(binds)
 
 
+@functools.lru_cache(maxsize=1)
+def _site_dirs() -> tuple[str, ...]:
+    """This interpreter's site-packages directories that exist (resolved, deduplicated)."""
+    dirs: set[str] = set()
+    for base in {sys.prefix, sys.base_prefix}:  # a venv's and its base interpreter's
+        paths = sysconfig.get_paths(vars={"base": base, "platbase": base})
+        dirs |= {os.path.realpath(paths[key]) for key in ("purelib", "platlib") if key in paths}
+    return tuple(sorted(d for d in dirs if os.path.isdir(d)))
+
+
 def _root_links() -> list[str]:
     """Mirror the host's /bin, /lib, /lib64, /sbin: a symlink stays a symlink, a directory
     is bound read-only."""
@@ -269,6 +280,10 @@ def sandbox_argv(
         argv += ["--setenv", key, value]
     for src, dest in read_only_binds(profile.python, profile.extra_ro_binds):
         argv += ["--ro-bind", src, dest]
+    if not profile.site_packages:
+        # The prefix bind carries site-packages; an empty read-only tmpfs hides it.
+        for path in _site_dirs():
+            argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
     argv += _root_links()
     argv += [
         "--proc", "/proc",

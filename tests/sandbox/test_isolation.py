@@ -523,3 +523,18 @@ def test_script_runs_in_its_own_session_without_a_terminal(profile):
     # there); the host's session would show as 0, its leader being outside the namespace.
     out = run_json("import json, os\nprint(json.dumps([os.getsid(0), os.getpgrp()]))", profile)
     assert out[0] in (1, 2) and out[1] in (1, 2)
+
+
+def test_site_packages_hidden_unless_asked_for(profile):
+    import sysconfig
+
+    site = sysconfig.get_paths()["purelib"]
+    code = "import json, os, sys\nprint(json.dumps(sorted(os.listdir(sys.argv[1]))[:3]))"
+    assert run_json(code, profile, site) == []
+    assert "pip" not in str(run_json(code, profile, site))
+    with_site = dataclasses.replace(profile, site_packages=True)
+    listed = run_json(code, with_site, site)
+    assert listed and listed == sorted(os.listdir(site))[:3]
+    imported = run_code("import rfc8785\nprint(rfc8785.dumps({'b': 1, 'a': 2}).decode())",
+                        with_site)
+    assert imported.stdout == b'{"a":2,"b":1}\n', imported.stderr
