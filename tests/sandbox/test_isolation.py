@@ -538,3 +538,24 @@ def test_site_packages_hidden_unless_asked_for(profile):
     imported = run_code("import rfc8785\nprint(rfc8785.dumps({'b': 1, 'a': 2}).decode())",
                         with_site)
     assert imported.stdout == b'{"a":2,"b":1}\n', imported.stderr
+
+
+def test_tmp_is_bounded_by_its_size(profile):
+    # tmpfs pages are not address space: the tmpfs size is what bounds them.
+    small = dataclasses.replace(profile, tmp_bytes=4 << 20)
+    out = run_json(
+        """
+        import errno, json
+        written = 0
+        try:
+            for i in range(64):
+                with open(f"/tmp/f{i}", "wb") as f:
+                    f.write(b"x" * (512 << 10))
+                written += 1
+            print(json.dumps([written, "ok"]))
+        except OSError as exc:
+            print(json.dumps([written, errno.errorcode[exc.errno]]))
+        """,
+        small,
+    )
+    assert out[1] == "ENOSPC" and out[0] <= 8  # 4 MiB holds at most 8 such files
