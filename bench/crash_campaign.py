@@ -36,6 +36,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import uuid
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -183,13 +184,14 @@ def trial(url: str, work: Path, run_id: str, script: str, point: str, k: int,
 
 def campaign(url: str | None, trials: int, seed: int) -> list[dict[str, Any]]:
     rng = random.Random(seed)
+    tag = uuid.uuid4().hex[:8]  # run ids must be fresh in a shared store
     with tempfile.TemporaryDirectory(prefix="frostline-crash-") as tmp:
         work = Path(tmp)
         url = url or f"sqlite:///{work}/campaign.db"
         references: dict[str, Any] = {}
         with open_store(url) as store:
             for name, (source, _) in SCRIPTS.items():
-                ref = execute(store, f"reference-{name}-{seed}", source,
+                ref = execute(store, f"reference-{name}-{tag}", source,
                               providers=LocalProviders(), runner=InProcessRunner())
                 references[name] = ref.result
         plan = [(s, p) for s in SCRIPTS for p in POINTS]
@@ -197,7 +199,7 @@ def campaign(url: str | None, trials: int, seed: int) -> list[dict[str, Any]]:
         for i in range(trials):
             script, point = plan[i % len(plan)]
             k = rng.randrange(SCRIPTS[script][1])
-            rows.append(trial(url, work, f"crash-{seed}-{i}", script, point, k,
+            rows.append(trial(url, work, f"crash-{tag}-{i}", script, point, k,
                               references[script]))
         return rows
 

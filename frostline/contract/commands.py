@@ -127,37 +127,53 @@ def _print_gate(result: GateResult, frozen_count: int) -> None:
 @store_option
 @json_option
 def cert_command(run_id: str, verify: bool, store_url: str | None, as_json: bool) -> None:
-    """Show the prefix certificate of RUN_ID; with --verify, check it against the store.
+    """Show the prefix certificate of RUN_ID and its differences against the store.
 
-    Exit 1 when verification finds differences.
+    Without --verify: the latest persisted certificate (or the one computed from the slots when
+    none was persisted), plus the differences; exit 0. With --verify: the values recomputed from
+    the store, plus the differences; exit 1 when there are any.
     """
     with opened(store_url, run_id, as_json) as store:
-        if verify:
-            report = guarded(as_json, lambda: certificate.verify(store, run_id))
-        else:
-            persisted = guarded(as_json, lambda: certificate.latest(store, run_id))
-            current = persisted or guarded(
-                as_json, lambda: certificate.build(store.list_slots(run_id), run_id, 0))
-    if verify:
-        if as_json:
-            _emit_json({"run_id": run_id, **report})
-        else:
-            _print_verify(run_id, report)
-        sys.exit(EXIT_OK if report["consistent"] else EXIT_DIFFERENCES)
+        report = guarded(as_json, lambda: certificate.verify(store, run_id))
+    persisted = report["certificate"]
+    shown = report if verify or persisted is None else persisted
     summary = {"run_id": run_id, "persisted": persisted is not None,
-               "attempt": current["attempt"] if persisted is not None else None,
-               "frozen_sites": current["frozen_sites"], "chain_digest": current["chain_digest"],
-               "entries": current["entries"]}
+               "attempt": persisted["attempt"] if persisted is not None else None,
+               "frozen_sites": shown["frozen_sites"], "chain_digest": shown["chain_digest"],
+               "entries": shown["entries"], "consistent": report["consistent"],
+               "differences": report["differences"]}
+    if verify:
+        summary["certificate"] = persisted
     if as_json:
         _emit_json(summary)
-        return
+    else:
+        _print_cert(run_id, summary, verify)
+    sys.exit(EXIT_DIFFERENCES if verify and not report["consistent"] else EXIT_OK)
+
+
+def _print_cert(run_id: str, summary: dict[str, Any], verify: bool) -> None:
     console = Console()
-    where = (f"persisted after attempt {summary['attempt']}" if persisted is not None
-             else "computed from the slots; no certificate persisted yet")
+    if verify:
+        where = "recomputed from the store"
+    elif summary["persisted"]:
+        where = f"persisted after attempt {summary['attempt']}"
+    else:
+        where = "computed from the slots; no certificate persisted yet"
     console.print(f"certificate of run [bold]{run_id}[/] ({where})", highlight=False)
     _print_frozen(console, summary["frozen_sites"])
     console.print(f"chain digest: {summary['chain_digest']}\nentries: {summary['entries']}",
                   highlight=False)
+    if summary["consistent"]:
+        console.print(f"[green]consistent[/]: the store matches the certificate of run {run_id}")
+        return
+    table = Table(title="differences between the store and the latest certificate")
+    for col in ("kind", "identity", "detail"):
+        table.add_column(col)
+    for d in summary["differences"]:
+        detail = (", ".join(f"{k}: {v['certified']} → {v['store']}" for k, v in d["fields"].items())
+                  if d["kind"] == "changed" else f"{d.get('capability')} (attempt {d.get('attempt')})")
+        table.add_row(d["kind"], d["identity"], detail)
+    console.print(table)
 
 
 def _print_frozen(console: Console, frozen: dict[str, str]) -> None:
@@ -166,24 +182,6 @@ def _print_frozen(console: Console, frozen: dict[str, str]) -> None:
     table.add_column("capability")
     for site, cap in frozen.items():
         table.add_row(site, cap)
-    console.print(table)
-
-
-def _print_verify(run_id: str, report: dict[str, Any]) -> None:
-    console = Console()
-    _print_frozen(console, report["frozen_sites"])
-    console.print(f"chain digest: {report['chain_digest']}\nentries: {report['entries']}",
-                  highlight=False)
-    if report["consistent"]:
-        console.print(f"[green]consistent[/]: the store matches the certificate of run {run_id}")
-        return
-    table = Table(title="differences between the store and the latest certificate")
-    for col in ("kind", "identity", "detail"):
-        table.add_column(col)
-    for d in report["differences"]:
-        detail = (", ".join(f"{k}: {v['certified']} → {v['store']}" for k, v in d["fields"].items())
-                  if d["kind"] == "changed" else f"{d.get('capability')} (attempt {d.get('attempt')})")
-        table.add_row(d["kind"], d["identity"], detail)
     console.print(table)
 
 

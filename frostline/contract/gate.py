@@ -109,7 +109,9 @@ class Counterexample:
         if self.kind == "removed":
             what = f"{where} is missing from the candidate"
         elif self.kind == "capability_changed":
-            what = f"{where} now calls {self.found_capability!r}"
+            found = (repr(self.found_capability) if self.found_capability is not None
+                     else "a capability whose name is not a string literal")
+            what = f"{where} now calls {found}"
         else:
             what = f"{where} has a different call expression (payload or arguments edited)"
         hint = "; keep that call exactly as it is, at the same place, and add new work after it"
@@ -125,7 +127,7 @@ class Counterexample:
             "nearest": self.nearest.to_dict() if self.nearest is not None else None,
             "message": self.message,
         }
-        if self.found_capability is not None:
+        if self.kind == "capability_changed":
             out["found_capability"] = self.found_capability
         return out
 

@@ -542,19 +542,21 @@ class Analyzer:
 
     # ---- expressions ---------------------------------------------------------------
     def expr(self, node: ast.expr, pos: int) -> Cost | None:
-        depth = self.depth = self.depth + 1
-        if depth > MAX_AST_DEPTH:
-            raise too_deep(node)
-        cost = self._expr(node, pos)
-        self.depth = depth - 1
-        return cost
-
-    def _expr(self, node: ast.expr, pos: int) -> Cost | None:
+        # Leaves first: they cannot nest, so they skip the depth bookkeeping.
         if isinstance(node, ast.Constant):
             return None
         if isinstance(node, ast.Name):
             self._name(node, pos)
             return None
+        depth = self.depth = self.depth + 1
+        if depth > MAX_AST_DEPTH:
+            raise too_deep(node)
+        try:  # zero-cost in 3.11 when nothing is raised
+            return self._expr(node, pos)
+        finally:
+            self.depth = depth - 1
+
+    def _expr(self, node: ast.expr, pos: int) -> Cost | None:
         if isinstance(node, ast.Call):
             return self._call(node, pos)
         if isinstance(node, ast.Attribute):
@@ -636,7 +638,7 @@ class Analyzer:
                         "formatted)", "use ctx only as `ctx.<primitive>(...)` or pass it to a "
                         "helper whose parameter is named `ctx`")
             return
-        if _dunder(name):
+        if name[0] == "_" and _dunder(name):
             self.report("R07", node, f"dunder name `{name}` is not allowed",
                         "dunder names reach interpreter internals; use plain names")
         func = self.func

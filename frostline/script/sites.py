@@ -67,7 +67,38 @@ def fingerprint(call: ast.Call, strip_nested: bool = True) -> str:
             if isinstance(n, ast.Call):
                 n.keywords = [k for k in n.keywords if k.arg != SITE_KEYWORD]
     bare = ast.Call(func=call.func, args=call.args, keywords=call.keywords)
-    return hashlib.sha256(ast.dump(bare, include_attributes=False).encode("utf-8")).hexdigest()
+    return hashlib.sha256(dump(bare).encode("utf-8")).hexdigest()
+
+
+_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def dump(node: object) -> str:
+    """Exactly ``ast.dump(node, include_attributes=False)``, about twice as fast.
+
+    The checker computes one fingerprint per call on every check, and ast.dump's generic
+    formatter was the largest cost after parsing. The equality with ast.dump is pinned by
+    tests over the corpora and generated scripts.
+    """
+    if isinstance(node, ast.AST):
+        cls = type(node)
+        fields = _FIELDS.get(cls)
+        if fields is None:
+            fields = _FIELDS[cls] = tuple(
+                (name, getattr(cls, name, ...) is None) for name in cls._fields)
+        parts = []
+        for name, optional in fields:
+            try:
+                value = getattr(node, name)
+            except AttributeError:
+                continue
+            if value is None and optional:
+                continue
+            parts.append(f"{name}={dump(value)}")
+        return f"{cls.__name__}({', '.join(parts)})"
+    if isinstance(node, list):
+        return f"[{', '.join([dump(x) for x in node])}]"
+    return repr(node)
 
 
 def literal_capability(call: ast.Call) -> str | None:

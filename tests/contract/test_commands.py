@@ -100,9 +100,11 @@ def test_cert_show_and_verify(failed_run: str) -> None:
     assert data["entries"] == 4 and len(data["chain_digest"]) == 64
     assert data["frozen_sites"] == {"orchestrate/#0": "storyboard.plan",
                                     "orchestrate/for#0.body/#0": "image.generate"}
+    assert data["consistent"] is True and data["differences"] == []
     code, out = invoke(cert_command, "e5", "--verify", "--store", failed_run, "--json")
     data = json.loads(out)
     assert code == 0 and data["consistent"] is True and data["differences"] == []
+    assert data["certificate"]["chain_digest"] == data["chain_digest"]
     code, out = invoke(cert_command, "e5", "--verify", "--store", failed_run)
     assert code == 0 and "consistent" in out
     code, out = invoke(cert_command, "e5", "--store", failed_run)
@@ -121,8 +123,13 @@ def test_cert_verify_reports_a_tampered_slot(sqlite_url: str) -> None:
     assert code == 1 and data["consistent"] is False
     assert [(d["kind"], d["identity"]) for d in data["differences"]] == [
         ("changed", "orchestrate/for#0.body/#0@:1")]
+    assert data["chain_digest"] != data["certificate"]["chain_digest"]
     code, out = invoke(cert_command, "e5", "--verify", "--store", sqlite_url)
     assert code == 1 and "changed" in out and "forged" in out
+    # without --verify: the persisted certificate and the same differences, exit 0
+    code, out = invoke(cert_command, "e5", "--store", sqlite_url, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["consistent"] is False and len(data["differences"]) == 1
 
 
 def test_cert_bad_input(sqlite_url: str) -> None:

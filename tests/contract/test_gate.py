@@ -538,3 +538,12 @@ def test_rebase_quotes_lines_of_the_later_script():
     changed = later.replace('"size": "1024x1024"', '"size": "512x512"')
     assert rebase(frozen, changed, sites(changed))[loop_site] == frozen[loop_site]
     assert rebase(frozen, "", [])[loop_site] == frozen[loop_site]
+
+
+def test_capability_changed_to_a_non_literal_name():
+    cand = [Site("orchestrate/#0", "storyboard.plan", "fa", 2),
+            Site("orchestrate/#1", None, "fb", 4)]
+    (ce,) = gate(FROZEN, cand).counterexamples
+    assert ce.kind == "capability_changed" and ce.found_capability is None
+    assert "not a string literal" in ce.message
+    assert gate(FROZEN, cand).to_dict()["counterexamples"][0]["found_capability"] is None

@@ -30,3 +30,15 @@ def test_check_sites_match_sites_and_annotation(path: Path) -> None:
 
 def test_corpus_is_present() -> None:
     assert len(CORPUS) >= 100
+
+
+@pytest.mark.parametrize("path", CORPUS[::7], ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fast_dump_equals_ast_dump(path: Path) -> None:
+    from frostline.script.sites import dump
+
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except SyntaxError:
+        return
+    for node in ast.walk(tree):
+        assert dump(node) == ast.dump(node, include_attributes=False)
