@@ -26,7 +26,8 @@ def make_runner(name: str = "auto") -> tuple[Any, str]:
 
     if name == "subprocess":
         return ChildProcessRunner(), "subprocess (reduced isolation)"
-    from frostline.runtime.sandbox import SandboxRunner, verify_profile
+    from frostline.runtime.sandbox_probe import verify_profile
+    from frostline.runtime.sandbox_runner import SandboxRunner
 
     if name == "sandbox":
         verify_profile()
@@ -52,9 +53,11 @@ def execute(store: Store, run_id: str, source: str, args: dict[str, Any] | None,
 
 def repair(store: Store, run_id: str, model_spec: str, *, max_rewrites: int = 3) -> dict[str, Any]:
     from frostline.repair.clients import client_from_spec
-    from frostline.repair.loop import repair_run
+    from frostline.repair.loop import repair as run_loop
+    from frostline.repair.loop import task_from_store
 
-    result = repair_run(store, run_id, client_from_spec(model_spec), max_rewrites=max_rewrites)
+    task = task_from_store(store, run_id, max_rewrites=max_rewrites)
+    result = run_loop(client_from_spec(model_spec), task)
     return dict(result.to_dict())
 
 
