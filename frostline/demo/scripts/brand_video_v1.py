@@ -16,4 +16,4 @@ async def orchestrate(ctx, args):
         return await ctx.run("image.generate", {"prompt": shot["prompt"], "size": size, "seed": i})
 
     images = await ctx.parallel([render(i, shot) for i, shot in enumerate(shots)])
-    return {"title": args["brief"], "shots": [img["artifact"] for img in images]}
+    return {"title": args["brief"], "shots": [img["artifact"] for img in images[:4]]}
