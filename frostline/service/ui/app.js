@@ -41,12 +41,12 @@ function showLogin() {
   document.getElementById("login-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const value = document.getElementById("token").value.trim();
-    sessionStorage.setItem(TOKEN_KEY, value);
-    try {
-      await api("/v1/runs");
+    const res = await fetch("/v1/runs", { headers: { "Authorization": "Bearer " + value } });
+    if (res.ok) {
+      sessionStorage.setItem(TOKEN_KEY, value);
       location.hash = "#/runs";
-    } catch (e) {
-      sessionStorage.removeItem(TOKEN_KEY);
+      route();
+    } else {
       document.getElementById("login-error").textContent = "That token was not accepted.";
     }
   });
