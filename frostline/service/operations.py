@@ -135,7 +135,7 @@ def _outcome(kind: str) -> str | None:
     k = kind.lower()
     for needle, outcome in (("diverg", "diverged"), ("repeat", "semantic_repeat"),
                             ("unresolved", "unresolved"), ("denied", "denied"),
-                            ("fail", "failed"), ("replay", "replayed"), ("commit", "executed"),
+                            ("fail", "failed"), ("error", "failed"), ("replay", "replayed"), ("commit", "executed"),
                             ("execut", "executed")):
         if needle in k:
             return outcome
