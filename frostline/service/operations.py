@@ -100,6 +100,7 @@ def timeline(store: Store, run_id: str) -> dict[str, Any]:
             row["capability"] = capability
         return row
 
+    first_seen: dict[str, int] = {}
     for ev in store.list_events(run_id):
         kind = ev.kind
         ident = ev.data.get("identity")
@@ -110,6 +111,7 @@ def timeline(store: Store, run_id: str) -> dict[str, Any]:
         if outcome is None:
             continue
         row = cell(ident, ev.data.get("capability"))
+        first_seen.setdefault(ident, ev.seq)
         previous = row["attempts"].get(str(number))
         # A later, more specific outcome wins (e.g. failed after dispatch).
         if previous is None or OUTCOMES.index(outcome) >= OUTCOMES.index(previous):
@@ -120,12 +122,14 @@ def timeline(store: Store, run_id: str) -> dict[str, Any]:
     for slot in store.list_slots(run_id):
         cell(str(slot.identity), slot.capability)["committed_in"] = slot.attempt
 
-    def order(ident: str) -> tuple[str, tuple[int, ...], int]:
+    def order(ident: str) -> tuple[int, str, tuple[int, ...], int]:
+        # First appearance in the audit log (program order of the first attempt), then σ, π, ω.
+        seen = first_seen.get(ident, 1 << 62)
         try:
             i = Identity.parse(ident)
         except ValueError:
-            return (ident, (), 0)
-        return (i.site, i.path, i.occurrence)
+            return (seen, ident, (), 0)
+        return (seen, i.site, i.path, i.occurrence)
 
     return {"attempts": [a.number for a in attempts],
             "rows": [rows[k] for k in sorted(rows, key=order)]}

@@ -31,6 +31,7 @@ function el(tag, attrs = {}, ...children) {
 }
 
 function chip(status) { return el("span", { class: "chip " + status }, status.replace("_", " ")); }
+function clip(text, n) { return text.length > n ? text.slice(0, n - 1) + "…" : text; }
 function usd(x) { return "$" + Number(x || 0).toFixed(3); }
 function when(ts) { return ts ? new Date(ts * 1000).toLocaleString() : ""; }
 
@@ -132,7 +133,7 @@ async function showRun(runId) {
   const attempts = el("table", {}, el("thead", {}, el("tr", {}, ["#", "Status", "Executed", "Replayed", "Orphans", "Error"].map((h) => el("th", {}, h)))),
     el("tbody", {}, run.attempts.map((a) => el("tr", {}, el("td", {}, a.attempt), el("td", {}, chip(a.status)),
       el("td", {}, (a.stats || {}).executed ?? ""), el("td", {}, (a.stats || {}).replayed ?? ""),
-      el("td", {}, a.orphans.length), el("td", { class: "muted" }, a.error ? (a.error.message || "") : "")))));
+      el("td", {}, a.orphans.length), el("td", { class: "muted err", title: a.error ? (a.error.message || "") : "" }, a.error ? clip(a.error.message || "", 140) : "")))));
   view.replaceChildren(
     el("h1", {}, "Run ", el("span", { class: "mono", id: "run-id" }, run.run_id), " ", chip(run.status)),
     el("div", { class: "grid" },
