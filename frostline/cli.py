@@ -1,8 +1,10 @@
 """The `frostline` command. Thin click commands over the library; each package owns its own
-commands module and this file only wires them together.
+commands module and this file only wires them together, importing a command's module only when
+that command runs (so `frostline check` never pays for FastAPI's import).
 
 Configuration precedence, everywhere: flag > environment variable > default.
 - store URL: --store > FROSTLINE_STORE > sqlite file ./.frostline/frostline.db
+- model endpoint: FROSTLINE_MODEL_BASE_URL / FROSTLINE_MODEL_API_KEY > OPENAI_* > default
 """
 
 from __future__ import annotations
@@ -13,17 +15,41 @@ import click
 
 from frostline import __version__
 
-# (module, attribute) pairs; each attribute is a click command or group.
-_COMMANDS: list[tuple[str, str]] = [
+# command name -> (module, attribute); each attribute is a click command or group.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("frostline.demo.commands", "demo"),
+    "check": ("frostline.script.commands", "check"),
+    "run": ("frostline.runtime.commands", "run_command"),
+    "show": ("frostline.runtime.commands", "show_command"),
+    "reconcile": ("frostline.runtime.commands", "reconcile_command"),
+    "gate": ("frostline.contract.commands", "gate_command"),
+    "cert": ("frostline.contract.commands", "cert_command"),
+    "orphans": ("frostline.contract.commands", "orphans_command"),
+    "repair": ("frostline.repair.commands", "repair_command"),
+    "graph": ("frostline.graph.commands", "graph"),
+    "serve": ("frostline.service.commands", "serve"),
+    "token": ("frostline.service.commands", "token"),
+}
 
-]
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target
+        command = getattr(importlib.import_module(module), attr)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{module}.{attr} is not a click command")
+        return command
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="frostline")
 def main() -> None:
     """frostline: revision-safe execution of model-written workflow scripts."""
-
-
-for _module, _attr in _COMMANDS:
-    main.add_command(getattr(importlib.import_module(_module), _attr))

@@ -1,0 +1,1 @@
+"""The `frostline demo` scenario and its shipped inputs (script, recorded model)."""

@@ -1,0 +1,77 @@
+"""`frostline demo`: the brand-video scenario in one screen."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from frostline.errors import FrostlineError
+
+
+@click.command("demo")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
+@click.option("--store", "store_url", default=None, help="Store URL (default: ./.frostline/frostline.db).")
+@click.option("--out", "out_dir", default="frostline-demo", show_default=True,
+              help="Where the PNGs and the run report are written.")
+@click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "subprocess"]),
+              default="auto", show_default=True,
+              help="auto uses the bubblewrap sandbox when it works here and says so when it does not.")
+def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str) -> None:
+    """Run the brand-video demo: a failed fanout repaired without paying twice."""
+    from frostline.demo.scenario import run_demo
+
+    console = Console(stderr=as_json)
+    try:
+        if as_json:
+            result = run_demo(store_url=store_url, out_dir=out_dir, runner_name=runner_name)
+        else:
+            with console.status("running the demo…") as status:
+                result = run_demo(store_url=store_url, out_dir=out_dir, runner_name=runner_name,
+                                  progress=lambda msg: status.update(msg))
+    except FrostlineError as exc:
+        click.echo(f"demo failed: {exc.message}", err=True)
+        sys.exit(1)
+    data = result.to_dict()
+    if as_json:
+        click.echo(json.dumps(data, default=str))
+        return
+    _render(console, data)
+
+
+def _render(console: Console, d: dict) -> None:  # type: ignore[type-arg]
+    first, second = d["attempts"][0], d["attempts"][-1]
+    console.print(Panel.fit(
+        "[b]Brand video[/b]: a storyboard, then four shots rendered in parallel.\n"
+        f"Run [cyan]{d['run_id']}[/cyan] · runner: {d['runner']} · store: {d['store']}",
+        title="frostline demo"))
+    console.print(f"1. Attempt 1 [red]{first['status']}[/red]: {first.get('executed', 0)} calls committed, "
+                  f"then the provider rejected shot 4: {((first.get('error') or {}).get('message') or '')[:100]}")
+    for i, rw in enumerate(d["repair"]["rewrites"], start=1):
+        if rw.get("counterexamples"):
+            console.print(f"2.{i} Repair {i} [magenta]stopped by the gate before spending[/magenta]:")
+            for c in rw["counterexamples"]:
+                near = (c.get("nearest") or {}).get("site")
+                console.print(f"     [b]{c['kind']}[/b] frozen site [cyan]{c['site']}[/cyan] "
+                              f"line {c.get('line')}: [dim]{(c.get('source_line') or '').strip()}[/dim]"
+                              + (f" (moved to {near}?)" if near else ""))
+        elif rw.get("ok"):
+            console.print(f"2.{i} Repair {i} [green]accepted[/green]: it changes only the failed tail.")
+        else:
+            console.print(f"2.{i} Repair {i} refused: {rw.get('reason')}")
+    console.print(f"3. Attempt 2 [green]{second['status']}[/green]: {d['replayed']} identities replayed "
+                  f"(shots byte-identical: {'yes' if d['byte_identical'] else 'NO'}), {d['executed']} executed.")
+    table = Table(title="Revision contract vs naive full rerun", title_justify="left")
+    table.add_column("path")
+    table.add_column("provider calls", justify="right")
+    table.add_column("images produced", justify="right")
+    table.add_column("spend (USD)", justify="right")
+    table.add_row("revision contract", str(d["contract_calls"]), str(d["images"]), f"{d['spend_usd']:.3f}")
+    table.add_row("naive full rerun", str(d["naive_calls"]), str(d["naive_images"]),
+                  f"{d['naive_spend_usd']:.3f}")
+    console.print(table)
+    console.print(f"PNGs and report.md written to [b]{d['out_dir']}[/b] ({d['elapsed_s']:.1f} s).")

@@ -1,0 +1,229 @@
+"""The brand-video demo: a failed fanout, a repair the gate stops, a repair it accepts.
+
+Everything runs on the embedded default (a SQLite store under ./.frostline/, local providers
+that render real PNGs, a recorded repair model shipped with the package — no network). The
+same repaired script is also run the naive way (a fresh run, no prefix) so the two paths can be
+compared on provider calls, images and spend. Provider calls are counted from the provider's
+own invocation log, which is independent of the run store.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from frostline.capabilities import DEFAULT_CATALOG, Envelope
+from frostline.store import open_store
+from frostline.store.base import Store
+
+BRIEF = "Thirty-second spot for Aurora, a trail running shoe: dawn, mountains, motion"
+ARGS = {"brief": BRIEF}
+ENVELOPE = {"budget": {"usd": 1.0, "calls": 40}, "concurrency": 4, "max_fanout": 8}
+
+
+def script_text(name: str) -> str:
+    return resources.files("frostline.demo").joinpath("scripts", name).read_text(encoding="utf-8")
+
+
+@dataclass
+class ProviderLog:
+    """Reads the provider's append-only invocation log (one JSON line per real invocation)."""
+
+    path: Path
+
+    def entries(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
+
+
+@dataclass
+class PathFigures:
+    provider_calls: int = 0
+    images: int = 0
+    spend_usd: float = 0.0
+
+
+@dataclass
+class DemoResult:
+    run_id: str
+    store_url: str
+    runner: str
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    repair: dict[str, Any] = field(default_factory=dict)
+    contract: PathFigures = field(default_factory=PathFigures)
+    naive: PathFigures = field(default_factory=PathFigures)
+    replayed: int = 0
+    executed: int = 0
+    gate_stops: int = 0
+    byte_identical: bool = False
+    counterexamples: list[dict[str, Any]] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
+    out_dir: str = ""
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "store": self.store_url,
+            "runner": self.runner,
+            "contract_calls": self.contract.provider_calls,
+            "naive_calls": self.naive.provider_calls,
+            "replayed": self.replayed,
+            "executed": self.executed,
+            "gate_stops": self.gate_stops,
+            "images": self.contract.images,
+            "naive_images": self.naive.images,
+            "spend_usd": round(self.contract.spend_usd, 6),
+            "naive_spend_usd": round(self.naive.spend_usd, 6),
+            "byte_identical": self.byte_identical,
+            "counterexamples": self.counterexamples,
+            "attempts": self.attempts,
+            "repair": self.repair,
+            "image_files": self.images,
+            "out_dir": self.out_dir,
+            "elapsed_s": round(self.elapsed_s, 3),
+        }
+
+
+def _figures(entries: list[dict[str, Any]]) -> PathFigures:
+    fig = PathFigures(provider_calls=len(entries))
+    for e in entries:
+        if not e.get("ok"):
+            continue
+        cap = DEFAULT_CATALOG.get(str(e.get("capability")))
+        fig.spend_usd += cap.price_usd if cap else 0.0
+        if e.get("capability") == "image.generate":
+            fig.images += 1
+    return fig
+
+
+def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-demo",
+             runner_name: str = "auto", latency_s: float = 0.05, progress: Any = None,
+             owner: str | None = None) -> DemoResult:
+    """Run the whole scenario; `progress(step: str)` is called as it goes."""
+    from frostline import embedded as engine
+
+    started = time.perf_counter()
+    say = progress or (lambda _msg: None)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(prefix="frostline-demo-"))
+    try:
+        store = open_store(store_url)
+        run_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+        contract_log = ProviderLog(workdir / "contract-provider.log")
+        runner, runner_label = engine.make_runner(runner_name)
+        result = DemoResult(run_id=run_id, store_url=store.url, runner=runner_label)
+        envelope = Envelope.from_dict(ENVELOPE)
+        providers = engine.local_providers(contract_log.path, latency_s)
+        if owner is not None:  # e.g. shown in the web UI of a served store
+            store.create_run(run_id, envelope.to_dict(), owner=owner)
+
+        say("attempt 1: storyboard, then four shots in parallel")
+        first = engine.execute(store, run_id, script_text("brand_video_v1.py"), ARGS, envelope,
+                               providers, runner)
+        result.attempts.append(first)
+
+        say("repair: asking the recorded model for a fix")
+        model_file = resources.files("frostline.demo").joinpath("scripts", "recorded_model.json")
+        with resources.as_file(model_file) as model_path:
+            repaired = engine.repair(store, run_id, f"recorded:{model_path}", max_rewrites=3)
+        result.repair = repaired
+        result.gate_stops = sum(1 for r in repaired["rewrites"] if r.get("counterexamples"))
+        for r in repaired["rewrites"]:
+            result.counterexamples.extend(r.get("counterexamples") or [])
+        candidate = repaired.get("accepted")
+        if not candidate:
+            raise RuntimeError("the recorded model produced no accepted repair")
+
+        say("attempt 2: the accepted repair replays the committed prefix")
+        second = engine.execute(store, run_id, candidate, ARGS, envelope, providers, runner)
+        result.attempts.append(second)
+        result.replayed = int(second.get("replayed", 0))
+        result.executed = int(second.get("executed", 0))
+        result.contract = _figures(contract_log.entries())
+
+        say("checking that the replayed shots are byte-identical")
+        result.byte_identical = _replayed_bytes_identical(store, first, second)
+        result.images = _export_images(store, second, out)
+
+        say("naive path: the first attempt, then a full rerun of the repaired script")
+        naive_log = ProviderLog(workdir / "naive-provider.log")
+        naive_providers = engine.local_providers(naive_log.path, latency_s)
+        with open_store(f"sqlite:///{workdir / 'naive.db'}") as naive_store:
+            engine.execute(naive_store, "naive-1", script_text("brand_video_v1.py"), ARGS, envelope,
+                           naive_providers, runner)
+            engine.execute(naive_store, "naive-2", candidate, ARGS, envelope, naive_providers, runner)
+        result.naive = _figures(naive_log.entries())
+
+        result.out_dir = str(out.resolve())
+        result.elapsed_s = time.perf_counter() - started
+        _write_report(result, candidate, out)
+        store.close()
+        return result
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _shot_refs(attempt: dict[str, Any]) -> list[str]:
+    res = attempt.get("result") or {}
+    return [r for r in res.get("shots", []) if isinstance(r, str)] if isinstance(res, dict) else []
+
+
+def _replayed_bytes_identical(store: Store, first: dict[str, Any], second: dict[str, Any]) -> bool:
+    """The three shots committed by attempt 1 come back as the same bytes in attempt 2."""
+    committed = [s for s in store.list_slots(first["run_id"])
+                 if s.capability == "image.generate" and s.attempt == first["attempt"]]
+    refs_after = set(_shot_refs(second))
+    if not committed:
+        return False
+    for slot in committed:
+        ref = slot.result.get("artifact") if isinstance(slot.result, dict) else None
+        if ref not in refs_after:
+            return False
+        stored = store.get_artifact(ref)
+        if stored is None:
+            return False
+    return True
+
+
+def _export_images(store: Store, attempt: dict[str, Any], out: Path) -> list[str]:
+    files = []
+    for i, ref in enumerate(_shot_refs(attempt), start=1):
+        found = store.get_artifact(ref)
+        if found is None:
+            continue
+        data, _mime = found
+        path = out / f"shot-{i}.png"
+        path.write_bytes(data)
+        files.append(str(path))
+    return files
+
+
+def _write_report(result: DemoResult, candidate: str, out: Path) -> None:
+    (out / "report.json").write_text(json.dumps(result.to_dict(), indent=2, default=str))
+    (out / "repaired_script.py").write_text(candidate)
+    lines = [
+        "# frostline demo report", "",
+        f"Run `{result.run_id}` in `{result.store_url}` (runner: {result.runner}).", "",
+        "| path | provider calls | images produced | spend (USD) |",
+        "|---|---|---|---|",
+        f"| revision contract | {result.contract.provider_calls} | {result.contract.images} | {result.contract.spend_usd:.3f} |",
+        f"| naive full rerun | {result.naive.provider_calls} | {result.naive.images} | {result.naive.spend_usd:.3f} |",
+        "",
+        f"Gate stops before spending: {result.gate_stops}. Replayed identities: {result.replayed}; "
+        f"newly executed: {result.executed}. Replayed shots byte-identical: {result.byte_identical}.",
+        "",
+    ]
+    for c in result.counterexamples:
+        lines.append(f"- gate counterexample: `{c.get('kind')}` at frozen site `{c.get('site')}`"
+                     f" (`{(c.get('source_line') or '').strip()}`)")
+    (out / "report.md").write_text("\n".join(lines) + "\n")

@@ -1,0 +1,65 @@
+"""The embedded default, assembled: local providers, the default runner and plain-dict
+results. `frostline demo` and the HTTP service build on these helpers so that both run
+attempts and repairs the same way as `frostline run` and `frostline repair`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
+from frostline.store.base import Store
+
+
+def local_providers(log_path: Path | str | None = None, latency_s: float = 0.0) -> Any:
+    from frostline.capabilities.local import LocalProviders
+
+    return LocalProviders(latency_s=latency_s, log_path=str(log_path) if log_path else None)
+
+
+def make_runner(name: str = "auto") -> tuple[Any, str]:
+    """Return (runner, label). `auto` picks the bubblewrap sandbox when its isolation profile
+    verifies here, else the plain child process — and the label says which, loudly."""
+    from frostline.runtime.runners import ChildProcessRunner
+
+    if name == "subprocess":
+        return ChildProcessRunner(), "subprocess (reduced isolation)"
+    from frostline.runtime.sandbox_probe import verify_profile
+    from frostline.runtime.sandbox_runner import SandboxRunner
+
+    if name == "sandbox":
+        verify_profile()
+        return SandboxRunner(), "bubblewrap sandbox"
+    try:
+        verify_profile()
+    except Exception as exc:  # any reason the sandbox cannot be established
+        print(f"warning: the bubblewrap sandbox is unavailable here ({exc}); "
+              "running scripts in a plain child process with REDUCED isolation", file=sys.stderr)
+        return ChildProcessRunner(), "subprocess (reduced isolation: sandbox unavailable)"
+    return SandboxRunner(), "bubblewrap sandbox"
+
+
+def execute(store: Store, run_id: str, source: str, args: dict[str, Any] | None,
+            envelope: Envelope | dict[str, Any] | None, providers: Any, runner: Any,
+            catalog: Catalog = DEFAULT_CATALOG) -> dict[str, Any]:
+    from frostline.runtime.execute import execute as run_attempt
+
+    outcome = run_attempt(store, run_id, source, args=args or {}, envelope=envelope,
+                          providers=providers, runner=runner, catalog=catalog)
+    return dict(outcome.to_dict())
+
+
+def repair(store: Store, run_id: str, model_spec: str, *, max_rewrites: int = 3) -> dict[str, Any]:
+    from frostline.repair.clients import client_from_spec
+    from frostline.repair.loop import repair as run_loop
+    from frostline.repair.loop import task_from_store
+
+    task = task_from_store(store, run_id, max_rewrites=max_rewrites)
+    result = run_loop(client_from_spec(model_spec), task)
+    return dict(result.to_dict())
+
+
+def default_log_path() -> str | None:
+    return os.environ.get("FROSTLINE_PROVIDER_LOG")

@@ -1,0 +1,42 @@
+"""`frostline serve` and `frostline token create`."""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+_PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+
+
+@click.command("serve")
+@click.option("--store", "store_url", default=None, help="Store URL (default: FROSTLINE_STORE or ./.frostline).")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+def serve(store_url: str | None, host: str, port: int) -> None:
+    """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /."""
+    try:
+        from frostline.service.app import serve as run_server
+    except ImportError as exc:  # the service extra is optional
+        raise click.UsageError(f"the HTTP service needs the 'service' extra: pip install 'frostline[service]' ({exc})") from exc
+    run_server(store_url, host, port)
+
+
+@click.group("token")
+def token() -> None:
+    """Manage API bearer tokens."""
+
+
+@token.command("create")
+@click.argument("name")
+@click.option("--store", "store_url", default=None, help="Store URL (default: FROSTLINE_STORE or ./.frostline).")
+def create(name: str, store_url: str | None) -> None:
+    """Create a token for principal NAME; the token is printed alone on the last line."""
+    if not _PRINCIPAL.match(name):
+        raise click.UsageError("NAME must be 1-64 characters: letters, digits, '.', '_', '@' or '-'")
+    from frostline.store import open_store
+
+    with open_store(store_url) as store:
+        value = store.create_token(name)
+    click.echo(f"Created a token for {name}. It is shown once; only its hash is stored.", err=True)
+    click.echo(value)

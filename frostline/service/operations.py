@@ -1,0 +1,236 @@
+"""What the HTTP API does, as plain functions over a Store: the API module only maps HTTP onto
+these. Kept apart so the UI's read models (run detail, identity timeline) are testable alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
+from frostline.contract.identity import Identity
+from frostline.errors import ScriptRejected
+from frostline.script import check
+from frostline.store.base import Store
+from frostline.store.records import AttemptRecord, RunRecord
+
+# Outcome of one identity in one attempt, as the timeline shows it.
+OUTCOMES = ("replayed", "executed", "diverged", "orphan", "semantic_repeat", "failed", "denied",
+            "unresolved")
+
+
+def precheck(script: str, envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG) -> None:
+    """Refuse a script the checker rejects before anything is recorded (HTTP 422)."""
+    env = Envelope.from_dict(envelope, catalog)
+    report = check(script, env, catalog=catalog)
+    if not report.valid:
+        errors = [v for v in report.to_dict()["violations"] if v["severity"] == "error"]
+        first = errors[0]
+        raise ScriptRejected(
+            f"the checker rejected the script: {first['rule']} line {first['line']}: {first['message']}",
+            report=report.to_dict(),
+        )
+
+
+def envelope_dict(envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG) -> dict[str, Any]:
+    return Envelope.from_dict(envelope, catalog).to_dict()
+
+
+def attempt_dict(a: AttemptRecord) -> dict[str, Any]:
+    return {
+        "attempt": a.number,
+        "status": a.status,
+        "source_digest": a.source_digest,
+        "gate": a.gate,
+        "invoked": list(a.invoked),
+        "orphans": list(a.orphans),
+        "result": a.result,
+        "error": a.error,
+        "stats": a.stats,
+        "started_at": a.started_at,
+        "finished_at": a.finished_at,
+    }
+
+
+def spend(store: Store, run_id: str) -> float:
+    return round(sum(float(s.usage.get("cost_usd", 0.0)) for s in store.list_slots(run_id)), 6)
+
+
+def run_summary(store: Store, run: RunRecord) -> dict[str, Any]:
+    attempts = store.list_attempts(run.run_id)
+    return {
+        "run_id": run.run_id,
+        "status": attempts[-1].status if attempts else run.status,
+        "kind": run.kind,
+        "created_at": run.created_at,
+        "attempts": len(attempts),
+        "spend_usd": spend(store, run.run_id),
+    }
+
+
+def run_artifacts(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
+    """Artifact references found in the run's committed results, with where they came from."""
+    found: dict[str, dict[str, Any]] = {}
+
+    def walk(value: Any, ident: str, capability: str) -> None:
+        if isinstance(value, dict):
+            ref = value.get("artifact")
+            if isinstance(ref, str) and ref.startswith("sha256:"):
+                found.setdefault(ref, {"ref": ref, "mime": value.get("mime", "application/octet-stream"),
+                                       "identity": ident, "capability": capability})
+            for v in value.values():
+                walk(v, ident, capability)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, ident, capability)
+
+    for slot in store.list_slots(run_id):
+        walk(slot.result, str(slot.identity), slot.capability)
+    return found
+
+
+def timeline(store: Store, run_id: str) -> dict[str, Any]:
+    """Identity × attempt matrix: what happened to each identity in each attempt."""
+    attempts = store.list_attempts(run_id)
+    rows: dict[str, dict[str, Any]] = {}
+
+    def cell(ident: str, capability: str | None = None) -> dict[str, Any]:
+        row = rows.setdefault(ident, {"identity": ident, "capability": capability, "attempts": {}})
+        if capability and not row["capability"]:
+            row["capability"] = capability
+        return row
+
+    first_seen: dict[str, int] = {}
+    for ev in store.list_events(run_id):
+        kind = ev.kind
+        ident = ev.data.get("identity")
+        number = ev.data.get("attempt")
+        if not isinstance(ident, str) or not isinstance(number, int):
+            continue
+        outcome = _outcome(kind)
+        if outcome is None:
+            continue
+        row = cell(ident, ev.data.get("capability"))
+        first_seen.setdefault(ident, ev.seq)
+        previous = row["attempts"].get(str(number))
+        # A later, more specific outcome wins (e.g. failed after dispatch).
+        if previous is None or OUTCOMES.index(outcome) >= OUTCOMES.index(previous):
+            row["attempts"][str(number)] = outcome
+    for a in attempts:
+        for ident in a.orphans:
+            cell(ident)["attempts"].setdefault(str(a.number), "orphan")
+    for slot in store.list_slots(run_id):
+        cell(str(slot.identity), slot.capability)["committed_in"] = slot.attempt
+
+    def order(ident: str) -> tuple[int, str, tuple[int, ...], int]:
+        # First appearance in the audit log (program order of the first attempt), then σ, π, ω.
+        seen = first_seen.get(ident, 1 << 62)
+        try:
+            i = Identity.parse(ident)
+        except ValueError:
+            return (seen, ident, (), 0)
+        return (seen, i.site, i.path, i.occurrence)
+
+    return {"attempts": [a.number for a in attempts],
+            "rows": [rows[k] for k in sorted(rows, key=order)]}
+
+
+def _outcome(kind: str) -> str | None:
+    k = kind.lower()
+    for needle, outcome in (("diverg", "diverged"), ("repeat", "semantic_repeat"),
+                            ("unresolved", "unresolved"), ("denied", "denied"),
+                            ("fail", "failed"), ("error", "failed"), ("replay", "replayed"), ("commit", "executed"),
+                            ("execut", "executed")):
+        if needle in k:
+            return outcome
+    return None
+
+
+def run_detail(store: Store, run: RunRecord, *, executing: bool = False) -> dict[str, Any]:
+    attempts = store.list_attempts(run.run_id)
+    last = attempts[-1] if attempts else None
+    return {
+        **run_summary(store, run),
+        "executing": executing,
+        "envelope": run.envelope,
+        "attempts": [attempt_dict(a) for a in attempts],
+        "timeline": timeline(store, run.run_id),
+        "frozen_sites": frozen_sites(store, run.run_id),
+        "script": last.source if last else "",
+        "gate": last.gate if last else None,
+        "artifacts": list(run_artifacts(store, run.run_id).values()),
+        "certificate": certificate(store, run.run_id, verify=True),
+    }
+
+
+def frozen_sites(store: Store, run_id: str) -> list[dict[str, Any]]:
+    from frostline.contract.gate import frozen_map
+
+    fmap = frozen_map(store.list_slots(run_id), store.list_attempts(run_id))
+    return [{"site": f.site, "capability": f.capability, "line": f.line, "source_line": f.source_line}
+            for f in fmap.values()]
+
+
+def certificate(store: Store, run_id: str, *, verify: bool) -> dict[str, Any]:
+    from frostline.contract import certificate as cert
+
+    if verify:
+        return dict(cert.verify(store, run_id))
+    certs = store.list_certificates(run_id)
+    return {"certificate": certs[-1] if certs else None}
+
+
+def orphans(store: Store, run_id: str) -> dict[str, Any]:
+    return {"attempts": [{"attempt": a.number, "orphans": list(a.orphans)}
+                         for a in store.list_attempts(run_id)]}
+
+
+def reconcile(store: Store, run_id: str, identity: str, *, abandon: bool, result: Any) -> dict[str, Any]:
+    try:
+        ident = Identity.parse(identity)
+    except ValueError as exc:
+        from frostline.errors import DefinitionError
+
+        raise DefinitionError(str(exc), identity=identity) from None
+    if not abandon and result is None:
+        from frostline.errors import DefinitionError
+
+        raise DefinitionError("give either abandon=true or a result to write back", identity=identity)
+    call = store.reconcile_call(run_id, ident, abandon=abandon, result=None if abandon else result)
+    return {"identity": identity, "status": str(call.status)}
+
+
+@dataclass
+class Services:
+    """The executing side of the API, injected so tests choose providers, runner and models."""
+
+    execute: Callable[[Store, str, str, dict[str, Any] | None], dict[str, Any]]
+    repair: Callable[[Store, str, str, int, bool], dict[str, Any]]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def default(cls, *, catalog: Catalog = DEFAULT_CATALOG, runner_name: str = "auto",
+                latency_s: float = 0.0) -> Services:
+        """Local providers and the default runner (the sandbox when it verifies here)."""
+        from frostline import embedded
+
+        providers = embedded.local_providers(embedded.default_log_path(), latency_s)
+        runner, label = embedded.make_runner(runner_name)
+
+        def execute(store: Store, run_id: str, source: str,
+                    args: dict[str, Any] | None) -> dict[str, Any]:
+            run = store.get_run(run_id)
+            if args is None:
+                previous = store.list_attempts(run_id)
+                args = previous[-1].args if previous else {}
+            return embedded.execute(store, run_id, source, args, run.envelope if run else None,
+                                    providers, runner, catalog)
+
+        def repair(store: Store, run_id: str, spec: str, max_rewrites: int,
+                   run_it: bool) -> dict[str, Any]:
+            result = embedded.repair(store, run_id, spec, max_rewrites=max_rewrites)
+            if run_it and result.get("accepted"):
+                result["attempt"] = execute(store, run_id, result["accepted"], None)
+            return result
+
+        return cls(execute=execute, repair=repair, extra={"runner": label})

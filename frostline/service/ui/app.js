@@ -1,0 +1,163 @@
+// frostline web UI: a small single-page app over the HTTP API. No build step.
+"use strict";
+
+const view = document.getElementById("view");
+const TOKEN_KEY = "frostline.token";
+const OUTCOMES = ["replayed", "executed", "diverged", "orphan", "semantic_repeat", "failed", "denied", "unresolved"];
+
+function token() { return sessionStorage.getItem(TOKEN_KEY); }
+
+async function api(path, options = {}) {
+  const headers = Object.assign({ "Authorization": "Bearer " + token() }, options.headers || {});
+  const res = await fetch(path, Object.assign({}, options, { headers }));
+  if (res.status === 401) { sessionStorage.removeItem(TOKEN_KEY); location.hash = "#/login"; throw new Error("unauthorized"); }
+  if (!res.ok) {
+    let msg = res.statusText;
+    try { msg = (await res.json()).message || msg; } catch (e) { /* not JSON */ }
+    throw new Error(msg);
+  }
+  return res;
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k === "onclick") node.addEventListener("click", v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children.flat()) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+function chip(status) { return el("span", { class: "chip " + status }, status.replace("_", " ")); }
+function clip(text, n) { return text.length > n ? text.slice(0, n - 1) + "…" : text; }
+function usd(x) { return "$" + Number(x || 0).toFixed(3); }
+function when(ts) { return ts ? new Date(ts * 1000).toLocaleString() : ""; }
+
+function showLogin() {
+  view.replaceChildren(document.getElementById("login-tpl").content.cloneNode(true));
+  document.getElementById("logout").hidden = true;
+  document.getElementById("who").textContent = "";
+  document.getElementById("login-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const value = document.getElementById("token").value.trim();
+    const res = await fetch("/v1/runs", { headers: { "Authorization": "Bearer " + value } });
+    if (res.ok) {
+      sessionStorage.setItem(TOKEN_KEY, value);
+      location.hash = "#/runs";
+      route();
+    } else {
+      document.getElementById("login-error").textContent = "That token was not accepted.";
+    }
+  });
+}
+
+async function showRuns() {
+  const data = await (await api("/v1/runs")).json();
+  const rows = data.runs.map((r) => {
+    const tr = el("tr", { class: "link", "data-run": r.run_id, onclick: () => { location.hash = "#/runs/" + encodeURIComponent(r.run_id); } },
+      el("td", { class: "mono" }, r.run_id), el("td", {}, chip(r.status)), el("td", {}, r.attempts),
+      el("td", {}, usd(r.spend_usd)), el("td", { class: "muted" }, when(r.created_at)));
+    return tr;
+  });
+  view.replaceChildren(el("section", { class: "card" },
+    el("h1", {}, "Runs"),
+    rows.length ? el("table", { id: "runs" }, el("thead", {}, el("tr", {}, ["Run", "Status", "Attempts", "Spend", "Created"].map((h) => el("th", {}, h)))), el("tbody", {}, rows))
+      : el("p", { class: "muted" }, "No runs yet. Start one with `frostline demo` or POST /v1/runs.")));
+}
+
+function stat(k, v, extra) { return el("div", { class: "stat" }, el("div", { class: "v" }, v), el("div", { class: "k" }, k), extra || ""); }
+
+function timelineTable(run) {
+  const tl = run.timeline;
+  const head = el("tr", {}, el("th", {}, "Identity"), el("th", {}, "Capability"), tl.attempts.map((n) => el("th", {}, "Attempt " + n)));
+  const body = tl.rows.map((row) => el("tr", {},
+    el("td", { class: "mono" }, row.identity), el("td", {}, row.capability || ""),
+    tl.attempts.map((n) => {
+      const o = row.attempts[String(n)];
+      return el("td", {}, o ? el("span", { class: "cell " + o, "data-outcome": o }, o.replace("_", " ")) : el("span", { class: "cell none" }, "·"));
+    })));
+  const legend = el("p", { class: "legend muted" }, OUTCOMES.map((o) => el("span", {}, el("span", { class: "cell " + o }, o.replace("_", " ")))));
+  return el("section", { class: "card" }, el("h2", {}, "Identity timeline"),
+    el("table", { id: "timeline" }, el("thead", {}, head), el("tbody", {}, body)), legend);
+}
+
+function scriptView(run) {
+  const frozenLines = new Map(run.frozen_sites.map((f) => [f.line, f]));
+  const pins = new Map();
+  const gate = run.gate;
+  if (gate && !gate.accepted) {
+    for (const c of gate.counterexamples || []) {
+      const line = c.nearest && c.nearest.line ? c.nearest.line : null;
+      const note = c.kind + ": frozen site " + c.site + " (" + (c.source_line || "").trim() + ")";
+      if (line) pins.set(line, (pins.get(line) || []).concat([note]));
+      else pins.set(0, (pins.get(0) || []).concat([note]));
+    }
+  }
+  const lines = (run.script || "").split("\n").map((text, i) => {
+    const no = i + 1;
+    const cls = ["ln"];
+    if (frozenLines.has(no) && !(gate && !gate.accepted)) cls.push("frozen");
+    if (pins.has(no)) cls.push("stopped");
+    const frozen = frozenLines.get(no);
+    return el("div", { class: cls.join(" "), title: frozen ? "frozen site " + frozen.site : "" },
+      el("span", { class: "no" }, no), text, pins.has(no) ? el("span", { class: "pin" }, "← " + pins.get(no).join("; ")) : "");
+  });
+  const unpinned = pins.get(0) || [];
+  return el("section", { class: "card" }, el("h2", {}, "Script of the latest attempt"),
+    gate && !gate.accepted ? el("p", { class: "error" }, "Stopped by the gate before spending: " + (gate.counterexamples || []).map((c) => c.kind + " " + c.site).join(", ")) : "",
+    unpinned.length ? el("p", { class: "error" }, unpinned.join("; ")) : "",
+    el("div", { class: "code", id: "script" }, lines),
+    el("p", { class: "muted" }, "Highlighted lines hold frozen sites: committed calls a repair must keep as they are."));
+}
+
+async function artifactsView(run) {
+  const figs = [];
+  for (const a of run.artifacts.filter((x) => (x.mime || "").startsWith("image/"))) {
+    const img = el("img", { alt: a.identity });
+    figs.push(el("figure", {}, img, el("figcaption", {}, a.identity)));
+    api("/v1/runs/" + encodeURIComponent(run.run_id) + "/artifacts/" + encodeURIComponent(a.ref))
+      .then((r) => r.blob()).then((b) => { img.src = URL.createObjectURL(b); }).catch(() => {});
+  }
+  return el("section", { class: "card" }, el("h2", {}, "Artifacts"),
+    figs.length ? el("div", { class: "thumbs", id: "artifacts" }, figs) : el("p", { class: "muted" }, "No image artifacts."));
+}
+
+async function showRun(runId) {
+  const run = await (await api("/v1/runs/" + encodeURIComponent(runId))).json();
+  const budget = (run.envelope.budget || {}).usd || 0;
+  const pct = budget ? Math.min(100, 100 * run.spend_usd / budget) : 0;
+  const cert = run.certificate || {};
+  const consistent = cert.consistent !== false;
+  const attempts = el("table", {}, el("thead", {}, el("tr", {}, ["#", "Status", "Executed", "Replayed", "Orphans", "Error"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, run.attempts.map((a) => el("tr", {}, el("td", {}, a.attempt), el("td", {}, chip(a.status)),
+      el("td", {}, (a.stats || {}).executed ?? ""), el("td", {}, (a.stats || {}).replayed ?? ""),
+      el("td", {}, a.orphans.length), el("td", { class: "muted err", title: a.error ? (a.error.message || "") : "" }, a.error ? clip(a.error.message || "", 140) : "")))));
+  view.replaceChildren(
+    el("h1", {}, "Run ", el("span", { class: "mono", id: "run-id" }, run.run_id), " ", chip(run.status)),
+    el("div", { class: "grid" },
+      stat("Spend", usd(run.spend_usd) + " / " + usd(budget), el("div", { class: "bar" }, el("span", { style: "width:" + pct + "%" }))),
+      stat("Attempts", run.attempts.length),
+      stat("Frozen sites", run.frozen_sites.length),
+      stat("Certificate", chip(consistent ? "consistent" : "inconsistent"), el("div", { class: "k mono" }, (cert.chain_digest || "").slice(0, 16)))),
+    timelineTable(run),
+    el("div", { class: "two" }, scriptView(run), el("div", {}, await artifactsView(run), el("section", { class: "card" }, el("h2", {}, "Attempts"), attempts))));
+}
+
+async function route() {
+  const hash = location.hash || "#/runs";
+  if (!token()) { showLogin(); return; }
+  document.getElementById("logout").hidden = false;
+  try {
+    if (hash.startsWith("#/runs/")) await showRun(decodeURIComponent(hash.slice(7)));
+    else if (hash === "#/login") showLogin();
+    else await showRuns();
+  } catch (e) {
+    if (e.message !== "unauthorized") view.replaceChildren(el("section", { class: "card" }, el("p", { class: "error" }, e.message)));
+  }
+}
+
+document.getElementById("logout").addEventListener("click", () => { sessionStorage.removeItem(TOKEN_KEY); location.hash = "#/login"; route(); });
+window.addEventListener("hashchange", route);
+route();

@@ -1,0 +1,43 @@
+"""`frostline demo` end to end on a real SQLite store, local providers and real child processes."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from PIL import Image
+
+from frostline.demo.commands import demo
+
+
+def test_demo_json_figures(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(demo, ["--json", "--runner", "subprocess"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout.strip().splitlines()[-1])
+    for key in ("contract_calls", "naive_calls", "replayed", "executed", "gate_stops", "images", "spend_usd"):
+        assert key in data
+    # attempt 1: storyboard + 4 image attempts (one rejected); attempt 2: one new image
+    assert data["contract_calls"] == 6
+    # naive: attempt 1 again, then a full rerun of the repaired script (storyboard + 4 images)
+    assert data["naive_calls"] == 10
+    assert data["replayed"] == 4 and data["executed"] == 1
+    assert data["gate_stops"] == 1 and data["counterexamples"][0]["kind"] == "removed"
+    assert data["images"] == 4 and data["naive_images"] == 7
+    assert abs(data["spend_usd"] - (0.002 + 4 * 0.02)) < 1e-9
+    assert data["byte_identical"] is True
+    out = tmp_path / "frostline-demo"
+    pngs = sorted(out.glob("shot-*.png"))
+    assert len(pngs) == 4
+    for p in pngs:
+        with Image.open(p) as im:
+            im.verify()
+    assert (out / "report.md").read_text().count("|") > 8
+    assert (tmp_path / ".frostline").is_dir()
+
+
+def test_demo_human_output(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(demo, ["--runner", "subprocess"])
+    assert res.exit_code == 0, res.output
+    assert "stopped by the gate" in res.output and "naive full rerun" in res.output

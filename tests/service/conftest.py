@@ -1,0 +1,58 @@
+"""A real HTTP server (uvicorn in a thread, on a free loopback port) over a real SQLite store."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+import uvicorn
+
+from frostline.service.app import create_app
+from frostline.service.operations import Services
+from frostline.store import open_store
+from frostline.store.base import Store
+
+
+@dataclass
+class Live:
+    url: str
+    store: Store
+    alice: str
+    bob: str
+
+    def client(self, token: str | None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def live(tmp_path) -> Iterator[Live]:
+    store = open_store(f"sqlite:///{tmp_path / 'api.db'}")
+    services = Services.default(runner_name="subprocess", latency_s=0.02)
+    app = create_app(store, services=services)
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the API server did not start")
+        time.sleep(0.02)
+    try:
+        yield Live(f"http://127.0.0.1:{port}", store, store.create_token("alice"), store.create_token("bob"))
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        store.close()

@@ -1,0 +1,162 @@
+"""The HTTP API over real HTTP: fixed routes, authentication, ownership, bad input."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+ECHO = '''
+async def orchestrate(ctx, args):
+    a = await ctx.run("echo", {"n": 1})
+    b = await ctx.run("echo", {"n": args["n"]})
+    return [a["n"], b["n"]]
+'''
+
+FAILS = '''
+async def orchestrate(ctx, args):
+    a = await ctx.run("echo", {"n": 1})
+    b = await ctx.run("image.generate", {"prompt": "x", "size": args["size"]})
+    return b["artifact"]
+'''
+
+
+def test_create_run_and_read_it(live):
+    with live.client(live.alice) as c:
+        r = c.post("/v1/runs", json={"script": ECHO, "args": {"n": 2}, "envelope": {}})
+        assert r.status_code == 201, r.text
+        body = r.json()
+        run_id = body["run_id"]
+        attempt = body["attempt"]
+        for key in ("run_id", "attempt", "status", "executed", "replayed", "provider_calls",
+                    "spend_usd", "divergences", "orphans", "semantic_repeats", "result", "error"):
+            assert key in attempt
+        assert attempt["status"] == "succeeded" and attempt["result"] == [1, 2]
+        detail = c.get(f"/v1/runs/{run_id}").json()
+        assert detail["run_id"] == run_id and len(detail["attempts"]) == 1
+        assert {row["identity"] for row in detail["timeline"]["rows"]} == {
+            "orchestrate/#0@:0", "orchestrate/#1@:0"}
+        assert c.get(f"/v1/runs/{run_id}/certificate").json()["consistent"] is True
+        assert c.get(f"/v1/runs/{run_id}/orphans").json()["attempts"][0]["orphans"] == []
+        runs = c.get("/v1/runs").json()["runs"]
+        assert [r["run_id"] for r in runs] == [run_id]
+
+
+def test_second_attempt_replays_and_gate_stops(live):
+    with live.client(live.alice) as c:
+        run_id = c.post("/v1/runs", json={"script": FAILS, "args": {"size": "7x7"}}).json()["run_id"]
+        fixed = FAILS.replace('args["size"]', '"512x512"')
+        # a literal edit of the failed (uncommitted) call is allowed: that site is not frozen
+        r = c.post(f"/v1/runs/{run_id}/attempts", json={"script": fixed})
+        assert r.status_code == 201, r.text
+        att = r.json()["attempt"]
+        assert att["status"] == "succeeded" and att["replayed"] == 1 and att["executed"] == 1
+        moved = fixed.replace('a = await ctx.run("echo", {"n": 1})',
+                              'if True:\n        a = await ctx.run("echo", {"n": 1})')
+        r = c.post(f"/v1/runs/{run_id}/attempts", json={"script": moved})
+        assert r.status_code == 201
+        stopped = r.json()["attempt"]
+        assert stopped["status"] == "gate_stopped" and stopped["provider_calls"] == 0
+        assert stopped["gate"]["counterexamples"][0]["kind"] == "removed"
+
+
+def test_artifacts_and_events(live):
+    script = FAILS.replace('args["size"]', '"512x512"')
+    with live.client(live.alice) as c:
+        body = c.post("/v1/runs", json={"script": script}).json()
+        run_id, ref = body["run_id"], body["attempt"]["result"]
+        r = c.get(f"/v1/runs/{run_id}/artifacts/{ref}")
+        assert r.status_code == 200 and r.headers["content-type"] == "image/png"
+        assert r.content[:8] == b"\x89PNG\r\n\x1a\n"
+        assert c.get(f"/v1/runs/{run_id}/artifacts/sha256:{'0' * 64}").status_code == 404
+        with c.stream("GET", f"/v1/runs/{run_id}/events", params={"follow": "false"}) as s:
+            text = "".join(s.iter_text())
+        events = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+        assert events and all(e["seq"] > 0 for e in events)
+        assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)
+
+
+def test_auth_and_ownership(live):
+    with live.client(live.alice) as alice:
+        run_id = alice.post("/v1/runs", json={"script": ECHO, "args": {"n": 1}}).json()["run_id"]
+        ref_body = alice.post("/v1/runs", json={"script": FAILS.replace('args["size"]', '"512x512"')}).json()
+    for token in (None, "not-a-token"):
+        with live.client(token) as anon:
+            r = anon.get(f"/v1/runs/{run_id}")
+            assert r.status_code == 401 and "token" in r.json()["message"]
+            assert anon.post("/v1/runs", json={"script": ECHO}).status_code == 401
+    with live.client(live.bob) as bob:
+        assert bob.get(f"/v1/runs/{run_id}").status_code == 404
+        assert bob.get(f"/v1/runs/{run_id}/certificate").status_code == 404
+        assert bob.get(f"/v1/runs/{run_id}/events", params={"follow": "false"}).status_code == 404
+        other = ref_body["run_id"]
+        assert bob.get(f"/v1/runs/{other}/artifacts/{ref_body['attempt']['result']}").status_code == 404
+        assert bob.post(f"/v1/runs/{run_id}/attempts", json={"script": ECHO}).status_code == 404
+        assert bob.get("/v1/runs").json()["runs"] == []
+
+
+def test_bad_input_is_4xx_with_message(live):
+    with live.client(live.alice) as c:
+        cases = [
+            c.post("/v1/runs", json={"script": "import os\nasync def orchestrate(ctx, args):\n    return 1\n"}),
+            c.post("/v1/runs", json={"script": ""}),
+            c.post("/v1/runs", json={"script": "x" * 300_000}),
+            c.post("/v1/runs", content=b"{not json", headers={"content-type": "application/json"}),
+            c.post("/v1/runs", json={"script": ECHO, "envelope": {"budget": {"usd": -1}}}),
+            c.post("/v1/runs", json={"script": ECHO, "surprise": 1}),
+            c.post("/v1/runs", content=b"x" * (2 * 1024 * 1024), headers={"content-type": "application/json"}),
+            c.get("/v1/runs/nope"),
+            c.post("/v1/runs/nope/attempts", json={"script": ECHO}),
+            c.post("/v1/runs/nope/reconcile", json={"identity": "a@:0", "abandon": True}),
+        ]
+        for r in cases:
+            assert 400 <= r.status_code < 500, (r.status_code, r.text)
+            assert r.json()["message"]
+        rejected = cases[0].json()
+        assert rejected["error"] == "rejected" and "R06" in rejected["message"]
+        assert cases[6].status_code == 413
+
+
+def test_repair_while_executing_is_409(live):
+    slow = """
+async def orchestrate(ctx, args):
+    out = []
+    for i in range(40):
+        out.append(await ctx.run("text.generate", {"prompt": "line " + str(i)}))
+    return len(out)
+"""
+    results = {}
+
+    def first_attempt():
+        with live.client(live.alice) as c2:
+            results["run"] = c2.post("/v1/runs", json={"script": slow, "run_id": "slow-run"})
+
+    t = threading.Thread(target=first_attempt)
+    t.start()
+    seen = None
+    with live.client(live.alice) as c:
+        deadline = time.monotonic() + 30
+        while seen is None and time.monotonic() < deadline:
+            r = c.get("/v1/runs/slow-run")
+            if r.status_code == 200 and r.json()["executing"]:
+                seen = c.post("/v1/runs/slow-run/repair", json={"model": "recorded:/nonexistent.json"})
+    t.join()
+    assert seen is not None, "the first attempt was never observed executing"
+    assert seen.status_code == 409 and "executing" in seen.json()["message"]
+    assert results["run"].status_code == 201
+    assert results["run"].json()["attempt"]["result"] == 40
+
+
+def test_token_cli_prints_token_last(tmp_path):
+    from click.testing import CliRunner
+
+    from frostline.service.commands import token
+    from frostline.store import open_store
+
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    res = CliRunner().invoke(token, ["create", "carol", "--store", url])
+    assert res.exit_code == 0, res.output
+    value = res.output.strip().splitlines()[-1]
+    with open_store(url) as store:
+        assert store.principal_for_token(value) == "carol"
+    assert CliRunner().invoke(token, ["create", "bad name!", "--store", url]).exit_code == 2
