@@ -299,7 +299,8 @@ class SqlStore(Store):
     def list_slots(self, run_id: str) -> list[SlotRecord]:
         rows = self._read("list_slots", lambda c: self._x(
             c, f"SELECT {_SLOT_COLS} FROM slots WHERE run_id = ?", (run_id,)).fetchall())
-        slots = [self._slot(r) for r in rows]
+        paths: dict[str, tuple[int, ...]] = {}  # a prefix repeats few distinct paths
+        slots = [self._slot(r, paths) for r in rows]
         # Sorted like identities (paths as integer tuples, so branch 10 follows branch 9).
         slots.sort(key=lambda s: (s.site, s.path, s.occurrence))
         return slots
@@ -315,10 +316,16 @@ class SqlStore(Store):
             (run_id, identity.site, path_text(identity.path), identity.occurrence)).fetchall()
         return rows
 
-    def _slot(self, r: Any) -> SlotRecord:
-        return SlotRecord(run_id=r[0], site=r[1], path=parse_path(r[2]), occurrence=int(r[3]),
-                          capability=r[4], digest=r[5], result=self._load(r[6]),
-                          usage=self._load(r[7]), attempt=int(r[8]), committed_at=float(r[9]))
+    def _slot(self, r: Any, paths: dict[str, tuple[int, ...]] | None = None) -> SlotRecord:
+        path = paths.get(r[2]) if paths is not None else None
+        if path is None:
+            path = parse_path(r[2])
+            if paths is not None:
+                paths[r[2]] = path
+        value = self._json_value
+        return SlotRecord(run_id=r[0], site=r[1], path=path, occurrence=int(r[3]),
+                          capability=r[4], digest=r[5], result=value(r[6]), usage=value(r[7]),
+                          attempt=int(r[8]), committed_at=float(r[9]))
 
     # call attempts ------------------------------------------------------------------------------------
     def begin_call(self, run_id: str, attempt: int, identity: Identity, capability: str,
@@ -353,20 +360,23 @@ class SqlStore(Store):
             if call.status is CallStatus.FAILED:
                 raise FrostlineError(f"call {call_id} is recorded as failed; a failed call "
                                      "cannot commit. Begin a new call", call_id=call_id)
-            self._insert_slot(conn, slot, result, usage, call_id, now)
+            inserted = self._insert_slot(conn, slot, result, usage, call_id, now)
             self._x(conn, "UPDATE calls SET status = 'committed', updated_at = ? "
                     "WHERE call_id = ? AND status IN ('pending', 'abandoned')", (now, call_id))
-            return self._slot(self._get_slot(conn, call.run_id, call.identity)[0])
+            # Read back what the database holds (jsonb may reorder keys), so a first run and
+            # a replay see the same value.
+            return self._slot(inserted[0] if inserted else
+                              self._get_slot(conn, call.run_id, call.identity)[0])
 
         return self._write("commit_call", op)
 
     def _insert_slot(self, conn: Any, slot: SlotRecord, result: Any, usage: Any,
-                     call_id: int | None, now: float) -> None:
-        # Insert if absent: an identity keeps its first committed record forever.
-        self._insert_for_run(
+                     call_id: int | None, now: float) -> list[Any]:
+        """Insert if absent (an identity keeps its first record forever); [] if it existed."""
+        return self._insert_for_run(  # type: ignore[no-any-return]
             conn, slot.run_id,
             f"INSERT INTO slots ({_SLOT_COLS}, call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING RETURNING run_id",
+            f"ON CONFLICT DO NOTHING RETURNING {_SLOT_COLS}",
             (slot.run_id, slot.site, path_text(slot.path), slot.occurrence, slot.capability,
              slot.digest, result, usage, slot.attempt, now, call_id))
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import sqlite3
 import time
@@ -27,6 +28,7 @@ from frostline.store import schema
 from frostline.store.sql import SqlStore
 
 BUSY_TIMEOUT_MS = 30_000
+_decode = json.JSONDecoder().decode  # skips json.loads' per-call argument checks (replay reads)
 
 
 class SQLiteStore(SqlStore):
@@ -109,9 +111,7 @@ class SQLiteStore(SqlStore):
         return text
 
     def _json_value(self, value: Any) -> Any:
-        import json
-
-        return json.loads(value)
+        return _decode(value)
 
     # schema ------------------------------------------------------------------------------------------
     def _migrate(self, target: int) -> None:
