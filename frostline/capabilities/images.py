@@ -256,6 +256,9 @@ def statistics(data: bytes) -> dict[str, Any]:
     luma = image.convert("L")
     stat = ImageStat.Stat(luma)
     edges = luma.filter(ImageFilter.FIND_EDGES)
+    # Pillow copies the 1-pixel border unfiltered; measure only the interior.
+    if image.width > 2 and image.height > 2:
+        edges = edges.crop((1, 1, image.width - 1, image.height - 1))
     # Fraction of pixels whose edge response exceeds a fixed threshold.
     strong = edges.point([0] * _EDGE_THRESHOLD + [255] * (256 - _EDGE_THRESHOLD))
     edge_density = ImageStat.Stat(strong).mean[0] / 255.0

@@ -138,8 +138,11 @@ class LocalProviders:
         if self.memory is None or key is None:
             return await self._execute(capability, payload, ctx)
         lock = self._lock_for(key)
-        # A per-key lock keeps two concurrent requests with one key from both executing.
-        await asyncio.to_thread(lock.acquire)
+        # A per-key lock keeps two concurrent requests with one key from both executing. It is
+        # polled rather than awaited in a thread so that a cancelled caller never leaves the
+        # lock taken, and it works whichever event loop (or thread) the broker calls from.
+        while not lock.acquire(blocking=False):
+            await asyncio.sleep(0.002)
         try:
             return await self._with_key(self.memory, key, capability, payload, ctx)
         finally:

@@ -44,7 +44,9 @@ class ProviderLog:
         record: dict[str, Any] = {"capability": capability, "payload": dict(payload), "ok": ok}
         record.update({k: v for k, v in extra.items() if v is not None})
         record.setdefault("pid", os.getpid())
-        line = (json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n").encode()
+        # default=repr: a value JSON cannot carry must not lose the evidence line.
+        line = (json.dumps(record, sort_keys=True, separators=(",", ":"), default=repr)
+                + "\n").encode()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             # O_APPEND makes each write land at the end; the lock keeps a large line from

@@ -109,7 +109,9 @@ class Counterexample:
         if self.kind == "removed":
             what = f"{where} is missing from the candidate"
         elif self.kind == "capability_changed":
-            what = f"{where} now calls {self.found_capability!r}"
+            found = (repr(self.found_capability) if self.found_capability is not None
+                     else "a capability whose name is not a string literal")
+            what = f"{where} now calls {found}"
         else:
             what = f"{where} has a different call expression (payload or arguments edited)"
         hint = "; keep that call exactly as it is, at the same place, and add new work after it"
@@ -125,7 +127,7 @@ class Counterexample:
             "nearest": self.nearest.to_dict() if self.nearest is not None else None,
             "message": self.message,
         }
-        if self.found_capability is not None:
+        if self.kind == "capability_changed":
             out["found_capability"] = self.found_capability
         return out
 
@@ -206,6 +208,27 @@ def frozen_map(slots: Iterable[SlotRecord],
         source_line = lines[line - 1] if 0 < line <= len(lines) else ""
         out[site] = FrozenSite(site, slot.capability, str(info.get("fingerprint", "")), line,
                                source_line)
+    return out
+
+
+def rebase(frozen: Mapping[str, FrozenSite], source: str,
+           candidate: Sequence[CandidateSite]) -> dict[str, FrozenSite]:
+    """The frozen map with line numbers and source lines taken from a later script.
+
+    A frozen site that `candidate` (the sites of `source`) keeps intact is described by its
+    line in `source`; any other keeps the description of the attempt that committed it. The
+    repair prompt uses this so that the lines it quotes match the script it shows.
+    """
+    lines = source.splitlines()
+    by_site = {c.site: c for c in candidate}
+    out: dict[str, FrozenSite] = {}
+    for site, fs in frozen.items():
+        c = by_site.get(site)
+        if (c is not None and c.capability == fs.capability and c.fingerprint == fs.fingerprint
+                and 0 < c.line <= len(lines)):
+            out[site] = FrozenSite(site, fs.capability, fs.fingerprint, c.line, lines[c.line - 1])
+        else:
+            out[site] = fs
     return out
 
 

@@ -215,6 +215,19 @@ class Broker:
             row.setdefault("outcome", "store_unavailable")
             self._stop(exc)
             return stop_reply(exc)
+        except FrostlineError as exc:
+            # e.g. the store refused a result it cannot hold: the call stays pending (a crash
+            # window the next attempt reports), and this run stops.
+            row.setdefault("outcome", "failed")
+            self._stop(exc)
+            return stop_reply(exc)
+        except Exception as exc:
+            log.exception("broker failure on %s in run %s", identity, self.run_id)
+            err = FrostlineError(f"internal error while handling {identity}: "
+                                 f"{type(exc).__name__}: {exc}", identity=str(identity))
+            row.setdefault("outcome", "failed")
+            self._stop(err)
+            return stop_reply(err)
 
     async def _rule(self, identity: Identity, capability: str, payload: dict[str, Any],
                     row: dict[str, Any]) -> Reply:
@@ -244,8 +257,10 @@ class Broker:
             if slot.capability == capability and slot.digest == h:
                 self.stats.replayed += 1
                 row["outcome"] = "replayed"
-                await self._event("replay", {"identity": ident, "capability": capability,
-                                             "digest": h, "committed_in": slot.attempt})
+                # No effect happened, so the reply need not wait for the audit write; drain()
+                # still waits for it, and a failed write stops the run.
+                self._background_event("replay", {"identity": ident, "capability": capability,
+                                                  "digest": h, "committed_in": slot.attempt})
                 return {"ok": True, "result": slot.result}
             div = Divergence(
                 f"{ident} was committed as {slot.capability} with digest {slot.digest[:12]}… "
@@ -345,10 +360,11 @@ class Broker:
                 slot = await self._store_call(self.store.commit_call, call_id, slot)
             self.stats.executed += 1
             row["outcome"] = "executed"
-            await self._event("executed", {"identity": ident, "capability": capability,
-                                           "digest": h, "price_usd": price,
-                                           "usage": dict(produced.usage),
-                                           "idempotency_key": key})
+            # The commit is already durable; the audit write runs beside the reply.
+            self._background_event("executed", {"identity": ident, "capability": capability,
+                                                "digest": h, "price_usd": price,
+                                                "usage": dict(produced.usage),
+                                                "idempotency_key": key})
             return {"ok": True, "result": slot.result}
 
     async def _begin(self, identity: Identity, capability: str, h: str,

@@ -29,13 +29,15 @@ from frostline.contract.prefix import Prefix, load_prefix
 from frostline.errors import (
     AttemptUnresolved,
     BudgetExceeded,
+    DefinitionError,
     FrostlineError,
     PrefixConflict,
     ScriptRejected,
     StoreUnavailable,
 )
 from frostline.runtime.broker import Broker
-from frostline.runtime.runners import Job, Runner
+from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
+from frostline.runtime.runners import Job, Runner, ScriptOutcome
 from frostline.store.base import Store
 from frostline.store.records import CallRecord, CallStatus
 
@@ -115,6 +117,7 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
     A new run is created with `envelope` (default: every capability, default budget); an
     existing run keeps the envelope it was created with.
     """
+    _check_args(args)
     permissive = fail_open_requested(fail_open)
     if permissive:
         log.error("FAIL-OPEN store policy requested (%s=1 or fail_open=True): a failed attempt "
@@ -123,6 +126,7 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
     try:
         run_envelope = _ensure_run(store, run_id, envelope, catalog)
         with store.run_lock(run_id):
+            _close_crashed_attempts(store, run_id)
             return await _attempt(store, run_id, source, args, run_envelope, providers, runner,
                                   catalog, skip_checker, permissive)
     except PrefixConflict as exc:
@@ -132,6 +136,27 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
         log.error("store unavailable for run %s: %s (nothing was dispatched after the failure)",
                   run_id, exc.message)
         return AttemptOutcome(run_id, None, "failed", error=exc.to_dict())
+
+
+def _close_crashed_attempts(store: Store, run_id: str) -> None:
+    """An attempt still 'running' while we hold the run lock belongs to a host that died."""
+    for attempt in store.list_attempts(run_id):
+        if attempt.status == "running":
+            store.finish_attempt(run_id, attempt.number, status="failed", error={
+                "type": "HostCrashed", "code": "crashed",
+                "message": "the host stopped before finishing this attempt; any call it "
+                           "dispatched without a commit is reported as unresolved"})
+            store.append_event(run_id, "attempt_crashed", {"attempt": attempt.number})
+
+
+def _check_args(args: Any) -> None:
+    """Args cross the pipe as JSON; refuse what cannot, before anything is recorded."""
+    try:
+        size = json_size(args)
+    except (TypeError, ValueError) as exc:
+        raise DefinitionError(f"args must be JSON data: {exc}") from None
+    if size > MAX_ARGS:
+        raise DefinitionError(f"args are {size} bytes of JSON; the cap is {MAX_ARGS}")
 
 
 def _ensure_run(store: Store, run_id: str, envelope: Envelope | Mapping[str, Any] | None,
@@ -194,6 +219,9 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
 
     # 3. annotate and open the attempt
     annotated = annotate(source)
+    if len(annotated) > MAX_SOURCE:
+        return _refuse(store, run_id, source, report, "rejected", ScriptRejected(
+            f"the annotated script has {len(annotated)} characters; the cap is {MAX_SOURCE}"))
     whitelist = {s.site: s.capability for s in site_infos}
     attempt = store.start_attempt(run_id, source=source, annotated=annotated, report=report)
     number = attempt.number
@@ -229,6 +257,9 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     job = Job(annotated, args, concurrency=env.concurrency, max_fanout=env.max_fanout)
     try:
         script = await runner.run(job, broker)
+    except FrostlineError as exc:  # e.g. the sandbox cannot provide its isolation
+        log.error("runner failed for run %s attempt %d: %s", run_id, number, exc.message)
+        script = ScriptOutcome(False, error=exc.to_dict())
     finally:
         await broker.drain()  # every dispatched call completes and commits
 

@@ -54,16 +54,20 @@ def check(source: str, envelope: Envelope | dict[str, Any] | None = None, *,
     env = envelope if isinstance(envelope, Envelope) or envelope is None else \
         Envelope.from_dict(envelope, catalog)
     try:
-        tree = parse_source(source)
+        # The walk bounds its own depth, which saves a separate depth pass.
+        tree = parse_source(source, check_depth=False)
+        lines = source_lines(source)
+        max_fanout = env.max_fanout if env is not None else DEFAULT_MAX_FANOUT
+        an = Analyzer(tree, lines)
+        an.run()
+        bounds = Bounds(an.module)
+        resolve(an, bounds, max_fanout)
+        site_pairs = assign_sites(tree, lines, an.contains, an.site_keywords > 0, an.leaf_runs)
     except SourceError as exc:
         return _rejected(exc)
-    lines = source_lines(source)
-    max_fanout = env.max_fanout if env is not None else DEFAULT_MAX_FANOUT
-    an = Analyzer(tree, lines)
-    an.run()
-    bounds = Bounds(an.module)
-    resolve(an, bounds, max_fanout)
-    site_pairs = assign_sites(tree, lines)
+    except RecursionError:  # a last resort: every walk is bounded, this should not happen
+        return _rejected(SourceError("script nests too deeply to analyse",
+                                     "flatten deeply nested expressions"))
     spend = spend_bound(an.module.functions.get("orchestrate"), bounds, catalog)
     if rules == "all":
         _envelope_rules(an, env or Envelope(), catalog, spend)

@@ -43,7 +43,7 @@ from frostline.script.allowlists import (
 from frostline.script.report import Violation
 from frostline.script.scope import Cost, FunctionInfo, LoopRec, ModuleInfo, Mutation
 from frostline.script.sites import SITE_KEYWORD
-from frostline.script.source import char_col
+from frostline.script.source import MAX_AST_DEPTH, char_col, depth_check, too_deep
 
 # Expression positions.
 ESCAPE = 0     # the value may be retained (stored, aliased, passed to a helper)
@@ -101,6 +101,32 @@ class Analyzer:
         self.run_calls: list[ast.Call] = []
         self.containers: list[LoopRec] = []
         self.ordered: list[tuple[ast.expr, FunctionInfo, str]] = []  # R04 candidates
+        self.depth = 0
+        # Statements being walked, and the ids of those that contain a capability call
+        # (conservatively: skipped subtrees count as containing one). σ assignment uses it
+        # to skip the expressions of statements without calls.
+        self.stmt_stack: list[ast.stmt] = []
+        self.contains: set[int] = set()
+        self.site_keywords = 0
+        self.leaf_runs: set[int] = set()  # ctx.run calls with no capability call inside
+
+    def _mark(self) -> None:
+        contains = self.contains
+        for st in reversed(self.stmt_stack):
+            key = id(st)
+            if key in contains:
+                break
+            contains.add(key)
+
+    def _skip(self, node: ast.AST) -> None:
+        """A subtree the walk does not descend into: bound its depth, assume it has calls."""
+        depth_check(node, self.depth)
+        if isinstance(node, ast.stmt):
+            self.stmt_stack.append(node)
+            self._mark()
+            self.stmt_stack.pop()
+        else:
+            self._mark()
 
     # ---- reporting -----------------------------------------------------------------
     def report(self, rule: str, node: ast.AST, message: str, hint: str,
@@ -133,7 +159,9 @@ class Analyzer:
             elif isinstance(stmt, ast.ClassDef):
                 self.report("R09", stmt, "class definitions are not allowed",
                             "use dicts for data and functions for behaviour")
+                self._skip(stmt)
             else:
+                self._skip(stmt)
                 self.report("R01", stmt,
                             f"top-level `{type(stmt).__name__}` statement is not allowed",
                             "the module may hold only function definitions, a docstring and "
@@ -145,6 +173,11 @@ class Analyzer:
     def _module_constant(self, stmt: ast.Assign | ast.AnnAssign) -> None:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         value = stmt.value
+        if isinstance(stmt, ast.AnnAssign):
+            self._annotation(stmt.annotation)
+        if len(targets) != 1 or not isinstance(targets[0], ast.Name) or value is None \
+                or not is_literal(value):
+            self._skip(stmt)
         if len(targets) != 1 or not isinstance(targets[0], ast.Name) or value is None:
             self.report("R01", stmt, "module-level assignments must be `NAME = <literal>`",
                         "assign one literal constant per statement, e.g. `MAX_SHOTS = 6`")
@@ -198,16 +231,17 @@ class Analyzer:
     def _function(self, info: FunctionInfo) -> None:
         node = info.node
         assert node is not None
+        for dec in node.decorator_list:
+            self.report("R09", dec, "decorators are not allowed", "remove the decorator")
+            self.expr(dec, ESCAPE)
         # Defaults are evaluated where the def stands, in the enclosing scope.
         for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
             if not is_literal(default):
                 self.report("R09", default, "parameter defaults must be literals",
                             "use a literal default (a number, string, None) or pass the value")
                 self.expr(default, ESCAPE)
-        saved = (self.func, self.loops, self.bind_target)
-        self.func, self.loops, self.bind_target = info, (), None
-        for dec in node.decorator_list:
-            self.report("R09", dec, "decorators are not allowed", "remove the decorator")
+        saved = (self.func, self.loops, self.bind_target, self.stmt_stack)
+        self.func, self.loops, self.bind_target, self.stmt_stack = info, (), None, []
         a = node.args
         every = [*a.posonlyargs, *a.args, *a.kwonlyargs]
         for extra in (a.vararg, a.kwarg):
@@ -227,7 +261,7 @@ class Analyzer:
                         "use a plain function name")
         self._predeclare(node.body, info)
         info.cost = self.block(node.body)
-        self.func, self.loops, self.bind_target = saved
+        self.func, self.loops, self.bind_target, self.stmt_stack = saved
 
     def _predeclare(self, body: list[ast.stmt], info: FunctionInfo) -> None:
         """Register nested definitions first: a name's meaning does not depend on order."""
@@ -264,6 +298,7 @@ class Analyzer:
                                 | ast.BinOp | ast.BitOr | ast.Load | ast.expr_context):
                 self.report("R09", sub, "annotations may only use names, subscripts and `|`",
                             "simplify or drop the annotation")
+                self._skip(node)
                 return
 
     # ---- statements ----------------------------------------------------------------
@@ -274,6 +309,16 @@ class Analyzer:
         return parts[0] if len(parts) == 1 else ("seq", parts)
 
     def stmt(self, node: ast.stmt) -> Cost | None:
+        depth = self.depth = self.depth + 1
+        if depth > MAX_AST_DEPTH:
+            raise too_deep(node)
+        self.stmt_stack.append(node)
+        cost = self._stmt(node)
+        self.stmt_stack.pop()
+        self.depth = depth - 1
+        return cost
+
+    def _stmt(self, node: ast.stmt) -> Cost | None:
         func = self.func
         if isinstance(node, ast.Expr):
             value = node.value
@@ -399,11 +444,13 @@ class Analyzer:
         if isinstance(node, ast.ClassDef):
             self.report("R09", node, "class definitions are not allowed",
                         "use dicts for data and functions for behaviour")
+            self._skip(node)
             return None
         if isinstance(node, ast.Pass | ast.Break | ast.Continue):
             return None
         self.report("R09", node, f"`{type(node).__name__}` statements are not allowed",
                     "rewrite with plain assignments, loops and calls")
+        self._skip(node)
         return None
 
     def _bound_value(self, value: ast.expr, name: str) -> Cost | None:
@@ -415,6 +462,8 @@ class Analyzer:
             self.bind_target = saved
 
     def _handler_type(self, handler: ast.ExceptHandler) -> None:
+        if handler.type is not None:
+            self.expr(handler.type, SAFE)
         if handler.type is None:
             self.report("R09", handler, "bare `except:` would swallow the host's stop signal",
                         "catch `Exception` (or a narrower class) instead")
@@ -493,11 +542,21 @@ class Analyzer:
 
     # ---- expressions ---------------------------------------------------------------
     def expr(self, node: ast.expr, pos: int) -> Cost | None:
+        # Leaves first: they cannot nest, so they skip the depth bookkeeping.
         if isinstance(node, ast.Constant):
             return None
         if isinstance(node, ast.Name):
             self._name(node, pos)
             return None
+        depth = self.depth = self.depth + 1
+        if depth > MAX_AST_DEPTH:
+            raise too_deep(node)
+        try:  # zero-cost in 3.11 when nothing is raised
+            return self._expr(node, pos)
+        finally:
+            self.depth = depth - 1
+
+    def _expr(self, node: ast.expr, pos: int) -> Cost | None:
         if isinstance(node, ast.Call):
             return self._call(node, pos)
         if isinstance(node, ast.Attribute):
@@ -566,6 +625,7 @@ class Analyzer:
             return None
         self.report("R09", node, f"`{type(node).__name__}` expressions are not allowed",
                     "rewrite the expression with plain operations")
+        self._skip(node)
         return None
 
     def _name(self, node: ast.Name, pos: int) -> None:
@@ -578,7 +638,7 @@ class Analyzer:
                         "formatted)", "use ctx only as `ctx.<primitive>(...)` or pass it to a "
                         "helper whose parameter is named `ctx`")
             return
-        if _dunder(name):
+        if name[0] == "_" and _dunder(name):
             self.report("R07", node, f"dunder name `{name}` is not allowed",
                         "dunder names reach interpreter internals; use plain names")
         func = self.func
@@ -638,6 +698,7 @@ class Analyzer:
             if isinstance(sub, ast.Name) and sub.id == "ctx":
                 self.report("R09", node, "a lambda must not use ctx",
                             "call ctx from an `async def` helper instead")
+                self._skip(node.body)
                 return None
         a = node.args
         for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
@@ -736,8 +797,10 @@ class Analyzer:
 
     def _run(self, node: ast.Call) -> Cost | None:
         self.run_calls.append(node)
+        self._mark()
         for kw in node.keywords:
             if kw.arg == SITE_KEYWORD:
+                self.site_keywords += 1
                 self.report("R10", kw, "`_site` is reserved for the host",
                             "remove the `_site=` argument; the host annotates callsites")
             else:
@@ -747,10 +810,13 @@ class Analyzer:
             self.report("R02", node, "`ctx.run` takes exactly (capability, payload)",
                         'call it as `await ctx.run("cap.name", {...payload...})`')
         costs = []
+        before = len(self.run_calls)
         for arg in node.args:
             costs.append(self.expr(arg.value if isinstance(arg, ast.Starred) else arg, PAYLOAD))
         for kw in node.keywords:
             costs.append(self.expr(kw.value, SAFE))
+        if len(self.run_calls) == before:
+            self.leaf_runs.add(id(node))
         cap = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) \
             and isinstance(node.args[0].value, str) else "<dynamic>"
         return _seq(*costs, ("call", cap))
@@ -798,6 +864,9 @@ class Analyzer:
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                 self.report("R05", key or value, "`ctx.dag` task names must be string literals",
                             'write `{"name": (fn, ["dep", ...]), ...}`')
+                costs.append(self.expr(value, SAFE))
+                if key is not None:
+                    costs.append(self.expr(key, SAFE))
                 continue
             names.append(key.value)
             if not (isinstance(value, ast.Tuple) and len(value.elts) == 2
@@ -806,6 +875,7 @@ class Analyzer:
                             for d in value.elts[1].elts)):
                 self.report("R05", value, f"`ctx.dag` task {key.value!r} must be "
                             "(function, [dependency names])", 'write `"name": (fn, ["dep"])`')
+                costs.append(self.expr(value, SAFE))
                 continue
             costs.append(self._function_ref(value.elts[0], "a dag task"))
             deps[key.value] = [d.value for d in value.elts[1].elts]  # type: ignore[attr-defined]

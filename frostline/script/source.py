@@ -8,9 +8,11 @@ traceback and never a hang:
 - strict UTF-8 decoding for bytes (``decode_source``), NUL bytes and lone surrogates rejected;
 - the parser's own limits (too many nested parentheses, too many indentation levels, its
   recursion and memory guards) caught as SyntaxError/RecursionError/MemoryError/ValueError;
-- an explicit, iterative depth check of the resulting tree (``MAX_AST_DEPTH``). Every later
-  pass in this package recurses over the tree, and this check is what makes those recursions
-  safe: they run only on trees whose depth is known to be far below the interpreter's limit.
+- a depth bound (``MAX_AST_DEPTH`` nested statements and expressions). Every recursive pass
+  in this package either runs after ``check_depth`` (an iterative walk) or carries its own
+  depth counter and raises ``SourceError`` before it descends past the bound (the checker's
+  main walk does, which saves a separate pass); either way no walk can reach the
+  interpreter's recursion limit.
 """
 
 from __future__ import annotations
@@ -51,8 +53,12 @@ def decode_source(data: bytes) -> str:
         ) from None
 
 
-def parse_source(source: str) -> ast.Module:
-    """Parse `source` into a module whose depth is at most MAX_AST_DEPTH, or raise SourceError."""
+def parse_source(source: str, *, check_depth: bool = True) -> ast.Module:
+    """Parse `source` into a module, or raise SourceError.
+
+    With `check_depth` (the default) the tree's depth is verified too; a caller that passes
+    False must bound its own walk (see frostline.script.rules.Analyzer).
+    """
     if not isinstance(source, str):
         raise SourceError(f"script must be text, not {type(source).__name__}",
                           "pass the script source as a str (or bytes to check_bytes)")
@@ -82,7 +88,11 @@ def parse_source(source: str) -> ast.Module:
                           "flatten deeply nested expressions into several statements") from None
     except ValueError as exc:  # e.g. source code string cannot contain null bytes
         raise SourceError(f"script cannot be parsed: {exc}", "remove invalid characters") from None
-    _check_depth(tree)
+    if not tree.body:
+        raise SourceError("script is empty (only comments)",
+                          "write `async def orchestrate(ctx, args):` with the workflow's body")
+    if check_depth:
+        depth_check(tree)
     return tree
 
 
@@ -94,21 +104,31 @@ def _utf8_len(source: str) -> int:
                           "save the script as valid UTF-8 text") from None
 
 
-def _check_depth(tree: ast.Module) -> None:
-    # Iterative on purpose: this pass is what guards the recursive ones.
-    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+def too_deep(node: ast.AST) -> SourceError:
+    return SourceError(
+        f"script nests deeper than {MAX_AST_DEPTH} levels",
+        "flatten deeply nested expressions and blocks into several statements",
+        line=getattr(node, "lineno", 1), col=getattr(node, "col_offset", 0) + 1,
+    )
+
+
+def depth_check(tree: ast.AST, start: int = 0) -> None:
+    """Raise SourceError when statements and expressions nest deeper than MAX_AST_DEPTH.
+
+    Iterative on purpose: this pass is what guards the recursive ones. Only statement and
+    expression nodes count, the same measure the checker's walk uses.
+    """
+    stack: list[tuple[ast.AST, int]] = [(tree, start)]
     iter_children = ast.iter_child_nodes
+    counted = (ast.stmt, ast.expr)
     while stack:
         node, depth = stack.pop()
-        if depth > MAX_AST_DEPTH:
-            raise SourceError(
-                f"script nests deeper than {MAX_AST_DEPTH} levels",
-                "flatten deeply nested expressions and blocks into several statements",
-                line=getattr(node, "lineno", 1), col=getattr(node, "col_offset", 0) + 1,
-            )
-        nxt = depth + 1
+        if isinstance(node, counted):
+            depth += 1
+            if depth > MAX_AST_DEPTH:
+                raise too_deep(node)
         for child in iter_children(node):
-            stack.append((child, nxt))
+            stack.append((child, depth))
 
 
 def source_lines(source: str) -> list[str]:

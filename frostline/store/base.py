@@ -24,7 +24,7 @@ class Store(abc.ABC):
 
     url: str
 
-    # runs -----------------------------------------------------------------
+    # runs ---------------------------------------------------------------------------------------
     @abc.abstractmethod
     def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
                    kind: str = "script") -> RunRecord:
@@ -39,7 +39,7 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def set_run_status(self, run_id: str, status: str) -> None: ...
 
-    # attempts ---------------------------------------------------------------
+    # attempts -----------------------------------------------------------------------------------
     @abc.abstractmethod
     def start_attempt(self, run_id: str, *, source: str, annotated: str,
                       report: dict[str, Any]) -> AttemptRecord:
@@ -58,7 +58,7 @@ class Store(abc.ABC):
     def get_attempt(self, run_id: str, number: int) -> AttemptRecord | None:
         return next((a for a in self.list_attempts(run_id) if a.number == number), None)
 
-    # slots: the prefix ------------------------------------------------------
+    # slots: the prefix --------------------------------------------------------------------------
     @abc.abstractmethod
     def list_slots(self, run_id: str) -> list[SlotRecord]:
         """Every committed slot of the run, sorted by (site, path, occurrence)."""
@@ -66,7 +66,7 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def get_slot(self, run_id: str, identity: Identity) -> SlotRecord | None: ...
 
-    # call attempts ------------------------------------------------------------
+    # call attempts ------------------------------------------------------------------------------
     @abc.abstractmethod
     def begin_call(self, run_id: str, attempt: int, identity: Identity, capability: str,
                    digest: str, idempotency_key: str | None = None) -> int:
@@ -96,7 +96,7 @@ class Store(abc.ABC):
                        attempt: int | None = None) -> CallRecord:
         """Resolve the pending call of `identity`: abandon it, or write back `result` as its slot."""
 
-    # artifacts ----------------------------------------------------------------
+    # artifacts ----------------------------------------------------------------------------------
     @abc.abstractmethod
     def put_artifact(self, data: bytes, mime: str) -> str:
         """Store bytes once, content-addressed; returns 'sha256:<hex>'."""
@@ -104,7 +104,7 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def get_artifact(self, ref: str) -> tuple[bytes, str] | None: ...
 
-    # certificates, decisions, events ----------------------------------------------
+    # certificates, decisions, events ------------------------------------------------------------
     @abc.abstractmethod
     def put_certificate(self, run_id: str, attempt: int, certificate: dict[str, Any]) -> None: ...
 
@@ -121,7 +121,7 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]: ...
 
-    # principals ------------------------------------------------------------------
+    # principals ---------------------------------------------------------------------------------
     @abc.abstractmethod
     def create_token(self, principal: str) -> str:
         """Create a bearer token for `principal`; stores only its hash; returns the token."""
@@ -129,7 +129,7 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def principal_for_token(self, token: str) -> str | None: ...
 
-    # concurrency -------------------------------------------------------------------
+    # concurrency --------------------------------------------------------------------------------
     @abc.abstractmethod
     def run_lock(self, run_id: str) -> AbstractContextManager[None]:
         """Exclusive, cross-process lock on one run; raises RunBusy if another holder has it."""

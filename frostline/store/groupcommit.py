@@ -95,6 +95,9 @@ class GroupCommitter(Generic[C]):
                 "fork); open a new store in this process",
                 backend=self._backend.backend_name, operation=operation,
             )
+        if threading.current_thread() is self._thread:
+            raise RuntimeError(f"{operation}: a write cannot be queued from inside another "
+                               "write (the writer thread would wait for itself)")
         future: Future[T] = Future()
         with self._lock:
             if self._closed:
@@ -115,7 +118,7 @@ class GroupCommitter(Generic[C]):
         if os.getpid() == self._pid:
             self._thread.join()
 
-    # writer thread ---------------------------------------------------------------------------
+    # writer thread ------------------------------------------------------------------------------
     def _loop(self) -> None:
         stop = False
         while not stop:
@@ -132,7 +135,12 @@ class GroupCommitter(Generic[C]):
                     stop = True
                     break
                 batch.append(nxt)  # type: ignore[arg-type]
-            self._run_batch(batch)
+            try:
+                self._run_batch(batch)
+            except BaseException as exc:  # never leave a caller waiting on a dead writer
+                for item in batch:
+                    if not item.future.done():
+                        item.future.set_exception(exc)
         if self._conn is not None:
             self._backend.writer_discard(self._conn)
             self._conn = None

@@ -26,6 +26,7 @@ from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
+from psycopg.types.string import TextLoader
 
 from frostline.errors import RunBusy, StoreUnavailable
 from frostline.store import schema
@@ -72,9 +73,13 @@ class PostgresStore(SqlStore):
         digest = hashlib.sha256(f"frostline\0{self.schema_name}\0{name}".encode()).digest()
         return int.from_bytes(digest[:8], "big", signed=True)
 
-    # connections ---------------------------------------------------------------------------------
+    # connections --------------------------------------------------------------------------------
     def _connect(self, *, autocommit: bool) -> psycopg.Connection[Any]:
-        return psycopg.connect(self.url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S)
+        conn = psycopg.connect(self.url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S)
+        # Hand jsonb over as text, as SQLite does: the shared code decodes it, in bulk where
+        # a whole prefix is read.
+        conn.adapters.register_loader("jsonb", TextLoader)
+        return conn
 
     def _connect_reader(self) -> psycopg.Connection[Any]:
         # Autocommit: each read is its own statement snapshot and sees every commit so far.
@@ -106,7 +111,7 @@ class PostgresStore(SqlStore):
         with contextlib.suppress(psycopg.Error):
             conn.close()
 
-    # dialect ----------------------------------------------------------------------------------------
+    # dialect ------------------------------------------------------------------------------------
     def _driver_errors(self) -> tuple[type[BaseException], ...]:
         return (psycopg.Error, OSError)
 
@@ -120,8 +125,6 @@ class PostgresStore(SqlStore):
         # The text is already encoded (and validated) by the caller; pass it through as jsonb.
         return Jsonb(text, dumps=_identity)
 
-    def _json_value(self, value: Any) -> Any:
-        return value  # psycopg decodes jsonb itself
 
     def _before_event_insert(self, conn: Any) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._key("events"),))
@@ -129,7 +132,7 @@ class PostgresStore(SqlStore):
     def _redacted_url(self) -> str:
         return redact(self.url)
 
-    # schema -------------------------------------------------------------------------------------------
+    # schema -------------------------------------------------------------------------------------
     def _migrate(self, target: int) -> None:
         with self._connect(autocommit=False) as conn:
             # Serialize concurrent openers: one migrates, the others then find it done.
@@ -152,7 +155,7 @@ class PostgresStore(SqlStore):
                              (migration.version, migration.description, time.time()))
             conn.commit()
 
-    # run lock -------------------------------------------------------------------------------------------
+    # run lock -----------------------------------------------------------------------------------
     @contextlib.contextmanager
     def run_lock(self, run_id: str) -> Iterator[None]:
         self._check_open("run_lock")

@@ -1,28 +1,22 @@
-"""The Store interface over SQL, shared by the SQLite and PostgreSQL backends.
+"""The Store interface in SQL, shared by the SQLite and PostgreSQL backends.
 
-Every query is written once here with ``?`` placeholders; a backend supplies connections,
-transaction control, the JSON column adapter and the error classes of its driver. Writes go
-through the group committer (one writer thread, shared transactions); reads use one connection
-per thread. Driver errors become StoreUnavailable at this one boundary (fail closed).
+Every query is written once here with ``?`` placeholders, on top of `SqlBackend` (connections,
+the group-commit writer, the fail-closed boundary); a backend supplies the dialect. Writes are
+closures that the writer runs inside a shared transaction; everything they need from the
+caller (JSON text, timestamps) is computed before they are queued, so a bad value fails in the
+caller's thread and a rerun of the closure after a rollback writes the same thing.
 """
 
 from __future__ import annotations
 
-import abc
 import hashlib
 import hmac
-import json
 import re
 import secrets
-import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from frostline.contract.identity import Identity, parse_path, path_text
 from frostline.errors import DefinitionError, FrostlineError, RunNotFound, StoreUnavailable
-from frostline.store.base import Store
-from frostline.store.connections import ThreadConnections
-from frostline.store.groupcommit import GroupCommitter
 from frostline.store.records import (
     AttemptRecord,
     CallRecord,
@@ -31,9 +25,7 @@ from frostline.store.records import (
     RunRecord,
     SlotRecord,
 )
-from frostline.store.schema import Dialect
-
-T = TypeVar("T")
+from frostline.store.sqlbase import SqlBackend, no_run
 
 _RUN_COLS = "run_id, envelope, status, owner, kind, created_at"
 _ATTEMPT_COLS = ("run_id, number, source, source_digest, annotated, report, status, gate, "
@@ -46,141 +38,10 @@ _ARTIFACT_REF = re.compile(r"sha256:[0-9a-f]{64}")
 RUN_KINDS = ("script", "graph")
 
 
-def dumps(value: Any, what: str) -> str:
-    """Compact JSON text for a JSON column; a value JSON cannot carry is refused by name."""
-    try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise FrostlineError(
-            f"{what} cannot be stored: it is not JSON ({exc}); store binary data with "
-            "put_artifact and keep its ref in the result", field=what,
-        ) from exc
+class SqlStore(SqlBackend):
+    """The Store methods as SQL; `SQLiteStore` and `PostgresStore` add the dialect."""
 
-
-class SqlStore(Store):
-    """Shared SQL implementation; subclasses provide the dialect and the connections."""
-
-    backend_name: str
-    dialect: Dialect
-
-    def __init__(self, url: str, *, clock: Callable[[], float] = time.time) -> None:
-        self.url = url
-        self._clock = clock
-        self._closed = False
-        self._readers: ThreadConnections[Any] = ThreadConnections(self._connect_reader,
-                                                                  self._close_conn)
-        self._writer: GroupCommitter[Any] = GroupCommitter(self)
-
-    # dialect hooks ------------------------------------------------------------------------
-    @abc.abstractmethod
-    def _connect_reader(self) -> Any: ...
-
-    @abc.abstractmethod
-    def _close_conn(self, conn: Any) -> None: ...
-
-    @abc.abstractmethod
-    def writer_connect(self) -> Any: ...
-
-    @abc.abstractmethod
-    def writer_begin(self, conn: Any) -> None: ...
-
-    @abc.abstractmethod
-    def writer_commit(self, conn: Any) -> None: ...
-
-    @abc.abstractmethod
-    def writer_rollback(self, conn: Any) -> None: ...
-
-    @abc.abstractmethod
-    def writer_execute(self, conn: Any, sql: str) -> None: ...
-
-    @abc.abstractmethod
-    def writer_discard(self, conn: Any) -> None: ...
-
-    def writer_usable(self, conn: Any) -> bool:
-        return True
-
-    @abc.abstractmethod
-    def _driver_errors(self) -> tuple[type[BaseException], ...]: ...
-
-    @abc.abstractmethod
-    def _is_fk_violation(self, exc: BaseException) -> bool: ...
-
-    @abc.abstractmethod
-    def _sql(self, sql: str) -> str:
-        """The dialect's spelling of a query written with ``?`` placeholders."""
-
-    @abc.abstractmethod
-    def _json_param(self, text: str) -> Any: ...
-
-    @abc.abstractmethod
-    def _json_value(self, value: Any) -> Any: ...
-
-    def _before_event_insert(self, conn: Any) -> None:
-        """Serialize event inserts where seq order could differ from commit order."""
-
-    def _redacted_url(self) -> str:
-        return self.url
-
-    # the fail-closed boundary ----------------------------------------------------------------
-    def translate(self, exc: BaseException, operation: str) -> BaseException:
-        if isinstance(exc, self._driver_errors()):
-            err = StoreUnavailable(
-                f"{self.backend_name} store failed during {operation}: {exc}. Nothing was "
-                f"recorded; check that {self._redacted_url()} is reachable and writable, then "
-                "retry", backend=self.backend_name, operation=operation,
-            )
-            err.__cause__ = exc
-            return err
-        return exc
-
-    def _check_open(self, operation: str) -> None:
-        if self._closed:
-            raise StoreUnavailable(
-                f"{self.backend_name} store is closed; open it again to {operation}",
-                backend=self.backend_name, operation=operation,
-            )
-
-    def _read(self, operation: str, fn: Callable[[Any], T]) -> T:
-        self._check_open(operation)
-        for attempt in range(2):
-            conn = None
-            try:
-                conn = self._readers.get()
-                return fn(conn)
-            except self._driver_errors() as exc:
-                broken = conn is not None and not self.writer_usable(conn)
-                self._readers.discard()
-                # A read is idempotent: once, on a connection that broke (a server restart),
-                # try a fresh one; if that fails too, the store is down and we fail closed.
-                if attempt or not broken:
-                    raise self.translate(exc, operation) from exc
-        raise AssertionError("unreachable")
-
-    def _write(self, operation: str, fn: Callable[[Any], T]) -> T:
-        self._check_open(operation)
-        return self._writer.submit(operation, fn)
-
-    def _x(self, conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
-        return conn.execute(self._sql(sql), params)
-
-    def _insert_for_run(self, conn: Any, run_id: str, sql: str, params: tuple[Any, ...]) -> Any:
-        try:
-            return self._x(conn, sql, params).fetchall()
-        except self._driver_errors() as exc:
-            if self._is_fk_violation(exc):
-                raise _no_run(run_id) from exc
-            raise
-
-    def _j(self, value: Any, what: str) -> Any:
-        return self._json_param(dumps(value, what))
-
-    def _jn(self, value: Any, what: str) -> Any:
-        return None if value is None else self._j(value, what)
-
-    def _load(self, value: Any) -> Any:
-        return None if value is None else self._json_value(value)
-
-    # runs ----------------------------------------------------------------------------------------
+    # runs ---------------------------------------------------------------------------------------
     def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
                    kind: str = "script") -> RunRecord:
         _check_run_id(run_id)
@@ -222,7 +83,7 @@ class SqlStore(Store):
             cur = self._x(conn, "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?",
                           (status, now, run_id))
             if cur.rowcount == 0:
-                raise _no_run(run_id)
+                raise no_run(run_id)
 
         self._write("set_run_status", op)
 
@@ -230,7 +91,7 @@ class SqlStore(Store):
         return RunRecord(run_id=r[0], envelope=self._load(r[1]), status=r[2], owner=r[3],
                          kind=r[4], created_at=float(r[5]))
 
-    # attempts -------------------------------------------------------------------------------------
+    # attempts -----------------------------------------------------------------------------------
     def start_attempt(self, run_id: str, *, source: str, annotated: str,
                       report: dict[str, Any]) -> AttemptRecord:
         rep = self._j(report, "report")
@@ -295,12 +156,22 @@ class SqlStore(Store):
             started_at=float(r[13]), finished_at=None if r[14] is None else float(r[14]),
         )
 
-    # slots -----------------------------------------------------------------------------------------
+    # slots --------------------------------------------------------------------------------------
     def list_slots(self, run_id: str) -> list[SlotRecord]:
         rows = self._read("list_slots", lambda c: self._x(
             c, f"SELECT {_SLOT_COLS} FROM slots WHERE run_id = ?", (run_id,)).fetchall())
-        paths: dict[str, tuple[int, ...]] = {}  # a prefix repeats few distinct paths
-        slots = [self._slot(r, paths) for r in rows]
+        # Replay reads whole prefixes: decode the JSON columns in bulk, and parse each
+        # distinct path once (a prefix repeats few of them).
+        results = self._json_values([r[6] for r in rows])
+        usages = self._json_values([r[7] for r in rows])
+        paths: dict[str, tuple[int, ...]] = {}
+        slots = []
+        for r, result, usage in zip(rows, results, usages, strict=True):
+            path = paths.get(r[2])
+            if path is None:
+                path = paths[r[2]] = parse_path(r[2])
+            slots.append(SlotRecord(r[0], r[1], path, int(r[3]), r[4], r[5], result, usage,
+                                    int(r[8]), float(r[9])))
         # Sorted like identities (paths as integer tuples, so branch 10 follows branch 9).
         slots.sort(key=lambda s: (s.site, s.path, s.occurrence))
         return slots
@@ -316,18 +187,13 @@ class SqlStore(Store):
             (run_id, identity.site, path_text(identity.path), identity.occurrence)).fetchall()
         return rows
 
-    def _slot(self, r: Any, paths: dict[str, tuple[int, ...]] | None = None) -> SlotRecord:
-        path = paths.get(r[2]) if paths is not None else None
-        if path is None:
-            path = parse_path(r[2])
-            if paths is not None:
-                paths[r[2]] = path
+    def _slot(self, r: Any) -> SlotRecord:
         value = self._json_value
-        return SlotRecord(run_id=r[0], site=r[1], path=path, occurrence=int(r[3]),
+        return SlotRecord(run_id=r[0], site=r[1], path=parse_path(r[2]), occurrence=int(r[3]),
                           capability=r[4], digest=r[5], result=value(r[6]), usage=value(r[7]),
                           attempt=int(r[8]), committed_at=float(r[9]))
 
-    # call attempts ------------------------------------------------------------------------------------
+    # call attempts ------------------------------------------------------------------------------
     def begin_call(self, run_id: str, attempt: int, identity: Identity, capability: str,
                    digest: str, idempotency_key: str | None = None) -> int:
         now = self._clock()
@@ -349,24 +215,33 @@ class SqlStore(Store):
         now = self._clock()
 
         def op(conn: Any) -> SlotRecord:
-            call = self._call_row(conn, call_id)
+            # Common case in one statement: mark the pending call committed and learn what
+            # it was. Raising below undoes the update with the rest of this write.
+            rows = self._x(conn, "UPDATE calls SET status = 'committed', updated_at = ? "
+                           "WHERE call_id = ? AND status IN ('pending', 'abandoned') "
+                           "RETURNING run_id, site, path, occurrence, capability, digest",
+                           (now, call_id)).fetchall()
+            if rows:
+                r = rows[0]
+                run_id, identity = r[0], Identity(r[1], parse_path(r[2]), int(r[3]))
+                capability, call_digest = r[4], r[5]
+            else:
+                call = self._call_row(conn, call_id)
+                if call.status is CallStatus.FAILED:
+                    raise FrostlineError(f"call {call_id} is recorded as failed; a failed call "
+                                         "cannot commit. Begin a new call", call_id=call_id)
+                run_id, identity = call.run_id, call.identity
+                capability, call_digest = call.capability, call.digest
             if (slot.run_id, slot.identity, slot.capability, slot.digest) != (
-                    call.run_id, call.identity, call.capability, call.digest):
+                    run_id, identity, capability, call_digest):
                 raise FrostlineError(
                     f"commit_call({call_id}): the slot ({slot.run_id} {slot.identity} "
                     f"{slot.capability} {slot.digest[:12]}) is not the call's "
-                    f"({call.run_id} {call.identity} {call.capability} {call.digest[:12]})",
-                    call_id=call_id)
-            if call.status is CallStatus.FAILED:
-                raise FrostlineError(f"call {call_id} is recorded as failed; a failed call "
-                                     "cannot commit. Begin a new call", call_id=call_id)
+                    f"({run_id} {identity} {capability} {call_digest[:12]})", call_id=call_id)
             inserted = self._insert_slot(conn, slot, result, usage, call_id, now)
-            self._x(conn, "UPDATE calls SET status = 'committed', updated_at = ? "
-                    "WHERE call_id = ? AND status IN ('pending', 'abandoned')", (now, call_id))
-            # Read back what the database holds (jsonb may reorder keys), so a first run and
-            # a replay see the same value.
+            # Read back what the database holds, so a first run and a replay see one value.
             return self._slot(inserted[0] if inserted else
-                              self._get_slot(conn, call.run_id, call.identity)[0])
+                              self._get_slot(conn, run_id, identity)[0])
 
         return self._write("commit_call", op)
 
@@ -462,7 +337,7 @@ class SqlStore(Store):
 
         return self._write("reconcile_call", op)
 
-    # artifacts -------------------------------------------------------------------------------------------
+    # artifacts ----------------------------------------------------------------------------------
     def put_artifact(self, data: bytes, mime: str) -> str:
         if not isinstance(data, bytes | bytearray | memoryview):
             raise DefinitionError(f"an artifact is bytes, not {type(data).__name__}")
@@ -495,7 +370,7 @@ class SqlStore(Store):
                                    backend=self.backend_name, operation="get_artifact")
         return data, rows[0][1]
 
-    # certificates, decisions, events ------------------------------------------------------------------------
+    # certificates, decisions, events ------------------------------------------------------------
     def put_certificate(self, run_id: str, attempt: int, certificate: dict[str, Any]) -> None:
         body, now = self._j(certificate, "certificate"), self._clock()
         self._write("put_certificate", lambda c: self._insert_for_run(
@@ -538,7 +413,7 @@ class SqlStore(Store):
         return [Event(seq=int(r[0]), run_id=r[1], ts=float(r[2]), kind=r[3],
                       data=self._load(r[4])) for r in rows]
 
-    # principals ------------------------------------------------------------------------------------------------
+    # principals ---------------------------------------------------------------------------------
     def create_token(self, principal: str) -> str:
         if not isinstance(principal, str) or not principal.strip():
             raise DefinitionError("a token needs a principal name, e.g. create_token('alice')")
@@ -560,32 +435,9 @@ class SqlStore(Store):
             return str(rows[0][1])
         return None
 
-    def schema_version(self) -> int:
-        """The newest schema migration recorded in the database."""
-        rows = self._read("schema_version", lambda c: c.execute(
-            "SELECT MAX(version) FROM schema_version").fetchall())
-        return int(rows[0][0])
-
-    # lifecycle --------------------------------------------------------------------------------------------------
-    @property
-    def group_commit_stats(self) -> tuple[int, int]:
-        """(transactions committed, writes committed) by this store's writer thread."""
-        return self._writer.batches, self._writer.writes
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._writer.close()
-        self._readers.close_all()
-
 
 def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def _no_run(run_id: str) -> RunNotFound:
-    return RunNotFound(f"no run {run_id!r} in this store; create_run first", run_id=run_id)
 
 
 def _check_run_id(run_id: str) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 import sqlite3
 import time
@@ -28,7 +27,6 @@ from frostline.store import schema
 from frostline.store.sql import SqlStore
 
 BUSY_TIMEOUT_MS = 30_000
-_decode = json.JSONDecoder().decode  # skips json.loads' per-call argument checks (replay reads)
 
 
 class SQLiteStore(SqlStore):
@@ -58,7 +56,7 @@ class SQLiteStore(SqlStore):
             ) from exc
         super().__init__(url or f"sqlite:///{self.path}", clock=clock)
 
-    # connections -------------------------------------------------------------------------------
+    # connections --------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: no implicit transactions; the writer issues BEGIN IMMEDIATE
         # itself and a reader's SELECT sees the latest commit.
@@ -97,7 +95,7 @@ class SQLiteStore(SqlStore):
         with contextlib.suppress(sqlite3.Error):
             conn.close()
 
-    # dialect ---------------------------------------------------------------------------------------
+    # dialect ------------------------------------------------------------------------------------
     def _driver_errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.Error, OSError)
 
@@ -110,10 +108,7 @@ class SQLiteStore(SqlStore):
     def _json_param(self, text: str) -> Any:
         return text
 
-    def _json_value(self, value: Any) -> Any:
-        return _decode(value)
-
-    # schema ------------------------------------------------------------------------------------------
+    # schema -------------------------------------------------------------------------------------
     def _migrate(self, target: int) -> None:
         conn = self._connect()
         try:
@@ -144,7 +139,7 @@ class SQLiteStore(SqlStore):
         finally:
             conn.close()
 
-    # run lock --------------------------------------------------------------------------------------------
+    # run lock -----------------------------------------------------------------------------------
     @contextlib.contextmanager
     def run_lock(self, run_id: str) -> Iterator[None]:
         self._check_open("run_lock")
@@ -168,3 +163,4 @@ class SQLiteStore(SqlStore):
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+

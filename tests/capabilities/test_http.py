@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import io
 
@@ -191,3 +192,34 @@ def test_unknown_capability_and_bad_configuration(fake_openai):  # noqa: F811
         OpenAIProviders("", "k", image_model="i", text_model="t")
     with pytest.raises(DefinitionError):
         OpenAIProviders("http://x", "k", image_model="i", text_model="t", timeout=0)
+
+
+def test_concurrent_calls_in_one_event_loop(fake_openai):  # noqa: F811
+    p, arts = providers(fake_openai), MemoryArtifacts()
+
+    async def main():
+        return await asyncio.gather(*(
+            p.invoke("image.generate", {"prompt": f"shot {i}", "size": "512x512"},
+                     call_context(arts, key=f"run/orchestrate/#0@{i}:0")) for i in range(5)))
+
+    results = asyncio.run(main())
+    assert len({r.result["artifact"] for r in results}) == 5 and len(arts) == 5
+    assert sorted(r.headers["idempotency-key"] for r in fake_openai.requests) == [
+        f"run/orchestrate/#0@{i}:0" for i in range(5)]
+
+
+def test_a_key_honouring_api_closes_the_timeout_window():
+    # The first request executes at the API but the answer arrives after the client gave up;
+    # the retry with the same key gets the first result and the API executes nothing new.
+    with FakeOpenAIServer(honour_idempotency=True) as server:
+        server.script(slow(30, image_reply("512x512", "first")))
+        p = OpenAIProviders(server.url, server.api_key or "", image_model="i", text_model="t",
+                            timeout=0.3, max_retries=0, idempotency_keys=True)
+        arts = MemoryArtifacts()
+        with pytest.raises(ProviderError) as info:
+            invoke(p, "image.generate", {"prompt": "p", "size": "512x512"}, arts, key="run/s@:0")
+        assert info.value.fields["outcome_unknown"] is True
+        res = invoke(p, "image.generate", {"prompt": "p", "size": "512x512"}, arts, key="run/s@:0")
+        assert (server.executions, server.replays) == (1, 1)
+        first = base64.b64decode(image_reply("512x512", "first").body["data"][0]["b64_json"])
+        assert arts.get(res.result["artifact"])[0] == first

@@ -11,6 +11,8 @@ import sys
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from frostline.capabilities.local import LocalProviders
 from frostline.capabilities.provider_log import ProviderLog
@@ -167,3 +169,42 @@ def test_remembered_keys_survive_a_killed_process(tmp_path):
                 key="run-9/orchestrate/#0@:0")
     assert retry.result == child_result
     assert len(ProviderLog(log).read()) == 1  # executed once, in the killed process
+
+
+def test_a_cancelled_waiter_does_not_leave_the_key_locked(tmp_path):
+    p = LocalProviders(latency_s=0.05, idempotent=True, idempotency_path=str(tmp_path / "k.db"))
+
+    async def main():
+        first = asyncio.create_task(p.invoke("echo", {"v": 1}, call_context(key="k")))
+        await asyncio.sleep(0)
+        waiter = asyncio.create_task(p.invoke("echo", {"v": 1}, call_context(key="k")))
+        await asyncio.sleep(0.01)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        await first
+        return await asyncio.wait_for(p.invoke("echo", {"v": 1}, call_context(key="k")), 10)
+
+    assert asyncio.run(main()).usage["idempotent_replay"] is True
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text() | st.floats(allow_nan=False),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=50, deadline=None)
+@given(payload=st.dictionaries(st.text(max_size=10), _json, max_size=5))
+def test_log_round_trips_any_json_payload(tmp_path_factory, payload):
+    log = ProviderLog(tmp_path_factory.mktemp("log") / "l.jsonl")
+    log.append("echo", payload, ok=True, identity="orchestrate/#0@:0")
+    (line,) = log.read()
+    assert line["payload"] == payload and line["ok"] is True
+
+
+def test_unserialisable_values_do_not_lose_the_line(tmp_path):
+    log = ProviderLog(tmp_path / "l.jsonl")
+    log.append("echo", {"blob": b"\x00\x01"}, ok=True)
+    assert log.read()[0]["payload"] == {"blob": "b'\\x00\\x01'"}

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import random
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frostline.contract.gate import (
@@ -13,10 +16,13 @@ from frostline.contract.gate import (
     GateResult,
     frozen_map,
     gate,
+    gate_source,
     levenshtein,
     nearest_site,
+    rebase,
 )
-from frostline.errors import GateStopped, PrefixConflict
+from frostline.errors import GateStopped, PrefixConflict, ScriptRejected
+from frostline.script import check, sites
 from frostline.store.records import AttemptRecord, SlotRecord
 
 
@@ -276,3 +282,268 @@ def test_preserving_edits_are_always_accepted(frozen_sites, extra, rnd):
     cand += [e for e in extra if e.site not in frozen]
     rnd.shuffle(cand)
     assert gate(frozen, cand).accepted
+
+
+# ------------------------------------------------------------------------------ real sources
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+def read(name: str) -> str:
+    return (SCRIPTS / f"{name}.py").read_text()
+
+
+def frozen_of(source: str) -> dict[str, FrozenSite]:
+    """The maximal prefix: every capability call of `source` committed."""
+    lines = source.splitlines()
+    return {s.site: FrozenSite(s.site, s.capability or "", s.fingerprint, s.line,
+                               lines[s.line - 1]) for s in sites(source)}
+
+
+def apply(source: str, *edits: tuple[str, str]) -> str:
+    for old, new in edits:
+        assert source.count(old) == 1, f"edit anchor {old!r} must occur once"
+        source = source.replace(old, new)
+    return source
+
+
+# Table VII of the paper: seven deterministic edits on each script; the expected verdicts are
+# the same on every script (cc = call_changed, rm = removed, yes = accepted).
+TABLE_VII_EXPECTED = {
+    "literal in payload": "call_changed",
+    "computed payload": "call_changed",
+    "statement outside the call": "yes",
+    "insert a non-call statement": "yes",
+    "wrap in a new block": "removed",
+    "delete a call": "removed",
+    "append a new call": "yes",
+}
+APPEND = '    caption = await ctx.run("text.generate", {"prompt": "a caption"})\n'
+TABLE_VII_EDITS: dict[str, dict[str, list[tuple[str, str]]]] = {
+    "fanout_review": {
+        "literal in payload": [('"shots": 4}', '"shots": 5}')],
+        "computed payload": [('{"prompt": s["prompt"], "size"', '{"prompt": s["prompt"].upper(), "size"')],
+        "statement outside the call": [('shots = plan["shots"][:4]', 'shots = plan["shots"][:3]')],
+        "insert a non-call statement": [('    shots = plan', '    note = "retry"\n    shots = plan')],
+        "wrap in a new block": [(
+            '    review = await ctx.run("review.visual", {"image": images[0]["ref"]})\n',
+            '    review = None\n    if images:\n'
+            '        review = await ctx.run("review.visual", {"image": images[0]["ref"]})\n')],
+        "delete a call": [(
+            '    review = await ctx.run("review.visual", {"image": images[0]["ref"]})\n',
+            '    review = None\n')],
+        "append a new call": [('    return {"images"', APPEND + '    return {"images"')],
+    },
+    "scout_helper": {
+        "literal in payload": [('"shots": 4}', '"shots": 6}')],
+        "computed payload": [('{"prompt": s["prompt"]}', '{"prompt": s["prompt"] + " at dusk"}')],
+        "statement outside the call": [('plan["shots"][:4]', 'plan["shots"][:3]')],
+        "insert a non-call statement": [('    return await', '    count = len(plan["shots"])\n    return await')],
+        "wrap in a new block": [
+            ('    return await ctx.parallel(\n        [ctx.run(', '    if plan["shots"]:\n        return await ctx.parallel(\n            [ctx.run('),
+            ('[:4]])\n', '[:4]])\n    return []\n')],
+        "delete a call": [
+            ('    return await ctx.parallel(\n        [ctx.run("image.generate", {"prompt": s["prompt"]}) for s in plan["shots"][:4]])\n',
+             '    return plan\n')],
+        "append a new call": [('    return await ctx.parallel(', '    images = await ctx.parallel('),
+                              ('[:4]])\n', '[:4]])\n' + APPEND + '    return images\n')],
+    },
+    "sequential_loop": {
+        "literal in payload": [('"size": "1024x1024"', '"size": "512x512"')],
+        "computed payload": [('{"prompt": line, ', '{"prompt": line.strip(), ')],
+        "statement outside the call": [('splitlines()[:4]', 'splitlines()[:3]')],
+        "insert a non-call statement": [('    images = []\n', '    images = []\n    count = 0\n')],
+        "wrap in a new block": [(
+            '        image = await ctx.run("image.generate", {"prompt": line, "size": "1024x1024"})\n'
+            '        images.append(image)\n',
+            '        if line:\n'
+            '            image = await ctx.run("image.generate", {"prompt": line, "size": "1024x1024"})\n'
+            '            images.append(image)\n')],
+        "delete a call": [(
+            '    text = await ctx.run("text.generate", {"prompt": "Four shots for " + args["brief"]})\n',
+            '    text = {"text": args["brief"]}\n')],
+        "append a new call": [('    return images', APPEND + '    return images')],
+    },
+}
+
+
+@pytest.mark.parametrize("script", sorted(TABLE_VII_EDITS))
+@pytest.mark.parametrize("edit", list(TABLE_VII_EXPECTED))
+def test_table_vii(script: str, edit: str) -> None:
+    original = read(script)
+    candidate = apply(original, *TABLE_VII_EDITS[script][edit])
+    report = check(candidate, rules="script")
+    assert report.valid, [v.to_dict() for v in report.violations]  # a realistic edit
+    result = gate_source(frozen_of(original), candidate)
+    expected = TABLE_VII_EXPECTED[edit]
+    if expected == "yes":
+        assert result.accepted, result.to_dict()
+    else:
+        assert not result.accepted
+        assert {c.kind for c in result.counterexamples} == {expected}, result.to_dict()
+
+
+def test_a425_relocation_is_removed_with_the_helper_as_nearest():
+    original = read("scout_helper")
+    result = gate_source(frozen_of(original), read("a425_repair"))
+    assert not result.accepted
+    (ce,) = result.counterexamples
+    assert (ce.kind, ce.site, ce.capability) == ("removed", "orchestrate/#1", "image.generate")
+    assert ce.line == 7 and 'ctx.run("image.generate"' in ce.source_line
+    assert ce.nearest is not None and ce.nearest.match == "relocated"
+    assert ce.nearest.site != "orchestrate/#1" and ce.nearest.line == 5
+    # and the relocation keeps the capability multiset: only the gate sees the difference
+    assert check(read("a425_repair"), rules="script").facts.capabilities == \
+        check(original, rules="script").facts.capabilities
+
+
+def test_gate_source_refuses_unparsable_candidates():
+    with pytest.raises(ScriptRejected, match=r"does not parse.*line 2") as info:
+        gate_source(frozen_of(read("scout_helper")), "async def orchestrate(ctx, args):\n    return (\n")
+    assert info.value.fields["rule"] == "R00"
+    with pytest.raises(ScriptRejected, match="does not parse"):
+        gate_source({}, "x = '\0'")
+
+
+def test_capability_changed_from_source():
+    original = read("sequential_loop")
+    candidate = original.replace('"text.generate", {"prompt": "Four', '"storyboard.plan", {"prompt": "Four')
+    (ce,) = gate_source(frozen_of(original), candidate).counterexamples
+    assert ce.kind == "capability_changed" and ce.found_capability == "storyboard.plan"
+
+
+def test_frozen_map_from_a_real_report():
+    """The stored report is Report.to_dict() of the checker: frozen_map reads it as is."""
+    source = read("fanout_review")
+    report = check(source).to_dict()
+    attempt = AttemptRecord("r", 1, source, "d", source, report, "failed")
+    slots = [_slot("orchestrate/#0", "storyboard.plan", 1),
+             SlotRecord("r", "orchestrate/#1", (2,), 0, "image.generate", "h", {}, {}, 1)]
+    fm = frozen_map(slots, [attempt])
+    assert fm == {k: v for k, v in frozen_of(source).items() if k in fm}
+    assert set(fm) == {"orchestrate/#0", "orchestrate/#1"}
+    assert gate_source(fm, source).accepted
+
+
+# ------------------------------------------------------------------------------ properties on source
+
+
+def _comment_and_blank_noise(source: str, rnd: random.Random) -> str:
+    out = []
+    for line in source.splitlines():
+        if rnd.random() < 0.3:
+            out.append(rnd.choice(["", "# a comment", "    # indented comment", "   "]))
+        out.append(line + (rnd.choice(["", "  # trailing"]) if line.strip() and rnd.random() < 0.2
+                           and not line.rstrip().endswith((",", "(", "[")) else ""))
+    return "\n".join(out) + "\n"
+
+
+class _InsertNonCalls(ast.NodeTransformer):
+    """Insert `_k = k` assignments at random positions of every statement list."""
+
+    def __init__(self, rnd: random.Random) -> None:
+        self.rnd, self.k = rnd, 0
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        for name in ("body", "orelse"):
+            body = getattr(node, name, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt) \
+                    and not isinstance(node, ast.Module):
+                pos = self.rnd.randint(0, len(body))
+                if pos == 0 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                    pos = 1  # keep a docstring first
+                self.k += 1
+                body.insert(pos, ast.parse(f"k{self.k} = {self.k}").body[0])
+        return node
+
+
+@given(st.sampled_from(["fanout_review", "scout_helper", "sequential_loop"]), st.randoms(),
+       st.booleans(), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_invariance_preserving_edits_are_accepted(name, rnd, insert, reformat):
+    """Lemma 1: comments, blank lines, formatting, non-call statements and an appended call
+    never change a committed σ or fingerprint, so the gate accepts."""
+    original = read(name)
+    candidate = original
+    if insert or reformat:
+        tree = ast.parse(candidate)
+        if insert:
+            tree = _InsertNonCalls(rnd).visit(tree)
+        candidate = ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    candidate = _comment_and_blank_noise(candidate, rnd)
+    # append a new call at the very end of orchestrate (before its final return)
+    lines = candidate.rstrip("\n").split("\n")
+    ret = max(i for i, ln in enumerate(lines) if ln.startswith("    return"))
+    if "ctx." in "".join(lines[ret:]):  # the return holds a frozen call: keep it first
+        lines[ret] = lines[ret].replace("    return ", "    result = ", 1)
+        lines += [APPEND.rstrip("\n"), "    return result"]
+    else:
+        lines.insert(ret, APPEND.rstrip("\n"))
+    candidate = "\n".join(lines) + "\n"
+    assert gate_source(frozen_of(original), candidate).accepted, candidate
+
+
+class _Mutate(ast.NodeTransformer):
+    """One random structural mutation: drop, wrap, or change a literal of a statement."""
+
+    def __init__(self, rnd: random.Random) -> None:
+        self.rnd = rnd
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        self.generic_visit(node)
+        body = node.body
+        i = self.rnd.randrange(len(body))
+        kind = self.rnd.choice(["drop", "wrap", "literal", "swap"])
+        if kind == "drop" and len(body) > 1:
+            del body[i]
+        elif kind == "wrap":
+            body[i] = ast.If(test=ast.Name("args", ast.Load()), body=[body[i]], orelse=[])
+        elif kind == "swap" and len(body) > 1:
+            j = self.rnd.randrange(len(body))
+            body[i], body[j] = body[j], body[i]
+        else:
+            for sub in ast.walk(body[i]):
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, int) and not isinstance(sub.value, bool):
+                    sub.value += 1
+                    break
+        return node
+
+
+@given(st.sampled_from(["fanout_review", "scout_helper", "sequential_loop"]), st.randoms())
+@settings(max_examples=60, deadline=None)
+def test_gate_soundness_on_mutated_sources(name, rnd):
+    """Accepted ⇔ every frozen σ is in the candidate with the same capability and fingerprint."""
+    original = read(name)
+    candidate = ast.unparse(ast.fix_missing_locations(_Mutate(rnd).visit(ast.parse(original))))
+    result = gate_source(frozen_of(original), candidate)
+    now = {s.site: s for s in sites(candidate)}
+    intact = all(s in now and now[s].capability == f.capability
+                 and now[s].fingerprint == f.fingerprint
+                 for s, f in frozen_of(original).items())
+    assert result.accepted == intact
+
+
+def test_rebase_quotes_lines_of_the_later_script():
+    original = read("sequential_loop")
+    frozen = frozen_of(original)
+    later = apply(original, ('    images = []\n', '    images = []\n    count = 0\n    note = ""\n'),
+                  ('splitlines()[:4]', 'splitlines()[:3]'))
+    moved = rebase(frozen, later, sites(later))
+    loop_site = "orchestrate/for#0.body/#0"
+    assert frozen[loop_site].line == 9 and moved[loop_site].line == 11
+    assert moved[loop_site].source_line == frozen[loop_site].source_line
+    assert moved["orchestrate/#0"] == frozen["orchestrate/#0"]
+    # a site the later script changed keeps its committed description
+    changed = later.replace('"size": "1024x1024"', '"size": "512x512"')
+    assert rebase(frozen, changed, sites(changed))[loop_site] == frozen[loop_site]
+    assert rebase(frozen, "", [])[loop_site] == frozen[loop_site]
+
+
+def test_capability_changed_to_a_non_literal_name():
+    cand = [Site("orchestrate/#0", "storyboard.plan", "fa", 2),
+            Site("orchestrate/#1", None, "fb", 4)]
+    (ce,) = gate(FROZEN, cand).counterexamples
+    assert ce.kind == "capability_changed" and ce.found_capability is None
+    assert "not a string literal" in ce.message
+    assert gate(FROZEN, cand).to_dict()["counterexamples"][0]["found_capability"] is None

@@ -110,8 +110,13 @@ def image_reply(size: str = "512x512", prompt: str = "", *, revised_prompt: str 
 class FakeOpenAIServer:
     """Threaded HTTP server with a queue of scripted replies and a request log."""
 
-    def __init__(self, *, api_key: str | None = "sk-fake-test-key") -> None:
+    def __init__(self, *, api_key: str | None = "sk-fake-test-key",
+                 honour_idempotency: bool = False) -> None:
         self.api_key = api_key
+        self.honour_idempotency = honour_idempotency
+        self.executions = 0  # requests that produced a fresh reply (not an idempotent replay)
+        self.replays = 0
+        self._by_key: dict[str, Reply] = {}
         self.requests: list[Recorded] = []
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -153,11 +158,21 @@ class FakeOpenAIServer:
         self.stop()
 
     # request handling ------------------------------------------------------------------
-    def _next(self, method: str, path: str, body: Any) -> Reply:
+    def _next(self, method: str, path: str, body: Any, key: str | None) -> Reply:
+        # Like an API that honours Idempotency-Key: a repeated key gets the first successful
+        # reply again, at once, without executing (and without the first reply's delay).
         with self._lock:
-            if self._queue:
-                return self._queue.popleft()
-        return self._default(method, path, body)
+            if self.honour_idempotency and key is not None and key in self._by_key:
+                self.replays += 1
+                cached = self._by_key[key]
+                return Reply(cached.status, cached.body, cached.headers)
+            reply = self._queue.popleft() if self._queue else None
+        reply = reply or self._default(method, path, body)
+        with self._lock:
+            self.executions += 1
+            if self.honour_idempotency and key is not None and 200 <= reply.status < 300:
+                self._by_key[key] = reply
+        return reply
 
     def _default(self, method: str, path: str, body: Any) -> Reply:
         if method == "POST" and path == "/v1/chat/completions" and isinstance(body, dict):
@@ -207,7 +222,7 @@ class FakeOpenAIServer:
                     reply = Reply(401, error_body("Incorrect API key provided",
                                                   code="invalid_api_key"))
                 else:
-                    reply = server._next(method, path, body)
+                    reply = server._next(method, path, body, headers.get("idempotency-key"))
                 if reply.delay_s and server._closing.wait(reply.delay_s):
                     return
                 if isinstance(reply.body, (dict, list)):

@@ -82,9 +82,12 @@ def test_crash_after_the_attempt_write_blocks_until_reconciled_with_a_result(url
     killed(host(url, "r", ONE_IMAGE, "before_provider", tmp_path))
     with open_store(url) as store:
         (pending,) = store.unresolved_calls("r")
+        assert store.get_attempt("r", 1).status == "running"  # the host never finished it
         out = run(store, "r", ONE_IMAGE, provider(tmp_path))
         assert out.status == "unresolved" and out.exit_code == 5
         assert out.error["identities"] == [str(pending.identity)]
+        crashed = store.get_attempt("r", 1)
+        assert crashed.status == "failed" and crashed.error["code"] == "crashed"
         assert executions(tmp_path) == 0
         # the operator knows the provider did produce the image: write it back
         ref = store.put_artifact(b"\x89PNG\r\n\x1a\nknown-image", "image/png")

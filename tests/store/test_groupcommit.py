@@ -230,3 +230,76 @@ def test_lost_writer_connection_fails_a_whole_batch(pg_url: str) -> None:
         assert all(not ok and isinstance(v, StoreUnavailable) for ok, v in results), results
         assert {v.fields["operation"] for _, v in results} == {"begin_call"}
         assert store.list_calls("r1") == []
+
+
+def test_a_poller_sees_every_event_exactly_once(store_url: str) -> None:
+    """Readers page with after=seq while two stores append: no event may be skipped."""
+    writers, per_writer = 4, 40
+    with open_store(store_url) as a, open_store(store_url) as b:
+        stop = threading.Event()
+        seen: list[int] = []
+
+        def poll() -> None:
+            last = 0
+            while True:
+                done = stop.is_set()
+                for event in a.list_events("r1", after=last):
+                    seen.append(event.data["n"])
+                    last = event.seq
+                if done:
+                    return
+
+        def write(w: int) -> None:
+            s = a if w % 2 else b
+            for k in range(per_writer):
+                s.append_event("r1", "tick", {"n": w * per_writer + k})
+
+        poller = threading.Thread(target=poll)
+        poller.start()
+        with ThreadPoolExecutor(writers) as pool:
+            list(pool.map(write, range(writers)))
+        stop.set()
+        poller.join()
+    assert sorted(seen) == list(range(writers * per_writer))
+
+
+def test_a_write_from_inside_a_write_is_refused(sqlite_store: Store) -> None:
+    assert isinstance(sqlite_store, SqlStore)
+    inner: list[BaseException] = []
+
+    def nested(conn: Any) -> None:
+        try:
+            sqlite_store.append_event("r1", "nested", {})
+        except RuntimeError as exc:
+            inner.append(exc)
+
+    sqlite_store._write("outer", nested)
+    assert "wait for itself" in str(inner[0])
+
+
+def test_a_forked_child_cannot_use_the_parents_store(sqlite_store: Store) -> None:
+    import os
+
+    sqlite_store.create_run("r1", {})
+    pid = os.fork()
+    if pid == 0:  # the child: both a read and a write must refuse
+        code = 0
+        for op in (lambda: sqlite_store.get_run("r1"), lambda: sqlite_store.append_event("r1", "x", {})):
+            try:
+                op()
+                code = 1
+            except StoreUnavailable as exc:
+                code |= 0 if "before a fork" in exc.message else 2
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert sqlite_store.list_events("r1") == []
+
+
+def test_a_bug_in_one_write_reaches_its_caller_and_the_writer_lives_on(store: Store) -> None:
+    assert isinstance(store, SqlStore)
+    store.create_run("r1", {})
+    with pytest.raises(ZeroDivisionError):
+        store._write("buggy", lambda conn: 1 / 0)
+    assert store.append_event("r1", "after", {}) > 0
+    assert [e.kind for e in store.list_events("r1")] == ["after"]
