@@ -25,10 +25,15 @@ Every denial, replay, execution, divergence and semantic repeat is an event in t
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import logging
+import os
 import secrets
+import threading
 from collections import Counter
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,7 +63,24 @@ from frostline.store.records import CallRecord, SlotRecord
 log = logging.getLogger("frostline.broker")
 
 MAX_PATH_DEPTH = 32
+# Threads that carry blocking store calls for every broker in the process. Enough for a
+# 32-way fanout's attempt records, commits and events to wait together, so that they share
+# group-committed transactions; threads start only as they are needed.
+STORE_POOL_THREADS = 128
 Reply = dict[str, Any]
+
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+_pool_guard = threading.Lock()
+
+
+def _store_pool() -> ThreadPoolExecutor:
+    """The process's store-call pool (a forked child gets its own: threads do not survive)."""
+    global _pool
+    with _pool_guard:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(STORE_POOL_THREADS,
+                                                     thread_name_prefix="frostline-store"))
+        return _pool[1]
 
 
 class FrameRejected(CallDenied):
@@ -432,9 +454,16 @@ class Broker:
             self.stop_error = err
 
     async def _store_call(self, fn: Any, *args: Any) -> Any:
-        """Run a blocking store method off the loop; any failure becomes StoreUnavailable."""
+        """Run a blocking store method off the loop; any failure becomes StoreUnavailable.
+
+        The calls run on the broker pool, not the loop's default executor: that one has
+        min(32, cores + 4) threads, so on a small machine a 32-way fanout could hand the
+        store's group committer only a handful of writes at a time and pay one fsync for each
+        handful. Each pool thread just waits for its write to become durable.
+        """
+        call = functools.partial(contextvars.copy_context().run, fn, *args)
         try:
-            return await asyncio.to_thread(fn, *args)
+            return await asyncio.get_running_loop().run_in_executor(_store_pool(), call)
         except StoreUnavailable:
             raise
         except FrostlineError:

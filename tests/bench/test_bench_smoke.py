@@ -1,0 +1,113 @@
+"""Smoke tests of the durable-runtime benchmarks: tiny sizes, sane rows, no timing thresholds.
+
+They keep the benchmark code from rotting: every section runs against the real store (and the
+peers when installed) and must produce finite, positive figures with the right shape.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from bench import durable_overhead as bench
+from bench import peers, replay_throughput
+from bench.common import Row, percentile, render_table
+
+TINY = {"calls": 8, "reps": 1, "prefix": 64, "replay_reps": 1}
+
+
+def settings(**over: object) -> bench.Settings:
+    base: dict[str, object] = {**TINY, "peers": False, "replay": True, "pg": None}
+    base.update(over)
+    return bench.Settings(**base)  # type: ignore[arg-type]
+
+
+def sane(value: float) -> bool:
+    return math.isfinite(value) and value > 0
+
+
+def test_frostline_rows_and_replay_on_sqlite(tmp_path: Path) -> None:
+    report = bench.run(settings(), tmp_path)
+    assert set(report.floors) == {"sqlite"}
+    assert sane(report.floors["sqlite"].median)
+    got = {(r.system, r.mode) for r in report.rows}
+    assert got == {("frostline broker", "sequential"), ("frostline broker", "32-way fanout"),
+                   ("frostline execute()", "sequential"),
+                   ("frostline execute()", "32-way fanout")}
+    for row in report.rows:
+        assert row.store == "sqlite"
+        assert len(row.per_call_ms) == 1
+        assert sane(row.median) and sane(row.p95), row
+    broker_rows = [r for r in report.rows if r.system == "frostline broker"]
+    assert [len(r.latencies_ms) for r in broker_rows] == [8, 32]  # one per call
+    assert [r.shape for r in report.replay] == ["sequential", "32-way"]
+    assert all(sane(r.median) and sane(r.load_median) for r in report.replay)
+    assert [r.prefix for r in report.replay] == [64, 64]
+
+    table = bench.overhead_table(report)
+    assert "fsync floor" in table and "frostline broker" in table and "1.00x" in table
+    assert len(bench.verdicts(report)) == 4  # two call targets, two replay shapes
+
+
+def test_main_prints_the_table_and_writes_json(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out_file = tmp_path / "figures.json"
+    code = bench.main(["--quick", "--no-pg", "--no-peers", "--no-replay", "--calls", "4",
+                       "--reps", "1", "--json", str(out_file)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "ms/call (median)" in printed and "vs floor" in printed
+    data = json.loads(out_file.read_text())
+    assert {r["system"] for r in data["rows"]} == {"frostline broker", "frostline execute()"}
+    assert all(r["median_ms"] > 0 for r in data["rows"])
+
+
+def test_missing_peer_is_named_with_its_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bench, "missing_peer", lambda system: system)
+    notes: list[str] = []
+    assert bench.measure_peer("dbos", "sqlite", settings(), notes) is None
+    assert bench.measure_peer("langgraph", "sqlite", settings(), notes) is None
+    assert "pip install dbos" in notes[0]
+    assert "pip install langgraph langgraph-checkpoint-sqlite" in notes[1]
+
+
+@pytest.mark.parametrize("system", ["dbos", "langgraph"])
+def test_peer_child_measures_or_says_how_to_install(system: str) -> None:
+    notes: list[str] = []
+    row = bench.measure_peer(system, "sqlite", settings(calls=4), notes)
+    if peers.missing_peer(system) is not None:
+        assert row is None and peers.INSTALL[system] in notes[0]
+        return
+    assert row is not None, notes
+    assert row.store == "sqlite" and len(row.per_call_ms) == 1
+    assert len(row.latencies_ms) == 4
+    assert sane(row.median) and sane(row.p95)
+
+
+def test_replay_cli_on_sqlite(capsys: pytest.CaptureFixture[str]) -> None:
+    assert replay_throughput.main(["--prefix", "40", "--reps", "1", "--no-pg"]) == 0
+    printed = capsys.readouterr().out
+    assert "replay sequential" in printed and "replay 32-way" in printed
+
+
+@pytest.mark.postgres
+def test_frostline_rows_on_postgresql(pg_url: str, tmp_path: Path) -> None:
+    from bench.common import pg_floor
+
+    floor, rows = bench.measure_frostline(pg_url, "postgresql", lambda: pg_floor(pg_url, 3),
+                                          settings())
+    assert sane(floor.median)
+    assert len(rows) == 4 and all(sane(r.median) for r in rows)
+
+
+def test_helpers() -> None:
+    assert percentile([3.0, 1.0, 2.0, 4.0], 0.5) == 2.0
+    assert percentile([3.0, 1.0, 2.0, 4.0], 0.95) == 4.0
+    assert math.isnan(percentile([], 0.5))
+    row = Row("x", "sqlite", "sequential", [3.0, 1.0, 2.0])
+    assert row.median == 2.0 and row.p95 == 3.0  # no latencies: p95 over repetitions
+    text = render_table(["system", "store", "mode", "ms"], [["a", "b", "c", "1.0"]])
+    assert text.splitlines()[2].split() == ["a", "b", "c", "1.0"]
