@@ -46,7 +46,7 @@ def execute(store: Store, run_id: str, source: str, args: dict[str, Any] | None,
             catalog: Catalog = DEFAULT_CATALOG) -> dict[str, Any]:
     from frostline.runtime.execute import execute as run_attempt
 
-    outcome = run_attempt(store, run_id, source, args=args or {}, envelope=envelope,
+    outcome = run_attempt(store, run_id, source, args=args, envelope=envelope,
                           providers=providers, runner=runner, catalog=catalog)
     return dict(outcome.to_dict())
 

@@ -65,7 +65,7 @@ def _parse_args(text: str | None) -> Any:
 @click.option("--execute", is_flag=True,
               help="Run the accepted candidate as the run's next attempt.")
 @click.option("--args", "args_json", default=None, metavar="JSON|@FILE",
-              help="Arguments for --execute (JSON, or @FILE).")
+              help="Arguments for --execute (JSON, or @FILE); default: the args of the run's latest attempt.")
 @click.option("--runner", "runner_kind", type=click.Choice(["sandbox", "process"]),
               envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
               help="Where --execute runs the script; 'process' reduces isolation.")

@@ -220,9 +220,7 @@ class Services:
         def execute(store: Store, run_id: str, source: str,
                     args: dict[str, Any] | None) -> dict[str, Any]:
             run = store.get_run(run_id)
-            if args is None:
-                previous = store.list_attempts(run_id)
-                args = previous[-1].args if previous else {}
+            # args=None: the run's latest recorded args (execute() resolves it under the lock)
             return embedded.execute(store, run_id, source, args, run.envelope if run else None,
                                     providers, runner, catalog)
 

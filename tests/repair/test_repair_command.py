@@ -95,6 +95,19 @@ def test_execute_runs_the_accepted_candidate(sqlite_url: str, tmp_path: Path) ->
     assert len(slots) == 5 and attempts == [1, 2]
 
 
+def test_execute_without_args_reuses_the_failed_attempts_args(sqlite_url: str, tmp_path: Path) -> None:
+    with open_store(sqlite_url) as store:
+        execute(store, "e5", FAILING, args={"brief": "fox"},
+                providers=LocalProviders(log_path=None), runner=InProcessRunner())
+    code, out = invoke("e5", "--model", recorded(tmp_path, FIXED), "--execute",
+                       "--runner", "process", "--store", sqlite_url, "--json")
+    data = json.loads(out)
+    assert code == 0, out
+    assert (data["execution"]["replayed"], data["execution"]["executed"]) == (4, 1)
+    with open_store(sqlite_url) as store:
+        assert [a.args for a in store.list_attempts("e5")] == [{"brief": "fox"}] * 2
+
+
 def test_unknown_run_and_bad_spec(failed_run: str, tmp_path: Path) -> None:
     code, out = invoke("nope", "--model", recorded(tmp_path, FIXED), "--store", failed_run, "--json")
     assert code == 2 and json.loads(out)["error"]["code"] == "run_not_found"
