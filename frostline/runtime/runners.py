@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -230,11 +232,32 @@ class ChildProcessRunner:
             except RuntimeError:  # loop closed
                 pass
 
+        # Writes go through one writer thread: a child that stops reading its pipe can block
+        # a write, but never the event loop (so the timeout still fires and kills it).
+        writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="frostline-rpc-writer")
         try:
-            channel.send(job.frame(broker.nonce))
+            return await self._exchange(proc, channel, job, broker, output, frames, pump, writer)
+        finally:
+            writer.shutdown(wait=False, cancel_futures=True)
+
+    async def _exchange(self, proc: subprocess.Popen[bytes], channel: Channel, job: Job,
+                        broker: Broker, output: _CappedReader,
+                        frames: asyncio.Queue[dict[str, Any] | BaseException | None],
+                        pump: Callable[[], None], writer: ThreadPoolExecutor) -> ScriptOutcome:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(
+                writer.submit(channel.send, job.frame(broker.nonce))), self.timeout_s)
+        except TimeoutError:
+            self._kill(proc)
+            return ScriptOutcome(False, error={"type": "Timeout", "message": "the script "
+                                               "process did not read its job in time"},
+                                 logs=output.text(), timed_out=True)
         except (OSError, ProtocolError) as exc:
             return ScriptOutcome(False, error={"type": "ProtocolError",
-                                               "message": f"could not send the job: {exc}"})
+                                               "message": f"could not send the job: {exc}"},
+                                 logs=output.text())
         threading.Thread(target=pump, daemon=True, name="frostline-rpc-host").start()
         logs: list[str] = []
         kept = 0
@@ -246,7 +269,11 @@ class ChildProcessRunner:
                     "message": "the host could not complete this call"}}
             else:
                 reply = dict(task.result())
-            frame = {**reply, "type": "reply", "id": rid, "nonce": broker.nonce}
+            with contextlib.suppress(RuntimeError):  # after the exchange: the child is gone
+                writer.submit(send_reply, rid, {**reply, "type": "reply", "id": rid,
+                                                "nonce": broker.nonce})
+
+        def send_reply(rid: Any, frame: dict[str, Any]) -> None:
             try:
                 channel.send(frame)
             except ProtocolError as exc:  # e.g. a result over the frame cap
@@ -257,7 +284,6 @@ class ChildProcessRunner:
             except OSError:
                 pass  # the child is gone; the call itself completed on the host
 
-        deadline = loop.time() + self.timeout_s
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:

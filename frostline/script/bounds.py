@@ -278,8 +278,13 @@ class Bounds:
         scope = func.defining_scope(name)
         if scope is None:
             value = self.module.constants.get(name)
-            # Module constants are read-only (mutating one is R08), so their literal is exact.
-            return None if value is None else self.iterable(value, func)
+            if value is None:
+                return None
+            # Module constants are read-only (mutating one by name is R08), so their literal
+            # is exact, unless a mutable one is aliased (`xs = NAMES; xs.append(...)`).
+            if name in self.module.escaped and isinstance(value, ast.List | ast.Dict | ast.Set):
+                return None
+            return self.iterable(value, func)
         key = (id(scope), name)
         if key in self._names:
             return self._names[key]

@@ -28,6 +28,8 @@ def resolve(an: Analyzer, bounds: Bounds, max_fanout: int) -> None:
             scope = func.defining_scope(name)
             if scope is not None:
                 scope.escapes.add(name)
+            elif name in module.constants:
+                module.escaped.add(name)
         for name in func.consumed_refs:
             scope = func.defining_scope(name)
             if scope is not None:
@@ -50,6 +52,11 @@ def resolve(an: Analyzer, bounds: Bounds, max_fanout: int) -> None:
                           "coroutine as text exposes a memory address (a hidden input)",
                           "convert it first, e.g. `list(...)`, or format the values you need")
     _loops(an, bounds, max_fanout)
+    for func in functions:
+        for sink in func.sinks:
+            if bounds.nondeterministic(sink, func):
+                an.report("R04", sink, "formatting a set as text follows its hash order, "
+                          "which is not deterministic", "format `sorted(...)` of the set")
     for expr, func, what in an.ordered:
         if bounds.nondeterministic(expr, func):
             an.report("R04", expr, f"{what} iterates a set, whose order is not deterministic",

@@ -56,6 +56,7 @@ BIND = 6       # the value of `name = ...` (target in self.bind_target)
 APPEND = 7     # the argument of `name.append(...)` (receiver in self.bind_target)
 LAMBDA_OK = 8  # a place where a lambda is allowed
 
+_TYPE_NAMES = frozenset({"str", "list", "dict"})
 _LITERAL_TYPES = (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.UnaryOp)
 _ANNOTATION_NAMES = frozenset({"str", "int", "float", "bool", "list", "dict", "tuple", "set",
                                "frozenset"})
@@ -108,6 +109,7 @@ class Analyzer:
         self.stmt_stack: list[ast.stmt] = []
         self.contains: set[int] = set()
         self.site_keywords = 0
+        self.flow: list[str] = []  # enclosing "loop" bodies and "finally" blocks
         self.leaf_runs: set[int] = set()  # ctx.run calls with no capability call inside
 
     def _mark(self) -> None:
@@ -240,8 +242,15 @@ class Analyzer:
                 self.report("R09", default, "parameter defaults must be literals",
                             "use a literal default (a number, string, None) or pass the value")
                 self.expr(default, ESCAPE)
-        saved = (self.func, self.loops, self.bind_target, self.stmt_stack)
-        self.func, self.loops, self.bind_target, self.stmt_stack = info, (), None, []
+        a = node.args
+        # Annotations, like defaults, are evaluated where the def stands.
+        for param in [*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p)]:
+            if param.annotation is not None:
+                self._annotation(param.annotation)
+        if node.returns is not None:
+            self._annotation(node.returns)
+        saved = (self.func, self.loops, self.bind_target, self.stmt_stack, self.flow)
+        self.func, self.loops, self.bind_target, self.stmt_stack, self.flow = info, (), None, [], []
         a = node.args
         every = [*a.posonlyargs, *a.args, *a.kwonlyargs]
         for extra in (a.vararg, a.kwarg):
@@ -252,16 +261,12 @@ class Analyzer:
                 self.report("R07", param, f"dunder name `{param.arg}` is not allowed",
                             "use a plain parameter name")
             info.bind(param.arg, "param", None, ())
-            if param.annotation is not None:
-                self._annotation(param.annotation)
-        if node.returns is not None:
-            self._annotation(node.returns)
         if _dunder(node.name):
             self.report("R07", node, f"dunder name `{node.name}` is not allowed",
                         "use a plain function name")
         self._predeclare(node.body, info)
         info.cost = self.block(node.body)
-        self.func, self.loops, self.bind_target, self.stmt_stack = saved
+        self.func, self.loops, self.bind_target, self.stmt_stack, self.flow = saved
 
     def _predeclare(self, body: list[ast.stmt], info: FunctionInfo) -> None:
         """Register nested definitions first: a name's meaning does not depend on order."""
@@ -359,6 +364,8 @@ class Analyzer:
                 return cost
             return _seq(self.expr(node.value, ESCAPE), self.target(node.target, "unpack", None))
         if isinstance(node, ast.Return):
+            if "finally" in self.flow:
+                self._swallow(node, "return")
             return None if node.value is None else self.expr(node.value, SAFE)
         if isinstance(node, ast.For | ast.AsyncFor):
             if isinstance(node, ast.AsyncFor):
@@ -370,7 +377,7 @@ class Analyzer:
             outer = self.loops
             self.loops = (*outer, rec)
             self.target(node.target, "for", None)
-            body = self.block(node.body)
+            body = self._loop_body(node.body)
             self.loops = outer
             orelse = self.block(node.orelse)
             return _seq(head, None if body is None else ("times", rec, body), orelse)
@@ -381,7 +388,7 @@ class Analyzer:
             outer = self.loops
             self.loops = (*outer, rec)
             head = self.expr(node.test, SAFE)
-            body = self.block(node.body)
+            body = self._loop_body(node.body)
             self.loops = outer
             orelse = self.block(node.orelse)
             inner = _seq(head, body)
@@ -409,8 +416,12 @@ class Analyzer:
                 if handler.name is not None:
                     func.bind(handler.name, "except", None, self.loops)
                 handlers.append(self.block(handler.body))
-            return _seq(self.block(node.body), _max(*handlers), self.block(node.orelse),
-                        self.block(node.finalbody))
+            body = self.block(node.body)
+            orelse = self.block(node.orelse)
+            self.flow.append("finally")
+            final = self.block(node.finalbody)
+            self.flow.pop()
+            return _seq(body, _max(*handlers), orelse, final)
         if isinstance(node, ast.Match):
             head = self.expr(node.subject, SAFE)
             cases: list[Cost | None] = []
@@ -446,12 +457,27 @@ class Analyzer:
                         "use dicts for data and functions for behaviour")
             self._skip(node)
             return None
-        if isinstance(node, ast.Pass | ast.Break | ast.Continue):
+        if isinstance(node, ast.Break | ast.Continue):
+            if self.flow and self.flow[-1] == "finally":
+                self._swallow(node, "break" if isinstance(node, ast.Break) else "continue")
+            return None
+        if isinstance(node, ast.Pass):
             return None
         self.report("R09", node, f"`{type(node).__name__}` statements are not allowed",
                     "rewrite with plain assignments, loops and calls")
         self._skip(node)
         return None
+
+    def _swallow(self, node: ast.stmt, word: str) -> None:
+        self.report("R09", node, f"`{word}` inside `finally:` discards the exception in flight, "
+                    "including the host's stop signal", f"move the `{word}` out of the "
+                    "`finally:` block")
+
+    def _loop_body(self, body: list[ast.stmt]) -> Cost | None:
+        self.flow.append("loop")
+        cost = self.block(body)
+        self.flow.pop()
+        return cost
 
     def _bound_value(self, value: ast.expr, name: str) -> Cost | None:
         saved = self.bind_target
@@ -659,6 +685,14 @@ class Analyzer:
                 self._unknown_ctx(node)
             return None
         self._check_attr(node)
+        if node.attr in DATA_METHODS and not (isinstance(value, ast.Name)
+                                              and value.id in _TYPE_NAMES
+                                              and self.func.defining_scope(value.id) is None):
+            # Every allowlisted attribute is a method; taken without a call it is a bound
+            # method whose text carries a memory address. `str.strip` (unbound) is fine.
+            self.report("R08", node, f"method `.{node.attr}` is used as a value (its text "
+                        "carries a memory address, a hidden input)",
+                        f"call it: `.{node.attr}(...)`, or use `str.{node.attr}` / a lambda")
         return self.expr(value, SAFE)
 
     def _check_attr(self, node: ast.Attribute) -> None:
@@ -701,7 +735,12 @@ class Analyzer:
                 self._skip(node.body)
                 return None
         a = node.args
-        for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+        for default in [*a.defaults, *(d for d in a.kw_defaults if d is not None)]:
+            if not is_literal(default):
+                self.report("R09", default, "lambda defaults must be literals",
+                            "use the value inside the lambda body instead")
+            self.expr(default, ESCAPE)
+        for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]:
             self.func.bind(p.arg, "lambda", None, self.loops)
         self.expr(node.body, SAFE)
         return None
@@ -931,6 +970,11 @@ class Analyzer:
             self._consume(node, pos, f"the coroutine `{target.qual}(...)`")
         params = target.params
         costs: list[Cost | None] = []
+        if "ctx" in params and (any(isinstance(a, ast.Starred) for a in node.args)
+                                or any(k.arg is None for k in node.keywords)):
+            self.report("R02", node, f"`{target.qual}` takes ctx, and `*`/`**` arguments hide "
+                        "what its `ctx` parameter receives", "pass `ctx` explicitly by position "
+                        "or as `ctx=ctx`")
         for index, arg in enumerate(node.args):
             is_ctx = isinstance(arg, ast.Name) and arg.id == "ctx"
             param = params[index] if index < len(params) else None
@@ -1006,6 +1050,8 @@ class Analyzer:
             self._mutation(recv.id, kind, arg, recv)
         if method == "join" and node.args:
             self.ordered.append((node.args[0], self.func, "join"))
+        if method == "pop" and not node.args:
+            self.ordered.append((recv, self.func, "pop()"))
         saved = self.bind_target
         for index, arg in enumerate(node.args):
             if isinstance(arg, ast.Starred):

@@ -105,5 +105,6 @@ class FunctionInfo:
 class ModuleInfo:
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     constants: dict[str, ast.expr] = field(default_factory=dict)
+    escaped: set[str] = field(default_factory=set)  # mutable constants aliased somewhere
     all_functions: list[FunctionInfo] = field(default_factory=list)
     loops: list[LoopRec] = field(default_factory=list)

@@ -51,6 +51,12 @@ def main() -> None:
         os.write(wfd, struct.pack(">I", 64 * 1024 * 1024))
         time.sleep(5)
         return
+    elif mode == "no_read":
+        # Flood calls whose replies (echo returns the payload) overfill the pipe, never read.
+        for i in range(40):
+            ch.send({**call, "id": i + 10, "payload": {"n": i, "pad": "x" * 32_000}})
+        while True:
+            time.sleep(1)
     elif mode == "log_flood":
         for _ in range(200):
             ch.send({"type": "log", "nonce": nonce, "text": "x" * 1000})

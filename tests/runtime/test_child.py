@@ -126,6 +126,13 @@ def test_wall_clock_timeout_kills_the_whole_process_group(store, tmp_path):
     assert not _alive(pid)
 
 
+def test_a_child_that_stops_reading_cannot_stall_the_host(store, tmp_path):
+    out = run(store, "r", ECHO, local(tmp_path), runner=Forger("no_read", timeout_s=3))
+    assert out.status == "failed" and out.error["type"] == "Timeout"
+    # every call it managed to dispatch completed and committed on the host
+    assert len(store.list_slots("r")) == out.executed == 40
+
+
 def test_an_oversized_frame_is_a_protocol_error(store, tmp_path):
     out = run(store, "r", ECHO, local(tmp_path), runner=Forger("oversized", timeout_s=30))
     assert out.status == "failed" and out.error["type"] == "ChildExited"

@@ -480,3 +480,72 @@ def test_messages_and_hints_are_present() -> None:
     report = check(_src("x = eval('1')\nreturn ctx.call('a', {})"))
     for v in report.violations:
         assert v.message and v.hint and v.severity == "error" and v.line >= 1 and v.col >= 1
+
+
+# ---- later additions: finally, set formatting, bound methods, annotations -------------------
+
+@pytest.mark.parametrize("body", [
+    f"try:\n    {RUN}\nfinally:\n    return 1",
+    f"for i in range(3):\n    try:\n        {RUN}\n    finally:\n        continue",
+    f"for i in range(3):\n    try:\n        {RUN}\n    finally:\n        break",
+    f"try:\n    {RUN}\nfinally:\n    if args:\n        return 2",
+])
+def test_r09_control_flow_in_finally_swallows_the_stop(body: str) -> None:
+    assert "R09" in errors(body)
+
+
+def test_r09_loop_inside_finally_may_break() -> None:
+    assert_valid(f"try:\n    {RUN}\nfinally:\n    for i in range(2):\n        break\nreturn 1")
+
+
+@pytest.mark.parametrize("body", [
+    "return str({'a', 'b'})",
+    "s = {'a', 'b'}\nreturn f'{s}'",
+    "return '%s' % {'a'}",
+    "s = set(args['x'][:3])\nreturn s.pop()",
+])
+def test_r04_formatting_or_popping_a_set(body: str) -> None:
+    assert "R04" in errors(body)
+
+
+def test_r04_popping_a_list_is_fine() -> None:
+    assert_valid(f"xs = [1, 2]\nxs.pop()\nreturn {RUN}")
+
+
+@pytest.mark.parametrize("body", [
+    "return str(args.get)",
+    "f = args.keys\nreturn 1",
+    "return list(map(str, [args.items]))",
+])
+def test_r08_bound_method_as_value(body: str) -> None:
+    assert "R08" in errors(body)
+
+
+def test_r08_unbound_type_methods_are_fine() -> None:
+    assert_valid(f"xs = list(map(str.strip, [' a ']))\nys = sorted(xs, key=str.lower)\nreturn {RUN}")
+
+
+def test_r09_annotation_cannot_hide_a_call() -> None:
+    report = check(_src(f"""
+        async def gen(prompt: {RUN}):
+            return prompt
+        return 1
+    """))
+    assert "R09" in report.rules()
+    assert [s.site for s in report.facts.sites] == ["orchestrate/#0"]
+
+
+def test_lambda_defaults_are_checked() -> None:
+    assert "R08" in errors("return sorted(['a'], key=lambda x, f=eval: f(x))")
+    assert "R02" in errors("return sorted(['a'], key=lambda x, c=ctx: x)")
+
+
+def test_star_arguments_into_a_ctx_helper() -> None:
+    assert "R02" in errors("return await h(*[ctx])", prelude="async def h(ctx):\n    return 1\n")
+    assert "R02" in errors("return await h(**{'ctx': 1})", prelude="async def h(ctx):\n    return 1\n")
+
+
+def test_aliased_mutable_module_constant_is_unbounded() -> None:
+    body = f"xs = NAMES\nfor n in NAMES:\n    xs.append(n)\n    {RUN}"
+    assert "R03" in errors(body, prelude="NAMES = ['a', 'b']\n")
+    assert_valid(f"xs = NAMES\nfor n in NAMES:\n    {RUN}", prelude="NAMES = ('a', 'b')\n")
