@@ -29,6 +29,7 @@ import ast
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bench.corpus import CorpusScript, load
 from bench.paper.common import Lab, table
@@ -238,11 +239,10 @@ def summary(verdicts: Sequence[Verdict]) -> dict[str, Counter[str]]:
 
 def render(verdicts: Sequence[Verdict], n_scripts: int) -> str:
     by_edit = summary(verdicts)
-    rows = []
+    rows: list[list[Any]] = []
     for edit in EDITS:
         c = by_edit[edit]
-        applied = sum(v for k, v in c.items() if k != "n/a")
-        rows.append([edit, applied, c["accepted"], c["call_changed"], c["removed"],
+        rows.append([edit, sum(v for k, v in c.items() if k != "n/a"), c["accepted"], c["call_changed"], c["removed"],
                      c["capability_changed"], c["n/a"], EXPECTED[edit]])
     applied = [v for v in verdicts if v.verdict is not None]
     accepted = sum(1 for v in applied if v.verdict == "accepted")

@@ -122,8 +122,8 @@ class KeyedTransport:
             # Calls of a fanout reach a host in network order, which differs between attempts.
             # Model it: a delay fixed by (attempt, site, path), in 10 ms steps, so the order is
             # reproducible but not the branch order. Only the arrival ordinal can observe it.
-            h = hashlib.sha256(f"{self.attempt}|{site}|{steps}".encode()).digest()
-            await asyncio.sleep(h[0] % 8 * 0.01)
+            bucket = hashlib.sha256(f"{self.attempt}|{site}|{steps}".encode()).digest()[0] % 8
+            await asyncio.sleep(bucket * 0.01)
         occ = self.occurrences[(site, steps)]
         self.occurrences[(site, steps)] += 1
         ordinal, self.ordinal = self.ordinal, self.ordinal + 1

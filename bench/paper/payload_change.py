@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bench.paper.common import Lab, counted, table
 
@@ -79,7 +80,7 @@ def study(lab: Lab) -> Result:
 
 
 def render(r: Result) -> str:
-    rows = [["edit in place", r.edit_status, "accepted" if r.edit_gate_accepted else "stopped",
+    rows: list[list[Any]] = [["edit in place", r.edit_status, "accepted" if r.edit_gate_accepted else "stopped",
              r.edit_divergences, 0, r.edit_new_calls, "-", "no output"],
             ["supersede-append", r.supersede_status, "accepted", 0, r.supersede_replayed,
              r.supersede_new, r.supersede_naive,
