@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sections.append(gate_edits.render(gate_edits.study(scripts, lab), len(scripts)))
         sections.append(repairs.render(repairs.study(lab)))
         sections.append(identity.render(identity.study(lab)))
-        sections.append(fanout.render(fanout.study(lab, widths)))
+        sections.append(fanout.render(fanout.study(lab, widths, 1 if opts.quick else 3)))
         sections.append(payload_change.render(payload_change.study(lab)))
         sections.append(shifts.render(*shifts.study(lab)))
         sections.append(orphans.render(orphans.study(lab)))

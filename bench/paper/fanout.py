@@ -80,7 +80,7 @@ def render(points: Sequence[Sequence[Point]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--widths", type=int, nargs="+", default=list(WIDTHS))
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=3)
     opts = parser.parse_args(argv)
     with Lab() as lab:
         print(render(study(lab, opts.widths, opts.repeats)))
