@@ -60,3 +60,9 @@ def test_the_edits_are_seen_by_the_gate_not_assumed() -> None:
     wrong = {k: FrozenSite(f.site, f.capability, "0" * 64, f.line, "") for k, f in frozen.items()}
     assert {v.verdict for v in apply_edits("tiny", source, wrong)} == {"call_changed", "removed"}
     assert set(EDITS) == set(got)
+
+
+def test_table_states_the_split(verdicts) -> None:  # type: ignore[no-untyped-def]
+    from bench.paper.gate_edits import render
+
+    assert "(140 pairs, 140 apply, 60 accepted, 80 stopped)" in render(verdicts, 20)

@@ -45,3 +45,11 @@ def test_only_structural_has_zero_duplicates_and_zero_wrong_reuse(result) -> Non
              if all(result[s][part].duplicates == result[s][part].wrong == 0
                     for part in ("e2b", "probe"))]
     assert clean == ["structural"]
+
+
+def test_table_has_a_row_per_scheme(result) -> None:  # type: ignore[no-untyped-def]
+    from bench.paper.identity import render
+
+    text = render(result)
+    assert "structural + gate     15         8     0      0      1" in text
+    assert all(s in text for s in SCHEMES)

@@ -46,3 +46,10 @@ def test_no_duplicate_no_orphan_certificates_consistent(rows) -> None:  # type: 
 def test_cases_are_distinct_scripts() -> None:
     assert len({c.name for c in CASES}) == 4
     assert all(c.original != c.repair for c in CASES)
+
+
+def test_table_prints_the_totals(rows) -> None:  # type: ignore[no-untyped-def]
+    from bench.paper.repairs import render
+
+    total = render(list(rows.values())).splitlines()[-1].split()
+    assert total[:6] == ["total", "11", "8", "4", "15", "27"]
