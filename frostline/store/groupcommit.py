@@ -135,7 +135,12 @@ class GroupCommitter(Generic[C]):
                     stop = True
                     break
                 batch.append(nxt)  # type: ignore[arg-type]
-            self._run_batch(batch)
+            try:
+                self._run_batch(batch)
+            except BaseException as exc:  # never leave a caller waiting on a dead writer
+                for item in batch:
+                    if not item.future.done():
+                        item.future.set_exception(exc)
         if self._conn is not None:
             self._backend.writer_discard(self._conn)
             self._conn = None

@@ -26,6 +26,7 @@ from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
+from psycopg.types.string import TextLoader
 
 from frostline.errors import RunBusy, StoreUnavailable
 from frostline.store import schema
@@ -74,7 +75,11 @@ class PostgresStore(SqlStore):
 
     # connections --------------------------------------------------------------------------------
     def _connect(self, *, autocommit: bool) -> psycopg.Connection[Any]:
-        return psycopg.connect(self.url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S)
+        conn = psycopg.connect(self.url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S)
+        # Hand jsonb over as text, as SQLite does: the shared code decodes it, in bulk where
+        # a whole prefix is read.
+        conn.adapters.register_loader("jsonb", TextLoader)
+        return conn
 
     def _connect_reader(self) -> psycopg.Connection[Any]:
         # Autocommit: each read is its own statement snapshot and sees every commit so far.
@@ -120,8 +125,6 @@ class PostgresStore(SqlStore):
         # The text is already encoded (and validated) by the caller; pass it through as jsonb.
         return Jsonb(text, dumps=_identity)
 
-    def _json_value(self, value: Any) -> Any:
-        return value  # psycopg decodes jsonb itself
 
     def _before_event_insert(self, conn: Any) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._key("events"),))

@@ -160,8 +160,18 @@ class SqlStore(SqlBackend):
     def list_slots(self, run_id: str) -> list[SlotRecord]:
         rows = self._read("list_slots", lambda c: self._x(
             c, f"SELECT {_SLOT_COLS} FROM slots WHERE run_id = ?", (run_id,)).fetchall())
-        paths: dict[str, tuple[int, ...]] = {}  # a prefix repeats few distinct paths
-        slots = [self._slot(r, paths) for r in rows]
+        # Replay reads whole prefixes: decode the JSON columns in bulk, and parse each
+        # distinct path once (a prefix repeats few of them).
+        results = self._json_values([r[6] for r in rows])
+        usages = self._json_values([r[7] for r in rows])
+        paths: dict[str, tuple[int, ...]] = {}
+        slots = []
+        for r, result, usage in zip(rows, results, usages, strict=True):
+            path = paths.get(r[2])
+            if path is None:
+                path = paths[r[2]] = parse_path(r[2])
+            slots.append(SlotRecord(r[0], r[1], path, int(r[3]), r[4], r[5], result, usage,
+                                    int(r[8]), float(r[9])))
         # Sorted like identities (paths as integer tuples, so branch 10 follows branch 9).
         slots.sort(key=lambda s: (s.site, s.path, s.occurrence))
         return slots
@@ -177,14 +187,9 @@ class SqlStore(SqlBackend):
             (run_id, identity.site, path_text(identity.path), identity.occurrence)).fetchall()
         return rows
 
-    def _slot(self, r: Any, paths: dict[str, tuple[int, ...]] | None = None) -> SlotRecord:
-        path = paths.get(r[2]) if paths is not None else None
-        if path is None:
-            path = parse_path(r[2])
-            if paths is not None:
-                paths[r[2]] = path
+    def _slot(self, r: Any) -> SlotRecord:
         value = self._json_value
-        return SlotRecord(run_id=r[0], site=r[1], path=path, occurrence=int(r[3]),
+        return SlotRecord(run_id=r[0], site=r[1], path=parse_path(r[2]), occurrence=int(r[3]),
                           capability=r[4], digest=r[5], result=value(r[6]), usage=value(r[7]),
                           attempt=int(r[8]), committed_at=float(r[9]))
 
@@ -210,24 +215,33 @@ class SqlStore(SqlBackend):
         now = self._clock()
 
         def op(conn: Any) -> SlotRecord:
-            call = self._call_row(conn, call_id)
+            # Common case in one statement: mark the pending call committed and learn what
+            # it was. Raising below undoes the update with the rest of this write.
+            rows = self._x(conn, "UPDATE calls SET status = 'committed', updated_at = ? "
+                           "WHERE call_id = ? AND status IN ('pending', 'abandoned') "
+                           "RETURNING run_id, site, path, occurrence, capability, digest",
+                           (now, call_id)).fetchall()
+            if rows:
+                r = rows[0]
+                run_id, identity = r[0], Identity(r[1], parse_path(r[2]), int(r[3]))
+                capability, call_digest = r[4], r[5]
+            else:
+                call = self._call_row(conn, call_id)
+                if call.status is CallStatus.FAILED:
+                    raise FrostlineError(f"call {call_id} is recorded as failed; a failed call "
+                                         "cannot commit. Begin a new call", call_id=call_id)
+                run_id, identity = call.run_id, call.identity
+                capability, call_digest = call.capability, call.digest
             if (slot.run_id, slot.identity, slot.capability, slot.digest) != (
-                    call.run_id, call.identity, call.capability, call.digest):
+                    run_id, identity, capability, call_digest):
                 raise FrostlineError(
                     f"commit_call({call_id}): the slot ({slot.run_id} {slot.identity} "
                     f"{slot.capability} {slot.digest[:12]}) is not the call's "
-                    f"({call.run_id} {call.identity} {call.capability} {call.digest[:12]})",
-                    call_id=call_id)
-            if call.status is CallStatus.FAILED:
-                raise FrostlineError(f"call {call_id} is recorded as failed; a failed call "
-                                     "cannot commit. Begin a new call", call_id=call_id)
+                    f"({run_id} {identity} {capability} {call_digest[:12]})", call_id=call_id)
             inserted = self._insert_slot(conn, slot, result, usage, call_id, now)
-            self._x(conn, "UPDATE calls SET status = 'committed', updated_at = ? "
-                    "WHERE call_id = ? AND status IN ('pending', 'abandoned')", (now, call_id))
-            # Read back what the database holds (jsonb may reorder keys), so a first run and
-            # a replay see the same value.
+            # Read back what the database holds, so a first run and a replay see one value.
             return self._slot(inserted[0] if inserted else
-                              self._get_slot(conn, call.run_id, call.identity)[0])
+                              self._get_slot(conn, run_id, identity)[0])
 
         return self._write("commit_call", op)
 

@@ -23,6 +23,8 @@ from frostline.store.schema import Dialect
 
 T = TypeVar("T")
 
+_decode = json.JSONDecoder().decode  # skips json.loads' per-call argument checks
+
 
 def dumps(value: Any, what: str) -> str:
     """Compact JSON text for a JSON column; a value JSON cannot carry is refused by name."""
@@ -91,8 +93,33 @@ class SqlBackend(Store):
     @abc.abstractmethod
     def _json_param(self, text: str) -> Any: ...
 
-    @abc.abstractmethod
-    def _json_value(self, value: Any) -> Any: ...
+    def _json_value(self, text: str) -> Any:
+        """Decode one JSON column value (both backends hand JSON columns over as text)."""
+        try:
+            return _decode(text)
+        except (ValueError, TypeError) as exc:
+            raise self._corrupt(exc) from exc
+
+    def _json_values(self, texts: list[str]) -> list[Any]:
+        """Decode many values of one JSON column with a single parse.
+
+        The texts are JSON this store wrote, so joined with commas they form one array; one
+        parse of it is several times faster than a call per row on a 10,000-slot prefix.
+        """
+        if not texts:
+            return []
+        try:
+            values: list[Any] = _decode("[" + ",".join(texts) + "]")
+        except (ValueError, TypeError) as exc:
+            raise self._corrupt(exc) from exc
+        if len(values) != len(texts):
+            raise self._corrupt(ValueError("a JSON column holds more than one value"))
+        return values
+
+    def _corrupt(self, exc: Exception) -> StoreUnavailable:
+        return StoreUnavailable(
+            f"the {self.backend_name} store holds a JSON column that does not parse ({exc}); "
+            "it was changed outside frostline", backend=self.backend_name, operation="decode")
 
     def _before_event_insert(self, conn: Any) -> None:
         """Serialize event inserts where seq order could differ from commit order."""

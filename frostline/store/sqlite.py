@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 import sqlite3
 import time
@@ -28,7 +27,6 @@ from frostline.store import schema
 from frostline.store.sql import SqlStore
 
 BUSY_TIMEOUT_MS = 30_000
-_decode = json.JSONDecoder().decode  # skips json.loads' per-call argument checks (replay reads)
 
 
 class SQLiteStore(SqlStore):
@@ -110,9 +108,6 @@ class SQLiteStore(SqlStore):
     def _json_param(self, text: str) -> Any:
         return text
 
-    def _json_value(self, value: Any) -> Any:
-        return _decode(value)
-
     # schema -------------------------------------------------------------------------------------
     def _migrate(self, target: int) -> None:
         conn = self._connect()
@@ -168,3 +163,4 @@ class SQLiteStore(SqlStore):
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+

@@ -154,3 +154,23 @@ def test_postgres_outage_fails_reads_closed(pg_url: str) -> None:
         finally:
             raw.close()
         assert store.list_slots("r1") == []
+
+
+@pytest.mark.parametrize("text", ['{"broken": ', "1, 2"])
+def test_a_json_column_edited_outside_frostline_fails_closed(sqlite_store: Store,
+                                                             text: str) -> None:
+    sqlite_store.create_run("r1", {})
+    call_and_commit(sqlite_store, "r1", ident(0), {}, {"ok": True})
+    raw = Raw(sqlite_store.url)
+    try:
+        raw.execute("INSERT INTO slots (run_id, site, path, occurrence, capability, digest, "
+                    "result, usage, attempt, committed_at) VALUES ('r1', 'orchestrate/#0', '', "
+                    f"1, 'image.generate', 'd', '{text}', '{{}}', 1, 0)")
+    finally:
+        raw.close()
+    with pytest.raises(StoreUnavailable, match="does not parse") as info:
+        sqlite_store.list_slots("r1")
+    assert info.value.fields["operation"] == "decode"
+    with pytest.raises(StoreUnavailable, match="does not parse"):
+        sqlite_store.get_slot("r1", ident(1))
+    assert sqlite_store.get_slot("r1", ident(0)).result == {"ok": True}  # type: ignore[union-attr]

@@ -294,3 +294,12 @@ def test_a_forked_child_cannot_use_the_parents_store(sqlite_store: Store) -> Non
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert sqlite_store.list_events("r1") == []
+
+
+def test_a_bug_in_one_write_reaches_its_caller_and_the_writer_lives_on(store: Store) -> None:
+    assert isinstance(store, SqlStore)
+    store.create_run("r1", {})
+    with pytest.raises(ZeroDivisionError):
+        store._write("buggy", lambda conn: 1 / 0)
+    assert store.append_event("r1", "after", {}) > 0
+    assert [e.kind for e in store.list_events("r1")] == ["after"]

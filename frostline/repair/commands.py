@@ -1,0 +1,171 @@
+"""CLI command `frostline repair`: ask a model for a gate-admissible fix of a failed run.
+
+The command checks the run's certificate first (a prefix that no longer matches its
+certificate is not repaired: fail closed), builds the repair task from the store, drives the
+bounded loop with the model named by `--model`, prints the per-rewrite feedback and the accepted
+candidate, and with `--execute` runs that candidate as the run's next attempt. Nothing is
+written to the prefix unless `--execute` runs an accepted candidate.
+
+Exit codes: 0 a candidate was accepted (with --execute: the attempt's own exit code),
+1 the model, the store or the certificate failed, 2 bad input or an unknown run,
+3 no candidate was accepted within --max-rewrites.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+
+from frostline.contract import certificate
+from frostline.contract.commands import (
+    EXIT_DIFFERENCES,
+    EXIT_OK,
+    EXIT_STOPPED,
+    fail,
+    guarded,
+    json_option,
+    opened,
+    store_option,
+)
+from frostline.errors import DefinitionError, PrefixConflict
+from frostline.repair.loop import RepairResult, repair, task_from_store
+
+
+def _parse_args(text: str | None) -> Any:
+    if text is None:
+        return None
+    raw = Path(text[1:]).read_text(encoding="utf-8") if text.startswith("@") else text
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise DefinitionError(f"--args must be JSON (or @FILE holding JSON): {exc}") from None
+
+
+@click.command("repair")
+@click.argument("run_id")
+@click.option("--model", "spec", required=True, metavar="SPEC",
+              help="openai:MODEL (an OpenAI-compatible endpoint, see FROSTLINE_MODEL_BASE_URL) "
+                   "or recorded:FILE (stored responses).")
+@click.option("--max-rewrites", default=3, show_default=True, type=click.IntRange(1, 20),
+              help="At most this many model calls.")
+@click.option("--timeout", "timeout_s", default=None, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds per model request (openai: models only).")
+@click.option("--max-retries", default=None, type=click.IntRange(0, 10),
+              help="Retries per model request (openai: models only).")
+@click.option("--out", "out_path", default=None, type=click.Path(dir_okay=False),
+              help="Write the accepted candidate to this file.")
+@click.option("--execute", is_flag=True,
+              help="Run the accepted candidate as the run's next attempt.")
+@click.option("--args", "args_json", default=None, metavar="JSON|@FILE",
+              help="Arguments for --execute (JSON, or @FILE).")
+@click.option("--runner", "runner_kind", type=click.Choice(["sandbox", "process"]),
+              envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
+              help="Where --execute runs the script; 'process' reduces isolation.")
+@click.option("--script-timeout", default=600.0, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Wall-clock limit of the executed script in seconds.")
+@store_option
+@json_option
+def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float | None,
+                   max_retries: int | None, out_path: str | None, execute: bool,
+                   args_json: str | None, runner_kind: str, script_timeout: float,
+                   store_url: str | None, as_json: bool) -> None:
+    """Ask a model to repair the last failed attempt of RUN_ID within the revision contract."""
+    from frostline.repair.clients import client_from_spec
+
+    options: dict[str, Any] = {}
+    if timeout_s is not None:
+        options["timeout"] = timeout_s
+    if max_retries is not None:
+        options["max_retries"] = max_retries
+    args = guarded(as_json, lambda: _parse_args(args_json))
+    runner = guarded(as_json, lambda: _runner(runner_kind, script_timeout)) if execute else None
+    with opened(store_url, run_id, as_json) as store:
+        report = guarded(as_json, lambda: certificate.verify(store, run_id))
+        tampered = [d for d in report["differences"] if d["kind"] != "extra"]
+        if tampered:
+            fail(PrefixConflict(
+                f"the prefix of run {run_id!r} no longer matches its certificate "
+                f"({len(tampered)} difference(s), e.g. {tampered[0]['kind']} "
+                f"{tampered[0]['identity']}); inspect it with `frostline cert {run_id} --verify` "
+                "before repairing", run_id=run_id, differences=tampered), as_json,
+                EXIT_DIFFERENCES)
+        task = guarded(as_json, lambda: task_from_store(store, run_id, max_rewrites=max_rewrites))
+        client = guarded(as_json, lambda: client_from_spec(spec, **options))
+        result: RepairResult = guarded(as_json, lambda: repair(client, task))
+        store.append_event(run_id, "repair", {
+            "model": spec, "accepted": result.accepted is not None,
+            "rewrites": [{"n": r.n, "ok": r.ok, "reason": r.reason} for r in result.rewrites],
+            "usage": result.usage_total})
+        if result.accepted is not None and out_path is not None:
+            Path(out_path).write_text(result.accepted, encoding="utf-8")
+        outcome = None
+        if execute and result.accepted is not None:
+            outcome = guarded(as_json, lambda: _execute(store, run_id, result.accepted, args,
+                                                        runner))
+    if as_json:
+        data = {"run_id": run_id, **result.to_dict()}
+        if outcome is not None:
+            data["execution"] = outcome.to_dict()
+        click.echo(json.dumps(data, indent=2, default=str))
+    else:
+        _print(result, outcome)
+    if result.accepted is None:
+        sys.exit(EXIT_STOPPED)
+    sys.exit(outcome.exit_code if outcome is not None else EXIT_OK)
+
+
+def _runner(kind: str, timeout_s: float) -> Any:
+    """The runner for --execute, chosen like `frostline run --runner` chooses it."""
+    from frostline.runtime.runners import ChildProcessRunner
+
+    if kind == "process":
+        return ChildProcessRunner(timeout_s=timeout_s)
+    try:
+        # Imported by name: the sandbox is an optional part of an installation.
+        module = importlib.import_module("frostline.runtime.sandbox_runner")
+    except ImportError:
+        raise DefinitionError("the sandbox runner is not available in this installation; pass "
+                              "--runner process to run in a plain child process (reduced "
+                              "isolation)") from None
+    return module.SandboxRunner(timeout_s=timeout_s)
+
+
+def _execute(store: Any, run_id: str, source: str | None, args: Any, runner: Any) -> Any:
+    from frostline.capabilities.local import LocalProviders
+    from frostline.runtime.execute import execute
+
+    assert source is not None
+    return execute(store, run_id, source, args=args, providers=LocalProviders(), runner=runner)
+
+
+def _print(result: RepairResult, outcome: Any) -> None:
+    console = Console()
+    table = Table(title="repair rewrites")
+    for col in ("#", "verdict", "reason", "tokens"):
+        table.add_column(col)
+    for r in result.rewrites:
+        table.add_row(str(r.n), "[green]accepted[/]" if r.ok else "[red]refused[/]", r.reason,
+                      str(r.usage.get("total_tokens", "-")))
+    console.print(table)
+    for r in result.rewrites:
+        for ce in r.counterexamples:
+            console.print(f"  rewrite {r.n}: {ce.get('message')}", highlight=False)
+    if result.accepted is None:
+        console.print(f"[red]no candidate was accepted[/] in {len(result.rewrites)} rewrite(s)")
+        return
+    console.print(Syntax(result.accepted, "python", line_numbers=True))
+    if outcome is not None:
+        console.print(f"executed as attempt {outcome.attempt}: [bold]{outcome.status}[/] "
+                      f"(replayed {outcome.replayed}, executed {outcome.executed})")
+
+
+__all__ = ["repair_command"]

@@ -1,0 +1,484 @@
+"""The broker: the host-side gatekeeper every capability call of a script passes through.
+
+A frame from the script names a callsite σ, a fanout path π, a capability and a payload. The
+broker admits it (nonce, σ in the host's own annotation with a matching capability, π
+plausible), assigns the occurrence ω — a count per (σ, π) in arrival order, which is program
+order because one path is sequential — and applies, for ι = (σ, π, ω) and h = digest(payload):
+
+    grants → input schema → runtime rule:
+        ι committed, same capability and h   → replay the stored result (no provider call)
+        ι committed, other capability or h   → Divergence: stop before any new effect
+        ι not committed                      → unresolved check → occurrence ledger →
+                                               budget → durable attempt record → provider →
+                                               commit → return
+
+Everything that stops the run (divergence, unresolved attempt, store outage, a denial, a
+forged frame) is remembered: later calls are refused before any effect, and the script sees
+`RunStopped`. A provider rejection is recorded as a failed call (never committed) and reaches
+the script as a catchable ProviderError. A call that was dispatched is always completed and
+committed, whatever happens to the script afterwards: dispatch runs in a host task that the
+script cannot cancel, and `drain()` waits for all of them before the attempt is finished.
+
+Every denial, replay, execution, divergence and semantic repeat is an event in the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
+from frostline.capabilities.envelope import Envelope
+from frostline.capabilities.provider import CallContext, Provider
+from frostline.contract.identity import Identity, digest, path_text
+from frostline.contract.ledger import OccurrenceLedger, RepeatAction
+from frostline.contract.prefix import Prefix
+from frostline.errors import (
+    AttemptUnresolved,
+    BudgetExceeded,
+    CallDenied,
+    Divergence,
+    FrostlineError,
+    GrantDenied,
+    PayloadInvalid,
+    ProviderError,
+    SemanticRepeatDenied,
+    StoreUnavailable,
+)
+from frostline.store.base import Store
+from frostline.store.records import CallRecord, SlotRecord
+
+log = logging.getLogger("frostline.broker")
+
+MAX_PATH_DEPTH = 32
+Reply = dict[str, Any]
+
+
+class FrameRejected(CallDenied):
+    """A frame failed admission: wrong nonce, unknown site, mismatched capability, bad shape."""
+
+    code = "rpc_rejected"
+
+
+def stop_reply(err: FrostlineError) -> Reply:
+    return {"ok": False, "error": {**err.to_dict(), "kind": "stop"}}
+
+
+def raise_reply(err: FrostlineError) -> Reply:
+    return {"ok": False, "error": {**err.to_dict(), "kind": "raise"}}
+
+
+class StoreSink:
+    """ArtifactSink over the run store: artifacts are content-addressed, so a replay returns
+    byte-identical bytes."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def put(self, data: bytes, mime: str) -> str:
+        return self._store.put_artifact(data, mime)
+
+    def get(self, ref: str) -> tuple[bytes, str] | None:
+        return self._store.get_artifact(ref)
+
+
+@dataclass
+class BrokerStats:
+    """Counters of one attempt, and one row per invoked identity in invocation order."""
+
+    executed: int = 0
+    replayed: int = 0
+    provider_calls: int = 0  # dispatches, including those the provider rejected
+    spend_usd: float = 0.0  # at catalog price, per dispatch
+    divergences: list[dict[str, Any]] = field(default_factory=list)
+    semantic_repeats: list[dict[str, Any]] = field(default_factory=list)
+    denials: list[dict[str, Any]] = field(default_factory=list)
+    rejected_frames: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Broker:
+    """Admits, decides and dispatches the calls of one attempt.
+
+    Example::
+
+        broker = Broker(store, "run-1", 1, envelope=env, providers=LocalProviders(),
+                        whitelist={"orchestrate/#0": "echo"}, prefix=load_prefix(store, "run-1"))
+        reply = await broker.submit({"type": "call", "nonce": broker.nonce, ...})
+        await broker.drain()
+    """
+
+    def __init__(self, store: Store, run_id: str, attempt: int, *, envelope: Envelope,
+                 providers: Provider, whitelist: Mapping[str, str | None], prefix: Prefix,
+                 catalog: Catalog = DEFAULT_CATALOG,
+                 unresolved: Mapping[Identity, CallRecord] | None = None,
+                 prior_calls: int = 0, prior_spend_usd: float = 0.0,
+                 nonce: str | None = None, fail_open: bool = False) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.attempt = attempt
+        self.envelope = envelope
+        self.providers = providers
+        self.catalog = catalog
+        self.whitelist = dict(whitelist)
+        self.prefix = prefix
+        self.ledger = OccurrenceLedger(prefix.slots())
+        self.unresolved = dict(unresolved or {})
+        self.nonce = nonce or secrets.token_hex(16)
+        self.fail_open = fail_open
+        self.stats = BrokerStats()
+        self.invoked: list[Identity] = []
+        self.stop_error: FrostlineError | None = None
+        self._occurrences: Counter[tuple[str, tuple[int, ...]]] = Counter()
+        self._races: Counter[tuple[int, ...]] = Counter()
+        self._calls_used = prior_calls
+        self._spend_used = prior_spend_usd
+        # Tokens are only known after a call returns, so the token budget stops the calls
+        # that would start once it is spent (committed usage of earlier attempts included).
+        self._tokens_used = sum(_tokens(s.usage) for s in prefix.slots())
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._dispatch: asyncio.Semaphore | None = None
+        self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self._sink = StoreSink(store)
+
+    # admission ------------------------------------------------------------------------
+    def submit(self, frame: Mapping[str, Any]) -> asyncio.Task[Reply]:
+        """Admit a `call` or `decide` frame and start handling it in a host task.
+
+        Admission and ω assignment happen synchronously, in arrival order; the returned task
+        is owned by the broker (the caller may stop waiting; the call still completes).
+        """
+        reply = self._admit(frame)
+        coro = reply if asyncio.iscoroutine(reply) else _done(reply)
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _admit(self, frame: Mapping[str, Any]) -> Any:
+        if not secrets.compare_digest(str(frame.get("nonce", "")), self.nonce):
+            return self._reject("nonce", "frame nonce does not match this attempt", frame)
+        kind = frame.get("type")
+        path = frame.get("path")
+        if (not isinstance(path, list) or len(path) > MAX_PATH_DEPTH
+                or not all(type(i) is int and 0 <= i < self.envelope.max_fanout for i in path)):
+            return self._reject("path", f"implausible fanout path {path!r} (indexes must be "
+                                f"< max_fanout {self.envelope.max_fanout})", frame)
+        steps = tuple(path)
+        if kind == "decide":
+            value = frame.get("value")
+            if type(value) is not int or not 0 <= value < self.envelope.max_fanout:
+                return self._reject("decide", f"implausible race winner {value!r}", frame)
+            ordinal = self._races[steps]
+            self._races[steps] += 1
+            return self._decide(f"race:{path_text(steps)}#{ordinal}", value)
+        if kind != "call":
+            return self._reject("type", f"unexpected frame type {kind!r}", frame)
+        site, capability, payload = frame.get("site"), frame.get("capability"), frame.get("payload")
+        if not isinstance(site, str) or site not in self.whitelist:
+            return self._reject("site", f"callsite {site!r} is not in the host's annotation",
+                                frame)
+        if capability != self.whitelist[site]:
+            return self._reject("capability", f"callsite {site} is annotated for "
+                                f"{self.whitelist[site]!r}, the frame asks for {capability!r}",
+                                frame)
+        if not isinstance(payload, dict):
+            return self._reject("payload", "the payload must be a JSON object", frame)
+        if self.stop_error is not None:
+            return stop_reply(self.stop_error)
+        occurrence = self._occurrences[(site, steps)]
+        self._occurrences[(site, steps)] += 1
+        identity = Identity(site, steps, occurrence)
+        self.invoked.append(identity)
+        return self._call(identity, str(capability), payload)
+
+    def _reject(self, reason: str, message: str, frame: Mapping[str, Any]) -> Reply:
+        shown = {k: frame.get(k) for k in ("type", "site", "path", "capability") if k in frame}
+        err = FrameRejected(f"rejected frame ({reason}): {message}", reason=reason, frame=shown)
+        self.stats.rejected_frames.append({"reason": reason, **shown})
+        log.warning("rejected RPC frame for run %s: %s", self.run_id, err.message)
+        self._stop(err)
+        self._background_event("rpc_rejected", {"reason": reason, "message": message, **shown})
+        return stop_reply(err)
+
+    # the runtime rule -------------------------------------------------------------------
+    async def _call(self, identity: Identity, capability: str, payload: dict[str, Any]) -> Reply:
+        row: dict[str, Any] = {"identity": str(identity), "capability": capability}
+        self.stats.calls.append(row)
+        try:
+            return await self._rule(identity, capability, payload, row)
+        except StoreUnavailable as exc:
+            row.setdefault("outcome", "store_unavailable")
+            self._stop(exc)
+            return stop_reply(exc)
+        except FrostlineError as exc:
+            # e.g. the store refused a result it cannot hold: the call stays pending (a crash
+            # window the next attempt reports), and this run stops.
+            row.setdefault("outcome", "failed")
+            self._stop(exc)
+            return stop_reply(exc)
+        except Exception as exc:
+            log.exception("broker failure on %s in run %s", identity, self.run_id)
+            err = FrostlineError(f"internal error while handling {identity}: "
+                                 f"{type(exc).__name__}: {exc}", identity=str(identity))
+            row.setdefault("outcome", "failed")
+            self._stop(err)
+            return stop_reply(err)
+
+    async def _rule(self, identity: Identity, capability: str, payload: dict[str, Any],
+                    row: dict[str, Any]) -> Reply:
+        ident = str(identity)
+        if not self.envelope.granted(capability, self.catalog):
+            return await self._deny(row, GrantDenied(
+                f"capability {capability} is not granted by this run's envelope; add it to "
+                "'grants'", capability=capability, identity=ident))
+        cap = self.catalog.get(capability)
+        if cap is None or capability not in self.providers.capabilities():
+            return await self._deny(row, GrantDenied(
+                f"no provider serves {capability} on this host", capability=capability,
+                identity=ident))
+        problem = self._schema_problem(capability, cap.input_schema, payload)
+        if problem is not None:
+            return await self._deny(row, PayloadInvalid(
+                f"payload of {capability} at {ident} is invalid: {problem}; fix the payload "
+                "(nothing was spent)", capability=capability, identity=ident), stop=False)
+        try:
+            h = digest(payload)
+        except PayloadInvalid as exc:
+            return await self._deny(row, exc, stop=False)
+        row["digest"] = h
+
+        slot = self.prefix.get(identity)
+        if slot is not None:
+            if slot.capability == capability and slot.digest == h:
+                self.stats.replayed += 1
+                row["outcome"] = "replayed"
+                # No effect happened, so the reply need not wait for the audit write; drain()
+                # still waits for it, and a failed write stops the run.
+                self._background_event("replay", {"identity": ident, "capability": capability,
+                                                  "digest": h, "committed_in": slot.attempt})
+                return {"ok": True, "result": slot.result}
+            div = Divergence(
+                f"{ident} was committed as {slot.capability} with digest {slot.digest[:12]}… "
+                f"and is now reached as {capability} with digest {h[:12]}…; the committed "
+                "payload cannot change — revert the payload or start a new run",
+                identity=ident, recorded={"capability": slot.capability, "digest": slot.digest},
+                received={"capability": capability, "digest": h})
+            row["outcome"] = "diverged"
+            self.stats.divergences.append(div.to_dict())
+            self._stop(div)
+            await self._event("divergence", div.to_dict())
+            return stop_reply(div)
+
+        honours = self.providers.honours_idempotency_keys(capability)
+        pending = self.unresolved.get(identity)
+        if pending is not None:
+            if cap.side_effecting and not honours:
+                err = AttemptUnresolved(
+                    f"{ident} ({capability}) was dispatched in attempt {pending.attempt} and "
+                    "never committed; the provider may have run it. Reconcile it with "
+                    f"'frostline reconcile {self.run_id} {ident} --result @FILE' or "
+                    "'--abandon'", identity=ident, capability=capability,
+                    attempt=pending.attempt)
+                row["outcome"] = "unresolved"
+                self._stop(err)
+                await self._event("unresolved", err.to_dict())
+                return stop_reply(err)
+            row["retry_of"] = pending.call_id
+            await self._event("unresolved_retry", {
+                "identity": ident, "capability": capability, "call_id": pending.call_id,
+                "reason": "idempotency key" if honours else "read-only"})
+
+        repeat = self.ledger.check(identity, capability, h, policy=self.envelope.ledger_policy,
+                                   side_effecting=cap.side_effecting)
+        if repeat is not None:
+            self.stats.semantic_repeats.append(repeat.to_dict())
+            row["semantic_repeat"] = repeat.action.value
+            await self._event("semantic_repeat", repeat.to_dict())
+            if repeat.action is RepeatAction.DENY:
+                return await self._deny(row, SemanticRepeatDenied(
+                    f"{ident} repeats a payload already committed at occurrence(s) "
+                    f"{', '.join(map(str, repeat.committed))} of the same site and path; the "
+                    "ledger policy denies it. Set ledger_policy to 'warn' to allow a second "
+                    "take", identity=ident, capability=capability,
+                    committed_occurrences=list(repeat.committed)), event=False)
+
+        budget = self.envelope.budget
+        price = float(cap.price_usd)
+        if self._calls_used + 1 > budget.calls:
+            return await self._deny(row, _budget(f"{ident} would be call {self._calls_used + 1} "
+                                                 f"of a budget of {budget.calls} calls", ident))
+        if self._spend_used + price > budget.usd + 1e-12:
+            return await self._deny(row, _budget(
+                f"{ident} ({capability}, ${price:.4f}) would bring spend to "
+                f"${self._spend_used + price:.4f}, over the budget of ${budget.usd:.4f}", ident))
+        if budget.tokens is not None and self._tokens_used >= budget.tokens:
+            return await self._deny(row, _budget(
+                f"{ident} would start after {self._tokens_used} tokens were used, with a "
+                f"budget of {budget.tokens} tokens", ident))
+        # Reserve before the first await so concurrent calls cannot overshoot together.
+        self._calls_used += 1
+        self._spend_used += price
+        key = f"{self.run_id}/{ident}" if honours else None
+        return await self._dispatch_call(identity, capability, payload, h, price, key, row)
+
+    async def _dispatch_call(self, identity: Identity, capability: str, payload: dict[str, Any],
+                             h: str, price: float, key: str | None,
+                             row: dict[str, Any]) -> Reply:
+        ident = str(identity)
+        if self._dispatch is None:
+            self._dispatch = asyncio.Semaphore(self.envelope.concurrency)
+        async with self._dispatch:
+            if self.stop_error is not None:  # stopped while this call waited for a slot
+                self._calls_used -= 1
+                self._spend_used -= price
+                row["outcome"] = "stopped"
+                return stop_reply(self.stop_error)
+            call_id = await self._begin(identity, capability, h, key)
+            self.stats.provider_calls += 1
+            self.stats.spend_usd += price
+            try:
+                produced = await self.providers.invoke(
+                    capability, payload, CallContext(self.run_id, ident, key, self._sink))
+            except Exception as exc:
+                err = exc if isinstance(exc, ProviderError) else ProviderError(
+                    f"provider for {capability} failed: {type(exc).__name__}: {exc}",
+                    code="provider_exception")
+                err.fields.setdefault("identity", ident)
+                err.fields.setdefault("capability", capability)
+                row["outcome"] = "failed"
+                row["error"] = err.to_dict()
+                if call_id is not None:
+                    await self._store_call(self.store.fail_call, call_id, err.to_dict())
+                await self._event("provider_error", err.to_dict())
+                return raise_reply(err)
+            slot = SlotRecord(self.run_id, identity.site, identity.path, identity.occurrence,
+                              capability, h, produced.result, dict(produced.usage), self.attempt)
+            self._tokens_used += _tokens(produced.usage)
+            if call_id is None:  # fail-open: the attempt write failed; try once more now
+                call_id = await self._begin(identity, capability, h, key)
+            if call_id is not None:
+                slot = await self._store_call(self.store.commit_call, call_id, slot)
+            self.stats.executed += 1
+            row["outcome"] = "executed"
+            # The commit is already durable; the audit write runs beside the reply.
+            self._background_event("executed", {"identity": ident, "capability": capability,
+                                                "digest": h, "price_usd": price,
+                                                "usage": dict(produced.usage),
+                                                "idempotency_key": key})
+            return {"ok": True, "result": slot.result}
+
+    async def _begin(self, identity: Identity, capability: str, h: str,
+                     key: str | None) -> int | None:
+        try:
+            return int(await self._store_call(self.store.begin_call, self.run_id, self.attempt,
+                                              identity, capability, h, key))
+        except StoreUnavailable:
+            if not self.fail_open:
+                raise
+            log.error("FAIL-OPEN: the attempt record for %s in run %s could not be written; "
+                      "dispatching anyway because fail-open was requested. A crash now can "
+                      "repeat this effect undetected.", identity, self.run_id)
+            return None
+
+    # decisions ----------------------------------------------------------------------------
+    async def _decide(self, key: str, value: int) -> Reply:
+        if self.stop_error is not None:
+            return stop_reply(self.stop_error)
+        try:
+            stored = await self._store_call(self.store.decide, self.run_id, key, value)
+        except StoreUnavailable as exc:
+            self._stop(exc)
+            return stop_reply(exc)
+        await self._event("race_decided", {"key": key, "proposed": value, "winner": stored})
+        return {"ok": True, "result": stored}
+
+    # helpers --------------------------------------------------------------------------
+    def _schema_problem(self, capability: str, schema: Mapping[str, Any],
+                        payload: dict[str, Any]) -> str | None:
+        validator = self._validators.get(capability)
+        if validator is None:
+            cls = jsonschema.validators.validator_for(schema)
+            validator = cls(dict(schema))
+            self._validators[capability] = validator
+        problems = sorted(validator.iter_errors(payload), key=lambda e: list(e.path))
+        if not problems:
+            return None
+        first = problems[0]
+        where = "/".join(str(p) for p in first.path) or "(payload)"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return f"{where}: {first.message}{more}"
+
+    async def _deny(self, row: dict[str, Any], err: CallDenied, *, stop: bool = True,
+                    event: bool = True) -> Reply:
+        row["outcome"] = "invalid" if isinstance(err, PayloadInvalid) else "denied"
+        row["error"] = err.to_dict()
+        self.stats.denials.append(err.to_dict())
+        if stop:
+            self._stop(err)
+        if event:
+            await self._event("denied", err.to_dict())
+        return stop_reply(err) if stop else raise_reply(err)
+
+    def _stop(self, err: FrostlineError) -> None:
+        if self.stop_error is None:
+            self.stop_error = err
+
+    async def _store_call(self, fn: Any, *args: Any) -> Any:
+        """Run a blocking store method off the loop; any failure becomes StoreUnavailable."""
+        try:
+            return await asyncio.to_thread(fn, *args)
+        except StoreUnavailable:
+            raise
+        except FrostlineError:
+            raise
+        except Exception as exc:
+            raise StoreUnavailable(f"store failed during {getattr(fn, '__name__', fn)}: {exc}",
+                                   run_id=self.run_id) from exc
+
+    async def _event(self, kind: str, data: dict[str, Any]) -> None:
+        try:
+            await self._store_call(self.store.append_event, self.run_id, kind,
+                                   {"attempt": self.attempt, **data})
+        except FrostlineError as exc:
+            if self.fail_open:
+                log.error("FAIL-OPEN: could not record event %s for run %s: %s", kind,
+                          self.run_id, exc)
+                return
+            # The audit trail is part of the contract: stop before anything else happens.
+            self._stop(exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(
+                f"could not record event {kind}: {exc}", run_id=self.run_id))
+
+    def _background_event(self, kind: str, data: dict[str, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(self._event(kind, data))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self) -> None:
+        """Wait until every admitted call has completed (and committed, if it ran)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def in_flight(self) -> int:
+        return len(self._tasks)
+
+
+async def _done(reply: Reply) -> Reply:
+    return reply
+
+
+def _tokens(usage: Mapping[str, Any]) -> int:
+    value = usage.get("tokens", 0)
+    return value if type(value) is int and value > 0 else 0
+
+
+def _budget(message: str, ident: str) -> CallDenied:
+    return BudgetExceeded(message + "; nothing was dispatched. Raise the envelope's budget or "
+                          "reduce the work", identity=ident)

@@ -1,0 +1,373 @@
+"""One attempt of a run, end to end: check → gate → annotate → run → orphans → certificate.
+
+`execute` is the single entry point the CLI, the HTTP service and the repair loop use to run a
+script version under a run id. Everything that can be decided before a provider is paid is
+decided first and stops the attempt with nothing spent: a checker rejection (status
+`rejected`), the static spend bound over budget (`rejected`), a gate counterexample against
+the frozen prefix (`gate_stopped`), an unresolved side-effecting attempt left by a crash
+(`unresolved`), a store that does not answer (`failed`, StoreUnavailable, fail closed).
+
+The store's run lock is held for the whole attempt, so two workers never execute one run at
+once, and the prefix loaded at the start is the prefix the broker enforces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
+from frostline.capabilities.envelope import Envelope
+from frostline.capabilities.provider import Provider
+from frostline.contract.identity import Identity
+from frostline.contract.orphans import orphan_report
+from frostline.contract.prefix import Prefix, load_prefix
+from frostline.errors import (
+    AttemptUnresolved,
+    BudgetExceeded,
+    DefinitionError,
+    FrostlineError,
+    PrefixConflict,
+    ScriptRejected,
+    StoreUnavailable,
+)
+from frostline.runtime.broker import Broker
+from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
+from frostline.runtime.runners import Job, Runner, ScriptOutcome
+from frostline.store.base import Store
+from frostline.store.records import CallRecord, CallStatus
+
+log = logging.getLogger("frostline.execute")
+
+EXIT_CODES = {"succeeded": 0, "failed": 1, "gate_stopped": 3, "diverged": 4, "unresolved": 5,
+              "rejected": 6}
+FAIL_OPEN_ENV = "FROSTLINE_STORE_FAIL_OPEN"
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    """What one attempt did. `to_dict()` is the JSON of ``frostline run --json``."""
+
+    run_id: str
+    attempt: int | None
+    status: str
+    executed: int = 0
+    replayed: int = 0
+    provider_calls: int = 0
+    spend_usd: float = 0.0
+    divergences: list[dict[str, Any]] = field(default_factory=list)
+    orphans: list[str] = field(default_factory=list)
+    semantic_repeats: list[dict[str, Any]] = field(default_factory=list)
+    result: Any = None
+    error: dict[str, Any] | None = None
+    gate: dict[str, Any] | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    denials: list[dict[str, Any]] = field(default_factory=list)
+    logs: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES.get(self.status, 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "attempt": self.attempt, "status": self.status,
+                "exit_code": self.exit_code, "executed": self.executed,
+                "replayed": self.replayed, "provider_calls": self.provider_calls,
+                "spend_usd": round(self.spend_usd, 6), "divergences": self.divergences,
+                "orphans": self.orphans, "semantic_repeats": self.semantic_repeats,
+                "result": self.result, "error": self.error, "gate": self.gate,
+                "calls": self.calls, "denials": self.denials}
+
+
+def fail_open_requested(flag: bool | None) -> bool:
+    """The permissive store policy: an explicit flag, else FROSTLINE_STORE_FAIL_OPEN=1."""
+    if flag is not None:
+        return flag
+    return os.environ.get(FAIL_OPEN_ENV, "") == "1"
+
+
+def execute(store: Store, run_id: str, source: str, *, args: Any = None,
+            envelope: Envelope | Mapping[str, Any] | None = None, providers: Provider,
+            runner: Runner, catalog: Catalog = DEFAULT_CATALOG, skip_checker: bool = False,
+            fail_open: bool | None = None) -> AttemptOutcome:
+    """Run one attempt of `source` under `run_id` (blocking); see `execute_async`.
+
+    Example::
+
+        outcome = execute(open_store(None), "demo-1", source, args={"brief": "a fox"},
+                          providers=LocalProviders(), runner=ChildProcessRunner())
+        sys.exit(outcome.exit_code)
+    """
+    return asyncio.run(execute_async(store, run_id, source, args=args, envelope=envelope,
+                                     providers=providers, runner=runner, catalog=catalog,
+                                     skip_checker=skip_checker, fail_open=fail_open))
+
+
+async def execute_async(store: Store, run_id: str, source: str, *, args: Any = None,
+                        envelope: Envelope | Mapping[str, Any] | None = None,
+                        providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CATALOG,
+                        skip_checker: bool = False, fail_open: bool | None = None
+                        ) -> AttemptOutcome:
+    """Run one attempt of `source` under `run_id` inside a running event loop.
+
+    A new run is created with `envelope` (default: every capability, default budget); an
+    existing run keeps the envelope it was created with.
+    """
+    _check_args(args)
+    permissive = fail_open_requested(fail_open)
+    if permissive:
+        log.error("FAIL-OPEN store policy requested (%s=1 or fail_open=True): a failed attempt "
+                  "write will not stop dispatch, and a crash can repeat a paid effect "
+                  "undetected", FAIL_OPEN_ENV)
+    try:
+        run_envelope = _ensure_run(store, run_id, envelope, catalog)
+        with store.run_lock(run_id):
+            _close_crashed_attempts(store, run_id)
+            return await _attempt(store, run_id, source, args, run_envelope, providers, runner,
+                                  catalog, skip_checker, permissive)
+    except PrefixConflict as exc:
+        log.error("run %s has an inconsistent prefix: %s", run_id, exc.message)
+        return AttemptOutcome(run_id, None, "failed", error=exc.to_dict())
+    except StoreUnavailable as exc:
+        log.error("store unavailable for run %s: %s (nothing was dispatched after the failure)",
+                  run_id, exc.message)
+        return AttemptOutcome(run_id, None, "failed", error=exc.to_dict())
+
+
+def _close_crashed_attempts(store: Store, run_id: str) -> None:
+    """An attempt still 'running' while we hold the run lock belongs to a host that died."""
+    for attempt in store.list_attempts(run_id):
+        if attempt.status == "running":
+            store.finish_attempt(run_id, attempt.number, status="failed", error={
+                "type": "HostCrashed", "code": "crashed",
+                "message": "the host stopped before finishing this attempt; any call it "
+                           "dispatched without a commit is reported as unresolved"})
+            store.append_event(run_id, "attempt_crashed", {"attempt": attempt.number})
+
+
+def _check_args(args: Any) -> None:
+    """Args cross the pipe as JSON; refuse what cannot, before anything is recorded."""
+    try:
+        size = json_size(args)
+    except (TypeError, ValueError) as exc:
+        raise DefinitionError(f"args must be JSON data: {exc}") from None
+    if size > MAX_ARGS:
+        raise DefinitionError(f"args are {size} bytes of JSON; the cap is {MAX_ARGS}")
+
+
+def _ensure_run(store: Store, run_id: str, envelope: Envelope | Mapping[str, Any] | None,
+                catalog: Catalog) -> Envelope:
+    run = store.get_run(run_id)
+    if run is None:
+        if envelope is None:
+            env = Envelope()
+        elif isinstance(envelope, Envelope):
+            env = envelope
+        else:
+            env = Envelope.from_dict(envelope, catalog)
+        run = store.create_run(run_id, env.to_dict())
+    return Envelope.from_dict(run.envelope, catalog)
+
+
+async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envelope,
+                   providers: Provider, runner: Runner, catalog: Catalog, skip_checker: bool,
+                   fail_open: bool) -> AttemptOutcome:
+    from frostline.script import annotate, sites
+
+    # 1. the checker (never executes the source)
+    if skip_checker:
+        try:
+            site_infos = list(sites(source))
+        except Exception as exc:  # the script side reports unparsable source its own way
+            return _refuse(store, run_id, source, {"valid": False, "skipped": True},
+                           "rejected", ScriptRejected(f"the script cannot be parsed: {exc}"))
+        # The gate builds the frozen map from the sites in the stored report, so keep them.
+        report: dict[str, Any] = {"valid": True, "skipped": True, "violations": [],
+                                  "facts": {"sites": [s.to_dict() for s in site_infos]}}
+    else:
+        from frostline.script import check
+
+        checked = check(source, env, catalog=catalog)
+        report = checked.to_dict()
+        if not checked.valid:
+            errors = [v for v in report.get("violations", []) if v.get("severity") == "error"]
+            return _refuse(store, run_id, source, report, "rejected", ScriptRejected(
+                f"the checker rejected the script with {len(errors)} error(s); first: "
+                + (f"{errors[0].get('rule')} line {errors[0].get('line')}: "
+                   f"{errors[0].get('message')}" if errors else "?"), violations=errors))
+        site_infos = list(checked.facts.sites)
+        bound = checked.facts.spend_bound
+        bound_calls = sum(bound.calls.values())
+        if bound.usd > env.budget.usd + 1e-12 or bound_calls > env.budget.calls:
+            return _refuse(store, run_id, source, report, "rejected", BudgetExceeded(
+                f"the script may make {bound_calls} calls costing up to ${bound.usd:.4f}, over "
+                f"the envelope's budget of {env.budget.calls} calls / ${env.budget.usd:.4f}; "
+                "lower the loop or fanout bounds, or raise the budget",
+                bound_usd=bound.usd, bound_calls=bound_calls))
+
+    # 2. the frozen prefix and the gate (before any process starts)
+    prefix = load_prefix(store, run_id)
+    gate_result: dict[str, Any] | None = None
+    if len(prefix):
+        gate_result = gate_against_prefix(store, run_id, prefix, site_infos)
+        if not gate_result.get("accepted", False):
+            return _refuse(store, run_id, source, report, "gate_stopped", None, gate=gate_result)
+
+    # 3. annotate and open the attempt
+    annotated = annotate(source)
+    if len(annotated) > MAX_SOURCE:
+        return _refuse(store, run_id, source, report, "rejected", ScriptRejected(
+            f"the annotated script has {len(annotated)} characters; the cap is {MAX_SOURCE}"))
+    whitelist = {s.site: s.capability for s in site_infos}
+    attempt = store.start_attempt(run_id, source=source, annotated=annotated, report=report)
+    number = attempt.number
+    store.append_event(run_id, "attempt_started", {"attempt": number,
+                                                   "frozen": len(prefix)})
+
+    # 4. crashes left behind: unresolved side-effecting attempts fail closed
+    calls = store.list_calls(run_id)
+    unresolved = _unresolved(calls, prefix)
+    blocking = [c for c in unresolved.values()
+                if _side_effecting(catalog, c.capability)
+                and not providers.honours_idempotency_keys(c.capability)]
+    if blocking:
+        idents = sorted(str(c.identity) for c in blocking)
+        for c in blocking:
+            store.append_event(run_id, "unresolved", {"attempt": number,
+                                                      "identity": str(c.identity),
+                                                      "capability": c.capability,
+                                                      "call_id": c.call_id,
+                                                      "dispatched_in": c.attempt})
+        err = AttemptUnresolved(
+            f"{len(idents)} side-effecting call(s) were dispatched and never committed: "
+            f"{', '.join(idents)}. The provider may have run them; reconcile each with "
+            f"'frostline reconcile {run_id} IDENTITY --result @FILE' or '--abandon'",
+            identities=idents)
+        return _finish(store, run_id, number, "unresolved", error=err.to_dict(), gate=gate_result)
+
+    # 5. run the script against the broker
+    prior_spend = sum(_price(catalog, c.capability) for c in calls)
+    broker = Broker(store, run_id, number, envelope=env, providers=providers,
+                    whitelist=whitelist, prefix=prefix, catalog=catalog, unresolved=unresolved,
+                    prior_calls=len(calls), prior_spend_usd=prior_spend, fail_open=fail_open)
+    job = Job(annotated, args, concurrency=env.concurrency, max_fanout=env.max_fanout)
+    try:
+        script = await runner.run(job, broker)
+    except FrostlineError as exc:  # e.g. the sandbox cannot provide its isolation
+        log.error("runner failed for run %s attempt %d: %s", run_id, number, exc.message)
+        script = ScriptOutcome(False, error=exc.to_dict())
+    finally:
+        await broker.drain()  # every dispatched call completes and commits
+
+    stop = broker.stop_error
+    if stop is not None:
+        status = {"divergence": "diverged", "unresolved": "unresolved"}.get(stop.code, "failed")
+        error: dict[str, Any] | None = stop.to_dict()
+    elif script.ok:
+        status, error = "succeeded", None
+    else:
+        status, error = "failed", script.error
+
+    # 6. orphans and the certificate
+    report_o = orphan_report(prefix.identities(), broker.invoked, env.orphan_policy)
+    if report_o.orphans:
+        store.append_event(run_id, "orphans", {"attempt": number, **report_o.to_dict()})
+    if report_o.fails_run and status == "succeeded":
+        status = "failed"
+        error = {"type": "OrphansFound", "code": "orphans", "message":
+                 f"{len(report_o.orphans)} committed identit(ies) were not invoked and the "
+                 "orphan policy is stop", "orphans": report_o.texts()}
+    persist_certificate(store, run_id, number)
+
+    stats = broker.stats
+    return _finish(store, run_id, number, status, error=error, gate=gate_result,
+                   invoked=[str(i) for i in broker.invoked], orphans=report_o.texts(),
+                   result=script.result if status == "succeeded" else None,
+                   broker=broker, logs=script.logs, stats_extra={
+                       "timed_out": script.timed_out, "exit_code": script.exit_code,
+                       "calls": stats.calls})
+
+
+# the contract steps ---------------------------------------------------------------------
+def gate_against_prefix(store: Store, run_id: str, prefix: Prefix,
+                        candidate: list[Any]) -> dict[str, Any]:
+    """The static gate: every frozen site must remain with its capability and call expression."""
+    from frostline.contract import gate as gate_mod
+
+    frozen = gate_mod.frozen_map(prefix.slots(), store.list_attempts(run_id))
+    return dict(gate_mod.gate(frozen, candidate).to_dict())
+
+
+def persist_certificate(store: Store, run_id: str, attempt: int) -> None:
+    """Persist the hash-chain certificate of the prefix as it stands after this attempt."""
+    from frostline.contract import certificate
+
+    certificate.persist(store, run_id, attempt)
+
+
+# helpers ------------------------------------------------------------------------------
+def _unresolved(calls: list[CallRecord], prefix: Prefix) -> dict[Identity, CallRecord]:
+    """Pending calls whose identity never committed (the latest pending call per identity)."""
+    out: dict[Identity, CallRecord] = {}
+    for c in calls:
+        if c.status is CallStatus.PENDING and c.identity not in prefix:
+            seen = out.get(c.identity)
+            if seen is None or c.call_id > seen.call_id:
+                out[c.identity] = c
+    return out
+
+
+def _side_effecting(catalog: Catalog, capability: str) -> bool:
+    cap = catalog.get(capability)
+    return True if cap is None else cap.side_effecting  # unknown: assume the worst
+
+
+def _price(catalog: Catalog, capability: str) -> float:
+    cap = catalog.get(capability)
+    return float(cap.price_usd) if cap is not None else 0.0
+
+
+def _refuse(store: Store, run_id: str, source: str, report: dict[str, Any], status: str,
+            err: FrostlineError | None, *, gate: dict[str, Any] | None = None) -> AttemptOutcome:
+    attempt = store.start_attempt(run_id, source=source, annotated="", report=report)
+    if err is None and gate is not None:
+        kinds = sorted({c.get("kind", "?") for c in gate.get("counterexamples", [])})
+        err_dict: dict[str, Any] = {
+            "type": "GateStopped", "code": "gate_stopped",
+            "message": "the candidate changes or removes frozen callsites ("
+            + ", ".join(kinds) + "); nothing was spent"}
+    else:
+        err_dict = err.to_dict() if err is not None else {}
+    return _finish(store, run_id, attempt.number, status, error=err_dict, gate=gate)
+
+
+def _finish(store: Store, run_id: str, number: int, status: str, *,
+            error: dict[str, Any] | None = None, gate: dict[str, Any] | None = None,
+            invoked: list[str] | None = None, orphans: list[str] | None = None,
+            result: Any = None, broker: Broker | None = None, logs: str = "",
+            stats_extra: dict[str, Any] | None = None) -> AttemptOutcome:
+    s = broker.stats if broker is not None else None
+    totals: dict[str, Any] = {
+        "executed": s.executed if s else 0, "replayed": s.replayed if s else 0,
+        "provider_calls": s.provider_calls if s else 0,
+        "spend_usd": round(s.spend_usd, 6) if s else 0.0,
+        "divergences": s.divergences if s else [],
+        "semantic_repeats": s.semantic_repeats if s else [],
+        "denials": s.denials if s else [], "rejected_frames": s.rejected_frames if s else [],
+        **(stats_extra or {})}
+    store.finish_attempt(run_id, number, status=status, gate=gate, invoked=invoked or [],
+                         orphans=orphans or [], result=result, error=error, stats=totals)
+    store.set_run_status(run_id, status)
+    store.append_event(run_id, "attempt_finished", {"attempt": number, "status": status,
+                                                    "executed": totals["executed"],
+                                                    "replayed": totals["replayed"]})
+    return AttemptOutcome(
+        run_id, number, status, executed=totals["executed"], replayed=totals["replayed"],
+        provider_calls=totals["provider_calls"], spend_usd=totals["spend_usd"],
+        divergences=totals["divergences"], orphans=orphans or [],
+        semantic_repeats=totals["semantic_repeats"], result=result, error=error, gate=gate,
+        calls=list(totals.get("calls", [])), denials=totals["denials"], logs=logs)

@@ -1,0 +1,404 @@
+"""Static bounds: how many items an iterable can yield, how wide a container can fan out.
+
+The checker accepts a loop or a container only when this module can bound it (R03, R05),
+and the spend bound multiplies these numbers. Accepted shapes (anything else is unbounded):
+
+- ``range(stop)``, ``range(start, stop[, step])``: ``start``/``step`` exact integer constants,
+  ``stop`` an exact constant or an upper bound (``len(<bounded>)``, ``min(x, 8)``);
+- a slice with constant bounds: ``xs[:6]`` (6), ``xs[2:8]`` (6), ``xs[-4:]`` (4), ``xs[:MAX]``;
+  ``xs[2:]`` and ``xs[:-1]`` depend on ``len(xs)`` and are unbounded; a negative step needs
+  both ends;
+- a list, tuple, set or dict literal, a string literal (its length), a comprehension over
+  bounded iterables (the product of its generators);
+- ``enumerate``, ``reversed``, ``sorted``, ``list``, ``tuple``, ``set``, ``frozenset``,
+  ``dict``, ``filter`` of a bounded iterable; ``zip``/``map`` of at least one bounded
+  iterable (they stop at the shortest); ``.items()``/``.keys()``/``.values()``/``.copy()``
+  of a bounded dict or list; ``a + b``; ``xs * <const>``;
+- a name bound exactly once (in its function, or a module-level literal constant) to one of
+  these, whose value never escapes (``ys = xs``, storing it in another container, or passing
+  it to a helper would let the list grow out of sight) and that grows only through
+  ``append``/``insert``/``extend``/``update``/``setdefault``/item stores counted with the
+  bounds of the loops around them (``jobs = []`` then ``jobs.append(...)`` inside
+  ``for s in shots[:4]`` gives 4).
+
+Integer constants are literals, module-level literal constants, names bound once to a
+constant, and ``+ - * // %`` of constants (``**`` is never folded: it could build a huge
+number).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from frostline.script.scope import Binding, FunctionInfo, LoopRec, ModuleInfo
+
+_BIG = 10**12
+
+
+class Bounds:
+    """Bound queries over one analysed module; results are memoized per name and loop."""
+
+    def __init__(self, module: ModuleInfo) -> None:
+        self.module = module
+        self._names: dict[tuple[int, str], int | None] = {}
+        self._active: set[tuple[int, str]] = set()
+
+    # ---- loops and containers --------------------------------------------------------
+    def loop(self, rec: LoopRec) -> int | None:
+        if not rec.resolved:
+            rec.resolved = True  # set first: a loop that depends on itself is unbounded
+            rec.bound = None if rec.expr is None else self.iterable(rec.expr, rec.func)
+        return rec.bound
+
+    # ---- iterables -----------------------------------------------------------------
+    def iterable(self, expr: ast.expr, func: FunctionInfo) -> int | None:
+        """Upper bound on the number of items `expr` yields, or None."""
+        if isinstance(expr, ast.Constant):
+            return len(expr.value) if isinstance(expr.value, str | bytes) else None
+        if isinstance(expr, ast.List | ast.Tuple | ast.Set):
+            total = 0
+            for elt in expr.elts:
+                if isinstance(elt, ast.Starred):
+                    sub = self.iterable(elt.value, func)
+                    if sub is None:
+                        return None
+                    total += sub
+                else:
+                    total += 1
+            return total
+        if isinstance(expr, ast.Dict):
+            total = 0
+            for key, value in zip(expr.keys, expr.values, strict=True):
+                if key is None:
+                    sub = self.iterable(value, func)
+                    if sub is None:
+                        return None
+                    total += sub
+                else:
+                    total += 1
+            return total
+        if isinstance(expr, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+            total = 1
+            for gen in expr.generators:
+                sub = self.iterable(gen.iter, func)
+                if sub is None:
+                    return None
+                total *= sub
+            return total
+        if isinstance(expr, ast.Subscript):
+            if isinstance(expr.slice, ast.Slice):
+                return self._slice(expr.slice, func)
+            return None
+        if isinstance(expr, ast.Name):
+            return self.name(expr.id, func)
+        if isinstance(expr, ast.Call):
+            return self._call(expr, func)
+        if isinstance(expr, ast.BinOp):
+            if isinstance(expr.op, ast.Add):
+                left, right = self.iterable(expr.left, func), self.iterable(expr.right, func)
+                return None if left is None or right is None else left + right
+            if isinstance(expr.op, ast.Mult):
+                for seq, count in ((expr.left, expr.right), (expr.right, expr.left)):
+                    k = self.exact(count, func)
+                    if k is not None:
+                        sub = self.iterable(seq, func)
+                        return None if sub is None else sub * max(k, 0)
+            return None
+        if isinstance(expr, ast.IfExp):
+            return _max_all([self.iterable(expr.body, func), self.iterable(expr.orelse, func)])
+        if isinstance(expr, ast.BoolOp):
+            return _max_all([self.iterable(v, func) for v in expr.values])
+        return None
+
+    def _call(self, call: ast.Call, func: FunctionInfo) -> int | None:
+        if call.keywords and not (isinstance(call.func, ast.Name) and call.func.id in
+                                  ("sorted", "zip", "enumerate", "dict")):
+            return None
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        args = call.args
+        if isinstance(call.func, ast.Attribute):
+            if call.func.attr in ("items", "keys", "values", "copy") and not args:
+                return self.iterable(call.func.value, func)
+            return None
+        if not isinstance(call.func, ast.Name) or not self._is_builtin(call.func.id, func):
+            return None
+        name = call.func.id
+        if name == "range":
+            return self._range(args, func)
+        if name in ("enumerate", "reversed", "sorted", "list", "tuple", "set", "frozenset",
+                    "dict"):
+            if not args:
+                return len(call.keywords) if name == "dict" else 0
+            if name == "dict" and call.keywords:
+                return None
+            return self.iterable(args[0], func)
+        if name == "filter" and len(args) == 2:
+            return self.iterable(args[1], func)
+        if name in ("zip", "map"):
+            seqs = args if name == "zip" else args[1:]
+            bounds = [b for b in (self.iterable(a, func) for a in seqs) if b is not None]
+            return min(bounds) if bounds else None
+        return None
+
+    def _range(self, args: list[ast.expr], func: FunctionInfo) -> int | None:
+        if len(args) == 1:
+            stop = self.upper(args[0], func)
+            return None if stop is None else max(stop, 0)
+        if len(args) in (2, 3):
+            start = self.exact(args[0], func)
+            step = self.exact(args[2], func) if len(args) == 3 else 1
+            if start is None or step is None or step == 0:
+                return None
+            if step > 0:
+                stop = self.upper(args[1], func)
+                return None if stop is None else max(0, -(-(stop - start) // step))
+            exact_stop = self.exact(args[1], func)
+            return None if exact_stop is None else max(0, -(-(start - exact_stop) // -step))
+        return None
+
+    def _slice(self, sl: ast.Slice, func: FunctionInfo) -> int | None:
+        lower = upper = None
+        if sl.lower is not None:
+            lower = self.exact(sl.lower, func)
+            if lower is None:
+                return None
+        if sl.upper is not None:
+            upper = self.exact(sl.upper, func)
+            if upper is None:
+                return None
+        step = 1
+        if sl.step is not None:
+            s = self.exact(sl.step, func)
+            if s is None or s == 0:
+                return None
+            step = s
+        if step < 0:
+            if lower is None or upper is None or (lower < 0) != (upper < 0):
+                return None
+            return max(0, -(-(lower - upper) // -step))
+        candidates = []
+        if upper is not None and upper >= 0:
+            candidates.append(upper - lower if lower is not None and lower >= 0 else upper)
+        if lower is not None and lower < 0:
+            candidates.append(-lower if upper is None or upper >= 0 else upper - lower)
+        if not candidates:
+            return None
+        return -(-max(0, min(candidates)) // step)
+
+    # ---- integers ------------------------------------------------------------------
+    def exact(self, expr: ast.expr, func: FunctionInfo) -> int | None:
+        """The value of an integer constant expression, or None."""
+        if isinstance(expr, ast.Constant):
+            v = expr.value
+            return v if isinstance(v, int) and not isinstance(v, bool) else None
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
+            v = self.exact(expr.operand, func)
+            return None if v is None else (-v if isinstance(expr.op, ast.USub) else v)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub | ast.Mult |
+                                                      ast.FloorDiv | ast.Mod):
+            a, b = self.exact(expr.left, func), self.exact(expr.right, func)
+            if a is None or b is None:
+                return None
+            if isinstance(expr.op, ast.Add):
+                r = a + b
+            elif isinstance(expr.op, ast.Sub):
+                r = a - b
+            elif isinstance(expr.op, ast.Mult):
+                r = a * b
+            elif b == 0:
+                return None
+            else:
+                r = a // b if isinstance(expr.op, ast.FloorDiv) else a % b
+            return r if abs(r) <= _BIG else None
+        if isinstance(expr, ast.Name):
+            value, scope = self._single_value(expr.id, func)
+            if value is None:
+                return None
+            key = (id(scope), "=" + expr.id)
+            if key in self._active:
+                return None
+            self._active.add(key)
+            try:
+                return self.exact(value, scope or func)
+            finally:
+                self._active.discard(key)
+        return None
+
+    def upper(self, expr: ast.expr, func: FunctionInfo) -> int | None:
+        """An upper bound of a non-negative integer expression (for range stops)."""
+        v = self.exact(expr, func)
+        if v is not None:
+            return v
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and not expr.keywords \
+                and self._is_builtin(expr.func.id, func):
+            name, args = expr.func.id, expr.args
+            if name == "len" and len(args) == 1:
+                return self.iterable(args[0], func)
+            if name == "min" and len(args) >= 2:
+                found = [b for b in (self.upper(a, func) for a in args) if b is not None]
+                return min(found) if found else None
+            if name == "max" and len(args) >= 2:
+                return _max_all([self.upper(a, func) for a in args])
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Mult):
+            a, b = self.upper(expr.left, func), self.upper(expr.right, func)
+            if a is None or b is None or not (_nonneg(expr.left) and _nonneg(expr.right)):
+                return None
+            return a + b if isinstance(expr.op, ast.Add) else a * b
+        if isinstance(expr, ast.Name):
+            value, scope = self._single_value(expr.id, func)
+            if value is None:
+                return None
+            key = (id(scope), "<" + expr.id)
+            if key in self._active:
+                return None
+            self._active.add(key)
+            try:
+                return self.upper(value, scope or func)
+            finally:
+                self._active.discard(key)
+        return None
+
+    # ---- names ---------------------------------------------------------------------
+    def _is_builtin(self, name: str, func: FunctionInfo) -> bool:
+        return (func.defining_scope(name) is None and name not in self.module.constants
+                and name not in self.module.functions)
+
+    def _single_value(self, name: str, func: FunctionInfo) -> tuple[ast.expr | None, FunctionInfo | None]:
+        """The value a name is bound to once (never rebound, never mutated), else None."""
+        scope = func.defining_scope(name)
+        if scope is None:
+            return self.module.constants.get(name), None
+        bindings = scope.bindings[name]
+        if len(bindings) != 1 or bindings[0].kind != "assign" or scope.mutations.get(name):
+            return None, None
+        return bindings[0].value, scope
+
+    def name(self, name: str, func: FunctionInfo) -> int | None:
+        scope = func.defining_scope(name)
+        if scope is None:
+            value = self.module.constants.get(name)
+            # Module constants are read-only (mutating one is R08), so their literal is exact.
+            return None if value is None else self.iterable(value, func)
+        key = (id(scope), name)
+        if key in self._names:
+            return self._names[key]
+        if key in self._active:
+            return None
+        self._active.add(key)
+        try:
+            result = self._name_bound(name, scope)
+        finally:
+            self._active.discard(key)
+        self._names[key] = result
+        return result
+
+    def _name_bound(self, name: str, scope: FunctionInfo) -> int | None:
+        bindings = scope.bindings[name]
+        if len(bindings) != 1 or name in scope.escapes:
+            return None
+        binding = bindings[0]
+        if binding.kind != "assign" or binding.value is None:
+            return None
+        total = self.iterable(binding.value, scope)
+        if total is None:
+            return None
+        for mutation in scope.mutations.get(name, []):
+            if mutation.method == "shrink":
+                continue
+            if mutation.func is not scope:
+                return None  # grown from another function: its call count is not local
+            times = self._times(binding, mutation.loops)
+            if times is None:
+                return None
+            if mutation.method in ("append", "insert", "setdefault", "store"):
+                grow: int | None = 1
+            elif mutation.method in ("extend", "update") and mutation.arg is not None:
+                grow = self.iterable(mutation.arg, scope)
+            else:
+                grow = None
+            if grow is None:
+                return None
+            total += grow * times
+        return total
+
+    def _times(self, binding: Binding, loops: tuple[LoopRec, ...]) -> int | None:
+        outer = binding.loops
+        if loops[: len(outer)] != outer or any(a is not b for a, b in zip(loops, outer, strict=False)):
+            return None
+        times = 1
+        for rec in loops[len(outer):]:
+            b = self.loop(rec)
+            if b is None:
+                return None
+            times *= b
+        return times
+
+    # ---- R04 -----------------------------------------------------------------------
+    def nondeterministic(self, expr: ast.expr, func: FunctionInfo, depth: int = 0) -> bool:
+        """Whether iterating `expr` follows a set's order (hash order, not source order)."""
+        if depth > 20:
+            return False
+        d = depth + 1
+        if isinstance(expr, ast.Set | ast.SetComp):
+            return True
+        if isinstance(expr, ast.Call):
+            f = expr.func
+            if isinstance(f, ast.Name) and self._is_builtin(f.id, func):
+                if f.id in ("set", "frozenset"):
+                    return True
+                if f.id == "sorted":
+                    return False
+                if f.id in ("list", "tuple", "enumerate", "reversed", "zip", "map", "filter",
+                            "dict"):
+                    return any(self.nondeterministic(a, func, d) for a in expr.args)
+                return False
+            if isinstance(f, ast.Attribute) and f.attr == "copy":
+                return self.nondeterministic(f.value, func, d)
+            return False
+        if isinstance(expr, ast.ListComp | ast.GeneratorExp | ast.DictComp):
+            return any(self.nondeterministic(g.iter, func, d) for g in expr.generators)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr | ast.BitAnd |
+                                                      ast.Sub | ast.BitXor):
+            return (self.nondeterministic(expr.left, func, d)
+                    or self.nondeterministic(expr.right, func, d))
+        if isinstance(expr, ast.IfExp):
+            return (self.nondeterministic(expr.body, func, d)
+                    or self.nondeterministic(expr.orelse, func, d))
+        if isinstance(expr, ast.BoolOp):
+            return any(self.nondeterministic(v, func, d) for v in expr.values)
+        if isinstance(expr, ast.Name):
+            scope = func.defining_scope(expr.id)
+            if scope is None:
+                value = self.module.constants.get(expr.id)
+                return value is not None and self.nondeterministic(value, func, d)
+            key = (id(scope), "?" + expr.id)
+            if key in self._active:
+                return False
+            self._active.add(key)
+            try:
+                return any(b.value is not None and b.kind in ("assign", "walrus", "alias")
+                           and self.nondeterministic(b.value, scope, d)
+                           for b in scope.bindings[expr.id])
+            finally:
+                self._active.discard(key)
+        return False
+
+
+def _max_all(values: list[int | None]) -> int | None:
+    if any(v is None for v in values):
+        return None
+    return max(v for v in values if v is not None) if values else None
+
+
+def _nonneg(expr: ast.expr) -> bool:
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, int) and expr.value >= 0
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+        if expr.func.id == "len":
+            return True
+        if expr.func.id == "min":
+            return all(_nonneg(a) for a in expr.args)
+        if expr.func.id == "max":
+            return any(_nonneg(a) for a in expr.args)
+    return False

@@ -1,0 +1,92 @@
+"""``frostline check``: the checker on the command line.
+
+Exit codes: 0 the script is valid, 1 it is not, 2 usage error (missing or unreadable file,
+malformed envelope). ``--json`` prints exactly one JSON object, ``Report.to_dict()``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from frostline.capabilities.envelope import Envelope
+from frostline.errors import EnvelopeError
+from frostline.script.checker import check_bytes
+from frostline.script.report import Report
+from frostline.script.source import source_lines
+
+
+def _fail_usage(message: str) -> None:
+    click.echo(f"Error: {message}", err=True)
+    raise SystemExit(2)
+
+
+@click.command("check")
+@click.argument("script", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--envelope", "envelope_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="JSON envelope (grants, budget, max_fanout) to check the script against.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+def check(script: Path, envelope_path: Path | None, as_json: bool) -> None:
+    """Check SCRIPT statically (rules R00–R12) without running it."""
+    try:
+        data = script.read_bytes()
+    except FileNotFoundError:
+        _fail_usage(f"script {str(script)!r} does not exist")
+    except OSError as exc:
+        _fail_usage(f"cannot read script {str(script)!r}: {exc.strerror or exc}")
+    envelope: Envelope | None = None
+    if envelope_path is not None:
+        try:
+            envelope = Envelope.from_json(envelope_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            _fail_usage(f"envelope {str(envelope_path)!r} does not exist")
+        except (OSError, UnicodeDecodeError) as exc:
+            _fail_usage(f"cannot read envelope {str(envelope_path)!r}: {exc}")
+        except EnvelopeError as exc:
+            _fail_usage(f"malformed envelope {str(envelope_path)!r}: {exc.message}")
+    report = check_bytes(data, envelope)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        _print_human(report, script, data)
+    raise SystemExit(0 if report.valid else 1)
+
+
+def _print_human(report: Report, script: Path, data: bytes) -> None:
+    console = Console(highlight=False, soft_wrap=True)
+    lines = source_lines(data.decode("utf-8", errors="replace"))
+    for v in report.violations:
+        color = "red" if v.severity == "error" else "yellow"
+        console.print(f"[bold]{escape(str(script))}:{v.line}:{v.col}[/bold] "
+                      f"[{color}]{v.rule} {v.severity}[/{color}]: {escape(v.message)}")
+        if 1 <= v.line <= len(lines):
+            text = lines[v.line - 1].rstrip("\n")
+            console.print(f"    {escape(text)}")
+            # Keep tabs in the caret's padding so it lines up under the column.
+            pad = "".join(ch if ch == "\t" else " " for ch in text[: max(v.col - 1, 0)])
+            console.print(f"    {pad}[{color}]^[/{color}]")
+        console.print(f"    [dim]hint:[/dim] {escape(v.hint)}")
+    facts = report.facts
+    table = Table(title="facts", show_header=False, title_justify="left")
+    table.add_column("fact")
+    table.add_column("value")
+    caps = ", ".join(f"{k} ×{n}" for k, n in facts.capabilities.items()) or "none"
+    table.add_row("capabilities", escape(caps))
+    table.add_row("call expressions", str(facts.call_expressions))
+    spend = facts.spend_bound
+    bound = ", ".join(f"{k} ≤{n}" for k, n in spend.calls.items()) or "none"
+    table.add_row("spend bound", escape(f"{bound}; ${spend.usd:.4f}"
+                                        + ("" if spend.bounded else " (unbounded)")))
+    for site in facts.sites:
+        table.add_row(escape(site.site), escape(f"{site.capability} (line {site.line})"))
+    console.print(table)
+    errors = sum(1 for v in report.violations if v.severity == "error")
+    if report.valid:
+        console.print("[green]valid[/green]")
+    else:
+        console.print(f"[red]invalid[/red]: {errors} error(s)")

@@ -1,0 +1,4 @@
+# expect: R01
+# technique: a synchronous orchestrate
+def orchestrate(ctx, args):
+    return {}

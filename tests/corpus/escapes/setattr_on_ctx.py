@@ -1,0 +1,5 @@
+# expect: R08
+# technique: replace a ctx primitive with setattr
+async def orchestrate(ctx, args):
+    setattr(ctx, "run", None)
+    return {}
