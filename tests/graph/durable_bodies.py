@@ -74,9 +74,10 @@ def tools() -> dict[str, Any]:
     return out
 
 
-def with_calls(calls: Mapping[str, list[tuple[str, dict[str, Any]]]]) -> dict[str, Any]:
-    """Scripted happy-path bodies whose states first make `calls`."""
-    base = scripted_bodies()
+def with_calls(calls: Mapping[str, list[tuple[str, dict[str, Any]]]],
+               overrides: Mapping[str, list[Any]] | None = None) -> dict[str, Any]:
+    """Scripted bodies (happy path unless `overrides`) whose states first make `calls`."""
+    base = scripted_bodies(overrides)
 
     def wrap(state: str, body: Callable[[StateContext], Any]) -> Callable[[StateContext], Any]:
         def run(ctx: StateContext) -> Any:

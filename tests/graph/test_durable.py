@@ -101,6 +101,22 @@ def test_an_off_list_call_is_illegal_recorded_and_never_reaches_the_store(store:
     assert tool_identity("EXECUTE", 0, 0) in {s.identity for s in store.list_slots("g1")}
 
 
+def test_a_retry_loop_gets_one_identity_per_visit_and_resumes_whole(store: Store) -> None:
+    graph = load_graph("canonical")
+    overrides = {"TEST": [{"failed": 1, "failures": ["x"]}]}
+    first = run_durable(store, "g1", graph, with_calls(CALLS, overrides), tools())
+    assert first.status == "accepted" and first.result.path.count("EXECUTE") == 2
+    idents = {str(s.identity) for s in store.list_slots("g1")}
+    assert {"graph/EXECUTE/v0@:0", "graph/EXECUTE/v1@:0", "graph/TEST/v0@:0",
+            "graph/TEST/v1@:0", "graph/EDIT/v1@:0"} <= idents
+    # the same payload at a new visit is a new identity: it ran again, on purpose
+    assert sum(e["tool"] == "sandbox.execute" for e in executions()) == 2
+    n = len(executions())
+    second = run_durable(store, "g1", graph, with_calls(CALLS, overrides), tools())
+    assert (second.executed, second.replayed, len(executions())) == (0, n, n)
+    assert second.result.path == first.result.path
+
+
 def test_a_changed_payload_at_a_committed_identity_diverges(store: Store) -> None:
     run(store)
     before = len(executions())
