@@ -2,7 +2,8 @@
 
 Exit codes: `check` 0 when all three queries hold, 1 when one fails, 2 when the graph file is
 malformed. `run` 0 accepted, 1 rejected, 3 stuck or stopped by the step limit, 2 for a malformed
-graph or bodies file, or a graph the checker rejects.
+graph or bodies file, or a graph the checker rejects, or a durable run (`--run`) stopped by the
+store; 4 a durable run diverged, 5 it found an unresolved side-effecting tool call.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import importlib
 import importlib.util
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -22,7 +23,7 @@ from rich.table import Table
 
 from frostline.errors import FrostlineError, GraphLoadError
 from frostline.graph.allowlist import LocalToolRouter
-from frostline.graph.engine import Engine, RunStatus
+from frostline.graph.engine import Engine, RunResult, RunStatus
 from frostline.graph.graph import Graph, load_graph
 from frostline.graph.ledger import CallbackSink, LedgerEvent
 from frostline.graph.modelcheck import check as model_check
@@ -162,8 +163,15 @@ def _describe(event: LedgerEvent) -> str:
 @click.option("--bodies", "bodies_spec", required=True, metavar="MODULE_OR_FILE",
               help="Python module or file defining the state bodies.")
 @click.option("--json", "as_json", is_flag=True, help="Print ledger events and the result as JSON lines.")
-@click.option("--run-id", default="graph-run", show_default=True)
-def run_cmd(graph_spec: str, bodies_spec: str, as_json: bool, run_id: str) -> None:
+@click.option("--run-id", default="graph-run", show_default=True,
+              help="The ledger's run id of an in-memory run (ignored with --run).")
+@click.option("--run", "durable_run", default=None, metavar="RUN_ID",
+              help="Run durably as RUN_ID in the store: tool calls go through the broker, and "
+                   "running the same RUN_ID again resumes it without repeating committed calls.")
+@click.option("--store", "store_url", default=None, metavar="URL",
+              help="Store URL for --run (default: $FROSTLINE_STORE, else ./.frostline/).")
+def run_cmd(graph_spec: str, bodies_spec: str, as_json: bool, run_id: str, durable_run: str | None,
+            store_url: str | None) -> None:
     """Run GRAPH with the state bodies of MODULE_OR_FILE, printing the ledger as it goes."""
     g = _load(graph_spec, as_json)
 
@@ -175,16 +183,30 @@ def run_cmd(graph_spec: str, bodies_spec: str, as_json: bool, run_id: str) -> No
 
     try:
         made = load_bodies(bodies_spec)
+        if durable_run is not None:
+            _run_durable(g, made, durable_run, store_url, show, as_json)
         engine = Engine(g, made["bodies"], model=made.get("model"),
                         router=LocalToolRouter(made.get("tools") or {}), sinks=[CallbackSink(show)],
                         run_id=run_id)
         result = engine.run()
     except FrostlineError as exc:
-        if as_json:
-            click.echo(json.dumps({"ok": False, "error": exc.message, **exc.to_dict()}, default=str))
-        else:
-            click.echo(f"error: {exc.message}", err=True)
+        _error(exc, as_json)
         raise SystemExit(2) from exc
+    _report(g, result, as_json)
+    raise SystemExit(_CODES.get(result.status, 3))
+
+
+_CODES = {RunStatus.ACCEPTED: 0, RunStatus.REJECTED: 1}
+
+
+def _error(exc: FrostlineError, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"ok": False, "error": exc.message, **exc.to_dict()}, default=str))
+    else:
+        click.echo(f"error: {exc.message}", err=True)
+
+
+def _report(g: Graph, result: RunResult, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"result": result.to_json()}))
     else:
@@ -193,5 +215,26 @@ def run_cmd(graph_spec: str, bodies_spec: str, as_json: bool, run_id: str) -> No
         click.echo(f"steps {c.steps}, model calls {c.model_calls}, tool calls {c.tool_calls}, "
                    f"retry {c.retry_used}/{g.budgets.retry}, rollback {c.rollback_used}/{g.budgets.rollback}, "
                    f"illegal tools {c.illegal_tools}, illegal transitions {c.illegal_transitions}")
-    codes = {RunStatus.ACCEPTED: 0, RunStatus.REJECTED: 1}
-    raise SystemExit(codes.get(result.status, 3))
+
+
+def _run_durable(g: Graph, made: Mapping[str, Any], run_id: str, store_url: str | None,
+                 show: Callable[[LedgerEvent], None], as_json: bool) -> NoReturn:
+    """`graph run --run`: one attempt of a durable graph run; exits with the run's code."""
+    from frostline.graph.durable import run_durable
+    from frostline.store import open_store
+
+    with open_store(store_url) as store:
+        outcome = run_durable(store, run_id, g, made["bodies"], made.get("tools") or {},
+                              model=made.get("model"), sinks=[CallbackSink(show)])
+    if as_json:
+        click.echo(json.dumps({"durable": {k: v for k, v in outcome.to_json().items()
+                                           if k != "result"}}, default=str))
+    else:
+        click.echo(f"run {run_id} attempt {outcome.attempt}: {outcome.status} "
+                   f"(tools executed {outcome.executed}, replayed {outcome.replayed})")
+    if outcome.result is not None:
+        _report(g, outcome.result, as_json)
+        raise SystemExit(_CODES.get(outcome.result.status, 3))
+    if outcome.error and not as_json:
+        click.echo(f"error: {outcome.error.get('message', outcome.status)}", err=True)
+    raise SystemExit({"diverged": 4, "unresolved": 5}.get(outcome.status, 2))

@@ -1,0 +1,392 @@
+"""Durable graph runs: a graph run is a run in the store, and its tool calls go through the broker.
+
+The engine routes every permitted tool call to a `ToolRouter`. `DurableToolRouter` routes it
+through the same broker scripts use, so the runtime rule applies per call:
+
+    ι committed, same tool and payload digest   → replay the stored result (the tool never runs)
+    ι committed, other tool or digest           → Divergence: the run stops before any effect
+    ι pending from a crashed attempt            → AttemptUnresolved for a side-effecting tool
+                                                  (fail closed); a read-only tool runs again
+    otherwise                                   → durable attempt record → tool → commit
+
+A tool call's identity is structural: σ = ``graph/<STATE>/v<visit>``, π = (), ω = the call's
+ordinal within the visit (text form ``graph/EXECUTE/v0@:1``). The engine is deterministic given
+the bodies and the tool results, and a replayed call returns the committed result, so running
+the same run id again walks the same states, reaches the same identities, replays every
+committed call and continues where the crashed attempt stopped.
+
+The grant set in force is the current state's allowlist: before each call the router gives the
+broker an envelope whose grants are exactly that allowlist. The engine's `ToolBoundary` has
+already refused an off-list call (ILLEGAL_TOOL, recorded in the ledger, never routed), so the
+broker's grant check is a second line, not the first.
+
+A stop (divergence, unresolved attempt, store outage, budget) raises `RunStopped`, a
+BaseException, so no state body can swallow it and the engine cannot mistake it for a failed
+visit: the attempt ends there and `run_durable` records why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from frostline import errors as errors_mod
+from frostline.capabilities.catalog import Capability, Catalog
+from frostline.capabilities.envelope import Envelope, LedgerPolicy
+from frostline.capabilities.provider import CallContext, ProviderResult
+from frostline.contract.identity import Identity, digest
+from frostline.contract.prefix import Prefix, load_prefix
+from frostline.errors import (
+    AttemptUnresolved,
+    FrostlineError,
+    PrefixConflict,
+    ProviderError,
+    RunStopped,
+    StoreUnavailable,
+)
+from frostline.graph.allowlist import ToolCall
+from frostline.graph.engine import Body, Engine, RunResult
+from frostline.graph.graph import Graph
+from frostline.graph.ledger import LedgerEvent, LedgerSink
+from frostline.graph.slot import ModelClient, SlotLimits
+from frostline.runtime.broker import Broker, BrokerStats
+from frostline.store.base import Store
+from frostline.store.records import CallRecord, CallStatus
+
+SITE_PREFIX = "graph"
+_PERMISSIVE = {"type": "object"}
+
+
+def tool_identity(state: str, visit: int, ordinal: int) -> Identity:
+    """The store identity of a graph tool call: σ = graph/STATE/v<visit>, π = (), ω = ordinal."""
+    return Identity(f"{SITE_PREFIX}/{state}/v{visit}", (), ordinal)
+
+
+@dataclass(frozen=True)
+class GraphTool:
+    """A tool a graph state may call: a function of the payload returning JSON data.
+
+    A plain callable in a tool registry counts as side-effecting (the safe assumption: a
+    crashed, uncommitted call of it fails closed instead of running again).
+
+    Example: ``GraphTool(lambda p: {"files": 3}, side_effecting=False)``
+    """
+
+    fn: Callable[[Mapping[str, Any]], Any]
+    side_effecting: bool = True
+    input_schema: Mapping[str, Any] = field(default_factory=lambda: dict(_PERMISSIVE))
+    price_usd: float = 0.0
+    idempotency_keys: bool = False  # the tool deduplicates on CallContext.idempotency_key
+
+
+ToolRegistry = Mapping[str, "GraphTool | Callable[[Mapping[str, Any]], Any]"]
+
+
+def as_tools(registry: ToolRegistry) -> dict[str, GraphTool]:
+    """Normalise a registry of name → GraphTool or plain callable."""
+    out: dict[str, GraphTool] = {}
+    for name, tool in registry.items():
+        if isinstance(tool, GraphTool):
+            out[name] = tool
+        elif callable(tool):
+            out[name] = GraphTool(tool)
+        else:
+            raise FrostlineError(f"tool {name!r} must be a callable or a GraphTool, not "
+                                 f"{type(tool).__name__}", tool=name)
+    return out
+
+
+def tool_catalog(tools: Mapping[str, GraphTool]) -> Catalog:
+    """The capability catalog the broker checks graph tools against (names, effects, schemas)."""
+    return Catalog(Capability(name, side_effecting=t.side_effecting,
+                              input_schema=dict(t.input_schema), price_usd=t.price_usd,
+                              idempotency_keys=t.idempotency_keys,
+                              description="graph tool") for name, t in sorted(tools.items()))
+
+
+class ToolProvider:
+    """A broker Provider over a graph's tool registry. A tool runs in the calling thread; a
+    tool that needs the idempotency key may accept a second `ctx` argument."""
+
+    def __init__(self, tools: Mapping[str, GraphTool]) -> None:
+        self.tools = dict(tools)
+        self._names = frozenset(self.tools)
+        self._wants_ctx = {n: _arity(t.fn) >= 2 for n, t in self.tools.items()}
+
+    def capabilities(self) -> frozenset[str]:
+        return self._names
+
+    def honours_idempotency_keys(self, capability: str) -> bool:
+        tool = self.tools.get(capability)
+        return tool is not None and tool.idempotency_keys
+
+    async def invoke(self, capability: str, payload: Mapping[str, Any],
+                     ctx: CallContext) -> ProviderResult:
+        tool = self.tools[capability]
+        value = tool.fn(payload, ctx) if self._wants_ctx[capability] else tool.fn(payload)  # type: ignore[call-arg]
+        if inspect.isawaitable(value):
+            value = await value
+        return value if isinstance(value, ProviderResult) else ProviderResult(value)
+
+
+def _arity(fn: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
+class DurableToolRouter:
+    """Route each permitted tool call through the broker under its structural identity.
+
+    The router owns a private event loop: the engine is synchronous, the broker asynchronous,
+    and one loop for the whole attempt keeps the broker's lazily created primitives valid.
+    Every call is drained (its commit and audit events written) before the body continues.
+    """
+
+    def __init__(self, broker: Broker, graph: Graph, envelope: Envelope) -> None:
+        self.broker = broker
+        self.graph = graph
+        self.envelope = envelope
+        self.calls: list[ToolCall] = []
+        self._loop = asyncio.new_event_loop()
+
+    def call(self, call: ToolCall) -> Any:
+        if self.broker.stop_error is not None:  # a stopped run makes no further call
+            raise RunStopped(self.broker.stop_error.to_dict())
+        identity = tool_identity(call.state, call.visit, call.ordinal)
+        # The grant set in force is the state's allowlist, nothing more.
+        self.broker.envelope = self.envelope.with_grants(
+            tuple(self.graph.contracts[call.state].permitted_tools))
+        self.broker.invoked.append(identity)
+        self.calls.append(call)
+        reply = self._loop.run_until_complete(self._one(identity, call))
+        if reply.get("ok"):
+            return reply.get("result")
+        error = dict(reply.get("error") or {})
+        if error.get("kind") == "stop":
+            raise RunStopped(error)
+        raise _rebuild(error)
+
+    async def _one(self, identity: Identity, call: ToolCall) -> dict[str, Any]:
+        # The per-call rule of the broker, driven without a script: the engine has already
+        # admitted the call (allowlist) and assigned its occurrence (the visit's ordinal).
+        reply = await self.broker._call(identity, call.tool, dict(call.payload))
+        await self.broker.drain()
+        if reply.get("ok") and self.broker.stop_error is not None:
+            # e.g. the audit event of a replay could not be written: fail closed.
+            return {"ok": False, "error": {**self.broker.stop_error.to_dict(), "kind": "stop"}}
+        return reply
+
+    def close(self) -> None:
+        try:
+            self._loop.run_until_complete(self.broker.drain())
+        finally:
+            self._loop.close()
+
+
+def _rebuild(error: Mapping[str, Any]) -> FrostlineError:
+    """A catchable error reply (provider rejection, invalid payload) as the error it was."""
+    cls = getattr(errors_mod, str(error.get("type", "")), None)
+    if not (isinstance(cls, type) and issubclass(cls, FrostlineError)):
+        cls = ProviderError
+    fields = {k: v for k, v in error.items() if k not in ("type", "code", "message", "kind")}
+    err = cls.__new__(cls)
+    FrostlineError.__init__(err, str(error.get("message", "tool call failed")), **fields)
+    return err
+
+
+class AttemptSink:
+    """Ledger sink into the run's event log as ``graph.<kind>``, tagged with the attempt."""
+
+    def __init__(self, store: Store, run_id: str, attempt: int) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.attempt = attempt
+
+    def write(self, event: LedgerEvent) -> None:
+        self.store.append_event(self.run_id, f"graph.{event.kind}",
+                                dict(event.data, seq=event.seq, attempt=self.attempt))
+
+
+@dataclass(frozen=True)
+class DurableOutcome:
+    """How one attempt of a durable graph run ended.
+
+    `status` is the graph's own verdict (accepted, rejected, stuck, step_limit) when the engine
+    finished, else why the attempt stopped (diverged, unresolved, failed). `result` is the
+    engine's RunResult when it finished.
+    """
+
+    run_id: str
+    attempt: int | None
+    status: str
+    result: RunResult | None = None
+    executed: int = 0
+    replayed: int = 0
+    error: dict[str, Any] | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.result is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "attempt": self.attempt, "status": self.status,
+                "executed": self.executed, "replayed": self.replayed, "error": self.error,
+                "result": self.result.to_json() if self.result is not None else None}
+
+
+_STOP_STATUS = {"divergence": "diverged", "unresolved": "unresolved"}
+
+
+def default_envelope() -> Envelope:
+    """The envelope of a new graph run.
+
+    The occurrence ledger warns instead of denying: a graph's bodies are fixed code, not a
+    revised script, so a payload repeated at a new identity is the body's intent.
+    """
+    return Envelope(ledger_policy=LedgerPolicy.WARN)
+
+
+def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Body],
+                tools: ToolRegistry, *, model: ModelClient | None = None,
+                envelope: Envelope | None = None, sinks: Iterable[LedgerSink] = (),
+                limits: SlotLimits | None = None, max_steps: int = 10_000) -> DurableOutcome:
+    """Run (or resume) graph run `run_id` in `store`, every tool call through the broker.
+
+    A new run is created with kind "graph"; an existing one must be a graph run of the same
+    graph. Each call opens an attempt: committed tool calls replay, the rest execute once.
+
+    Raises:
+        FrostlineError: `run_id` names a script run or a run of another graph.
+    """
+    registry = as_tools(tools)
+    unknown = sorted(set(registry) - set(graph.tools))
+    if unknown:
+        raise FrostlineError(f"tool(s) {unknown} are not in graph {graph.name!r}'s vocabulary",
+                             tools=unknown)
+    catalog = tool_catalog(registry)
+    graph_digest = digest(graph.to_json())
+    try:
+        env = _ensure_run(store, run_id, graph, graph_digest, envelope, catalog)
+        with store.run_lock(run_id):
+            _close_crashed_attempts(store, run_id)
+            return _attempt(store, run_id, graph, graph_digest, bodies, registry, catalog, env,
+                            model, list(sinks), limits, max_steps)
+    except (PrefixConflict, StoreUnavailable) as exc:
+        return DurableOutcome(run_id, None, "failed", error=exc.to_dict())
+
+
+def _ensure_run(store: Store, run_id: str, graph: Graph, graph_digest: str,
+                envelope: Envelope | None, catalog: Catalog) -> Envelope:
+    run = store.get_run(run_id)
+    if run is None:
+        env = envelope or default_envelope()
+        store.create_run(run_id, env.to_dict(), kind="graph")
+        return env
+    if run.kind != "graph":
+        raise FrostlineError(f"run {run_id!r} is a {run.kind} run, not a graph run; pick another "
+                             "run id", run_id=run_id, kind=run.kind)
+    first = next(iter(store.list_attempts(run_id)), None)
+    if first is not None and first.report.get("graph_digest") not in (None, graph_digest):
+        raise FrostlineError(
+            f"run {run_id!r} was started with graph {first.report.get('graph')!r} "
+            f"({str(first.report.get('graph_digest'))[:12]}…); this graph differs, so its "
+            "identities would not mean the same calls. Start a new run id",
+            run_id=run_id, recorded=first.report.get("graph_digest"), received=graph_digest)
+    return Envelope.from_dict(run.envelope, catalog)
+
+
+def _close_crashed_attempts(store: Store, run_id: str) -> None:
+    """An attempt still 'running' while we hold the run lock belongs to a process that died."""
+    for attempt in store.list_attempts(run_id):
+        if attempt.status == "running":
+            store.finish_attempt(run_id, attempt.number, status="failed", error={
+                "type": "HostCrashed", "code": "crashed",
+                "message": "the process stopped before finishing this attempt; a tool call it "
+                           "dispatched without a commit is reported as unresolved"})
+            store.append_event(run_id, "attempt_crashed", {"attempt": attempt.number})
+
+
+def _unresolved(calls: list[CallRecord], prefix: Prefix) -> dict[Identity, CallRecord]:
+    """Pending calls whose identity never committed (the latest pending call per identity)."""
+    out: dict[Identity, CallRecord] = {}
+    for c in calls:
+        if c.status is CallStatus.PENDING and c.identity not in prefix:
+            seen = out.get(c.identity)
+            if seen is None or c.call_id > seen.call_id:
+                out[c.identity] = c
+    return out
+
+
+def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
+             bodies: Mapping[str, Body], registry: Mapping[str, GraphTool], catalog: Catalog,
+             env: Envelope, model: ModelClient | None, sinks: list[LedgerSink],
+             limits: SlotLimits | None, max_steps: int) -> DurableOutcome:
+    prefix = load_prefix(store, run_id)
+    attempt = store.start_attempt(run_id, source=graph.dumps(), annotated="", report={
+        "graph": graph.name, "graph_digest": graph_digest, "tools": sorted(registry)})
+    number = attempt.number
+    store.append_event(run_id, "attempt_started", {"attempt": number, "frozen": len(prefix),
+                                                   "kind": "graph"})
+    calls = store.list_calls(run_id)
+    unresolved = _unresolved(calls, prefix)
+    provider = ToolProvider(registry)
+    # Fail closed before any body runs: a side-effecting tool call that was dispatched and
+    # never committed may have had its effect; only an operator can say whether it did.
+    blocking = sorted(str(i) for i, c in unresolved.items()
+                      if (cap := catalog.get(c.capability)) is None
+                      or (cap.side_effecting and not provider.honours_idempotency_keys(c.capability)))
+    if blocking:
+        err = AttemptUnresolved(
+            f"{len(blocking)} side-effecting tool call(s) were dispatched and never committed: "
+            f"{', '.join(blocking)}. The tool may have run; reconcile each with "
+            f"'frostline reconcile {run_id} IDENTITY --result @FILE' or '--abandon'",
+            identities=blocking)
+        store.append_event(run_id, "unresolved", {"attempt": number, **err.to_dict()})
+        return _finish(store, run_id, number, "unresolved", None, None, err.to_dict())
+
+    prior_spend = sum(float(cap.price_usd) for c in calls
+                      if (cap := catalog.get(c.capability)) is not None)
+    broker = Broker(store, run_id, number, envelope=env, providers=provider, whitelist={},
+                    prefix=prefix, catalog=catalog, unresolved=unresolved,
+                    prior_calls=len(calls), prior_spend_usd=prior_spend)
+    router = DurableToolRouter(broker, graph, env)
+    engine = Engine(graph, bodies, model=model, router=router, limits=limits, run_id=run_id,
+                    max_steps=max_steps, sinks=[AttemptSink(store, run_id, number), *sinks])
+    try:
+        result = engine.run()
+    except RunStopped as stop:
+        code = str(stop.error.get("code", ""))
+        return _finish(store, run_id, number, _STOP_STATUS.get(code, "failed"), None,
+                       broker.stats, dict(stop.error))
+    finally:
+        router.close()
+    return _finish(store, run_id, number, result.status.value, result, broker.stats, None)
+
+
+def _finish(store: Store, run_id: str, number: int, status: str, result: RunResult | None,
+            stats: BrokerStats | None, error: dict[str, Any] | None) -> DurableOutcome:
+    executed = stats.executed if stats is not None else 0
+    replayed = stats.replayed if stats is not None else 0
+    rows = stats.calls if stats is not None else []
+    totals: dict[str, Any] = {"executed": executed, "replayed": replayed,
+              "provider_calls": stats.provider_calls if stats is not None else 0,
+              "divergences": stats.divergences if stats is not None else [],
+              "calls": rows}
+    store.finish_attempt(run_id, number, status=status, error=error, stats=totals,
+                         invoked=[str(c["identity"]) for c in rows],
+                         result=result.to_json() if result is not None else None)
+    store.set_run_status(run_id, status)
+    store.append_event(run_id, "attempt_finished", {"attempt": number, "status": status,
+                                                    "executed": executed, "replayed": replayed})
+    return DurableOutcome(run_id, number, status, result, executed, replayed, error)
+
+
+__all__ = ["AttemptSink", "DurableOutcome", "DurableToolRouter", "GraphTool",
+           "ToolProvider", "as_tools", "default_envelope", "run_durable", "tool_catalog",
+           "tool_identity"]

@@ -1,0 +1,225 @@
+"""Durable graph runs: tool calls through the broker under structural identities (state, visit,
+ordinal), replayed on a second run of the same run id, fail-closed on divergence and on an
+unresolved side-effecting call. Runs on both store backends."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from durable_bodies import CALLS, LOG_ENV, build, executions, tools, with_calls
+
+from frostline.contract.identity import Identity, digest
+from frostline.errors import FrostlineError, ProviderError
+from frostline.graph.commands import graph as graph_cli
+from frostline.graph.durable import GraphTool, run_durable, tool_identity
+from frostline.graph.errors import IllegalTool
+from frostline.graph.graph import load_graph
+from frostline.store import CallStatus, Store
+
+BODIES = Path(__file__).with_name("durable_bodies.py")
+HAPPY_PATH = ("INIT", "RECONNAISSANCE", "LOCALIZE", "IMPACT", "DEBUG", "PLAN", "GENERATE", "EDIT",
+              "EXECUTE", "TEST", "REGRESSION", "REVIEW", "VALIDATE", "MEMORIZE", "TERMINAL_ACCEPT")
+
+
+@pytest.fixture(autouse=True)
+def tool_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "tools.jsonl"
+    monkeypatch.setenv(LOG_ENV, str(path))
+    return path
+
+
+def expected_identities() -> set[Identity]:
+    return {tool_identity(state, 0, i) for state, calls in CALLS.items() for i in range(len(calls))}
+
+
+def run(store: Store, run_id: str = "g1", calls=CALLS, registry=None):
+    return run_durable(store, run_id, load_graph("canonical"), with_calls(calls),
+                       registry if registry is not None else tools())
+
+
+def test_tool_calls_commit_under_structural_identities(store: Store) -> None:
+    out = run(store)
+    assert out.status == "accepted" and out.result is not None
+    assert out.result.path == HAPPY_PATH
+    assert store.get_run("g1").kind == "graph"
+    assert store.get_run("g1").status == "accepted"
+    slots = store.list_slots("g1")
+    assert {s.identity for s in slots} == expected_identities()
+    by_id = {str(s.identity): s for s in slots}
+    rec = by_id["graph/RECONNAISSANCE/v0@:1"]
+    assert (rec.capability, rec.digest) == ("code.graph", digest({"file": "a.py"}))
+    assert rec.result == {"tool": "code.graph", "ok": True, "echo": {"file": "a.py"}}
+    assert all(c.status is CallStatus.COMMITTED for c in store.list_calls("g1"))
+    assert out.executed == len(expected_identities()) == len(executions())
+    # the ledger went to the store's event log, tagged with the attempt
+    kinds = [e.kind for e in store.list_events("g1")]
+    assert kinds.count("graph.tool_call") == len(expected_identities())
+    assert "graph.terminal" in kinds and "attempt_finished" in kinds
+    assert str(tool_identity("EXECUTE", 0, 0)) == "graph/EXECUTE/v0@:0"
+
+
+def test_second_run_of_the_same_run_id_executes_no_tool(store: Store) -> None:
+    first = run(store)
+    n = len(executions())
+    assert n == first.executed == 8
+    second = run(store)
+    assert len(executions()) == n  # the tools' own log: nothing ran again
+    assert (second.executed, second.replayed) == (0, n)
+    assert second.status == "accepted" and second.result is not None
+    assert second.result.path == first.result.path
+    assert [a.status for a in store.list_attempts("g1")] == ["accepted", "accepted"]
+    assert len(store.list_calls("g1")) == n  # no new attempt record either
+    assert sum(e.kind == "replay" for e in store.list_events("g1")) == n
+
+
+def test_an_off_list_call_is_illegal_recorded_and_never_reaches_the_store(store: Store) -> None:
+    seen: list[str] = []
+    bodies = with_calls(CALLS)
+    inner = bodies["EXECUTE"]
+
+    def execute(ctx):
+        try:
+            ctx.tool("patch.generate", {"file": "a.py", "sneaky": True})
+        except IllegalTool as exc:
+            seen.append(exc.fields["tool"])
+        return inner(ctx)
+
+    bodies["EXECUTE"] = execute
+    out = run_durable(store, "g1", load_graph("canonical"), bodies, tools())
+    assert out.status == "accepted" and seen == ["patch.generate"]
+    illegal = [e for e in store.list_events("g1") if e.kind == "graph.illegal_tool"]
+    assert [(e.data["state"], e.data["tool"], e.data["routed"]) for e in illegal] == \
+        [("EXECUTE", "patch.generate", False)]
+    assert not [c for c in store.list_calls("g1") if c.site.startswith("graph/EXECUTE")
+                and c.capability == "patch.generate"]
+    assert [e["payload"] for e in executions() if e["tool"] == "patch.generate"] == \
+        [{"file": "a.py"}]  # only GENERATE's own, permitted call ran
+    # the off-list call took no ordinal: EXECUTE's permitted call is still ω = 0
+    assert tool_identity("EXECUTE", 0, 0) in {s.identity for s in store.list_slots("g1")}
+
+
+def test_a_retry_loop_gets_one_identity_per_visit_and_resumes_whole(store: Store) -> None:
+    graph = load_graph("canonical")
+    overrides = {"TEST": [{"failed": 1, "failures": ["x"]}]}
+    first = run_durable(store, "g1", graph, with_calls(CALLS, overrides), tools())
+    assert first.status == "accepted" and first.result.path.count("EXECUTE") == 2
+    idents = {str(s.identity) for s in store.list_slots("g1")}
+    assert {"graph/EXECUTE/v0@:0", "graph/EXECUTE/v1@:0", "graph/TEST/v0@:0",
+            "graph/TEST/v1@:0", "graph/EDIT/v1@:0"} <= idents
+    # the same payload at a new visit is a new identity: it ran again, on purpose
+    assert sum(e["tool"] == "sandbox.execute" for e in executions()) == 2
+    n = len(executions())
+    second = run_durable(store, "g1", graph, with_calls(CALLS, overrides), tools())
+    assert (second.executed, second.replayed, len(executions())) == (0, n, n)
+    assert second.result.path == first.result.path
+
+
+def test_a_changed_payload_at_a_committed_identity_diverges(store: Store) -> None:
+    run(store)
+    before = len(executions())
+    changed = {**CALLS, "LOCALIZE": [("code.graph", {"file": "b.py", "depth": 2})]}
+    out = run(store, calls=changed)
+    assert out.status == "diverged" and out.result is None
+    assert out.error is not None and out.error["code"] == "divergence"
+    assert out.error["identity"] == "graph/LOCALIZE/v0@:0"
+    assert len(executions()) == before  # stopped before any new effect
+    assert store.get_run("g1").status == "diverged"
+    assert any(e.kind == "divergence" for e in store.list_events("g1"))
+
+
+def test_a_changed_tool_at_a_committed_identity_diverges(store: Store) -> None:
+    run(store)
+    changed = {**CALLS, "LOCALIZE": [("trace.read", {"file": "a.py", "depth": 2})]}
+    registry = {**tools(), "trace.read": lambda p: {"tool": "trace.read", "echo": dict(p)}}
+    out = run(store, calls=changed, registry=registry)
+    assert out.status == "diverged"
+    assert out.error["recorded"]["capability"] == "code.graph"
+
+
+def test_a_pending_side_effecting_call_fails_closed(store: Store) -> None:
+    # What a crash between the durable attempt record and the commit leaves behind.
+    store.create_run("g1", {}, kind="graph")
+    attempt = store.start_attempt("g1", source="", annotated="", report={})
+    store.begin_call("g1", attempt.number, tool_identity("RECONNAISSANCE", 0, 0),
+                     "repo.manifest", digest({"root": "repo"}))
+    out = run(store)
+    assert out.status == "unresolved"
+    assert out.error["identities"] == ["graph/RECONNAISSANCE/v0@:0"]
+    assert executions() == []  # no body ran, no tool ran
+    assert [a.status for a in store.list_attempts("g1")] == ["failed", "unresolved"]
+    # the operator abandons it; the next attempt runs the call once
+    store.reconcile_call("g1", tool_identity("RECONNAISSANCE", 0, 0), abandon=True)
+    again = run(store)
+    assert again.status == "accepted"
+    assert len(executions()) == 8
+
+
+def test_a_pending_read_only_call_runs_again(store: Store) -> None:
+    store.create_run("g1", {}, kind="graph")
+    attempt = store.start_attempt("g1", source="", annotated="", report={})
+    store.begin_call("g1", attempt.number, tool_identity("RECONNAISSANCE", 0, 0),
+                     "repo.manifest", digest({"root": "repo"}))
+    registry = {**tools(), "repo.manifest": GraphTool(tools()["repo.manifest"],
+                                                      side_effecting=False)}
+    out = run(store, registry=registry)
+    assert out.status == "accepted"
+    assert any(e.kind == "unresolved_retry" for e in store.list_events("g1"))
+
+
+def test_a_failing_tool_is_a_failed_call_never_committed(store: Store) -> None:
+    def broken(payload):
+        raise ProviderError("the test runner crashed", status=500)
+
+    caught: list[str] = []
+    bodies = with_calls({})
+
+    def test_body(ctx):
+        try:
+            ctx.tool("test.run", {"suite": "unit"})
+        except ProviderError as exc:
+            caught.append(exc.message)
+        return {"passed": 2, "failed": 0, "failures": []}
+
+    bodies["TEST"] = test_body
+    out = run_durable(store, "g1", load_graph("canonical"), bodies, {"test.run": broken})
+    assert out.status == "accepted" and caught == ["the test runner crashed"]
+    [call] = store.list_calls("g1")
+    assert call.status is CallStatus.FAILED
+    assert store.list_slots("g1") == []
+
+
+def test_a_script_run_id_or_a_foreign_tool_is_refused(store: Store) -> None:
+    store.create_run("s1", {})
+    with pytest.raises(FrostlineError, match="script run"):
+        run(store, run_id="s1")
+    with pytest.raises(FrostlineError, match="vocabulary"):
+        run(store, registry={"shell.exec": lambda p: None})
+
+
+def test_a_run_of_another_graph_is_refused(store: Store) -> None:
+    run(store)
+    with pytest.raises(FrostlineError, match="Start a new run id"):
+        run_durable(store, "g1", load_graph("seed"), with_calls({}), {})
+
+
+def test_cli_run_is_durable_with_a_run_id(store_url: str, tool_log: Path) -> None:
+    args = ["run", "canonical", "--bodies", str(BODIES), "--run", "cli-1", "--store", store_url,
+            "--json"]
+    first = CliRunner().invoke(graph_cli, args)
+    assert first.exit_code == 0, first.output
+    lines = [json.loads(x) for x in first.output.splitlines()]
+    durable = next(x["durable"] for x in lines if "durable" in x)
+    assert (durable["status"], durable["executed"], durable["replayed"]) == ("accepted", 8, 0)
+    second = CliRunner().invoke(graph_cli, args)
+    assert second.exit_code == 0, second.output
+    durable = next(json.loads(x)["durable"] for x in second.output.splitlines() if "durable" in x)
+    assert (durable["executed"], durable["replayed"]) == (0, 8)
+    assert len(executions()) == 8
+
+
+def test_build_is_the_module_the_cli_loads() -> None:
+    made = build()
+    assert set(made["tools"]) == {t for calls in CALLS.values() for t, _ in calls}
