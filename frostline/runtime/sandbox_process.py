@@ -38,6 +38,9 @@ __all__ = ["SandboxProcess", "SandboxResult", "run_sandboxed"]
 
 # How long kill() waits for the namespace to empty; the kernel normally needs milliseconds.
 _REAP_SECONDS = 30.0
+# How long start-up waits for bubblewrap to report the sandbox's pid 1 (it does so right after
+# creating it; an early failure closes the pipe at once).
+_INFO_SECONDS = 10.0
 
 _BWRAP_HINT = (
     "check that the bind sources exist and that bubblewrap is >= 0.8; " + SETUP_HINT
@@ -97,6 +100,17 @@ class SandboxProcess:
         finally:
             os.close(info_w)
         self.started = time.monotonic()
+        # Learn pid 1 now, while bubblewrap's monitor is certainly alive and holds it: later,
+        # after the monitor died, the pid could in principle belong to someone else.
+        self._await_info(_INFO_SECONDS)
+
+    def _await_info(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while self.child_pid is None and not self.read_info():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            select.select([self._info_r], [], [], remaining)
 
     @property
     def pid(self) -> int:
@@ -150,7 +164,7 @@ class SandboxProcess:
 
     def kill(self) -> None:
         """Kill the whole sandbox and return once none of its processes runs. Idempotent."""
-        self.read_info()  # learn pid 1 while the monitor still holds it
+        self.read_info()
         if self.popen.returncode is None:
             try:
                 os.killpg(self.popen.pid, signal.SIGKILL)

@@ -559,3 +559,20 @@ def test_tmp_is_bounded_by_its_size(profile):
         small,
     )
     assert out[1] == "ENOSPC" and out[0] <= 8  # 4 MiB holds at most 8 such files
+
+
+def test_sandbox_process_knows_its_init_and_kill_waits_for_the_tree(profile, marker_processes):
+    from frostline.runtime.sandbox_process import SandboxProcess
+
+    marker = f"frostline-init-{uuid.uuid4().hex}"
+    proc = SandboxProcess(["-c", "import time\nwhile True: time.sleep(1)", marker], profile)
+    try:
+        assert proc.child_pid is not None
+        with open(f"/proc/{proc.child_pid}/status") as f:
+            nspid = next(line.split()[1:] for line in f if line.startswith("NSpid:"))
+        assert nspid == [str(proc.child_pid), "1"]  # the host pid of the sandbox's pid 1
+        assert marker_processes(marker)
+    finally:
+        proc.kill()
+    assert marker_processes(marker) == []
+    proc.kill()  # idempotent
