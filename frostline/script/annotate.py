@@ -41,7 +41,7 @@ def annotate(source: str) -> str:
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
-    def offset(line: int | None, col: int | None) -> int:
+    def at(line: int | None, col: int | None) -> int:
         return starts[(line or 1) - 1] + (col or 0)
 
     # Quote characters of the f-strings around each position: inside f"..." the keyword's
@@ -49,9 +49,9 @@ def annotate(source: str) -> str:
     fstrings: list[tuple[int, int, bytes]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
-            begin = offset(node.lineno, node.col_offset)
+            begin = at(node.lineno, node.col_offset)
             head = raw[begin : begin + 8].lstrip(b"rRfFbBuU")
-            fstrings.append((begin, offset(node.end_lineno, node.end_col_offset), head[:1]))
+            fstrings.append((begin, at(node.end_lineno, node.end_col_offset), head[:1]))
     edits: list[tuple[int, bytes]] = []
     for call, info in assign_sites(tree, source_lines(source)):
         existing = [k for k in call.keywords if k.arg == SITE_KEYWORD]
@@ -65,7 +65,7 @@ def annotate(source: str) -> str:
                 f"callsite is {info.site!r}; the host owns _site",
                 rule="R10", line=call.lineno, site=info.site,
             )
-        start = offset(call.lineno, call.col_offset)
+        start = at(call.lineno, call.col_offset)
         used = {q for b, e, q in fstrings if b < start < e}
         quote = next((q for q in (b'"', b"'") if q not in used), None)
         if quote is None:
@@ -74,18 +74,18 @@ def annotate(source: str) -> str:
                 "characters cannot be annotated; move the call out of the f-string",
                 rule="R00", line=call.lineno)
         literal = b"_site=" + quote + info.site.encode() + quote
-        close = offset(call.end_lineno, call.end_col_offset) - 1
+        close = at(call.end_lineno, call.end_col_offset) - 1
         last = _last_argument(call)
         if last is None:
             edits.append((close, literal))
         elif (len(call.args) == 1 and not call.keywords and isinstance(last, ast.GeneratorExp)
-              and offset(last.end_lineno, last.end_col_offset) == close + 1):
+              and at(last.end_lineno, last.end_col_offset) == close + 1):
             # `f(x for x in xs)`: the generator shares the call's parentheses and must get
             # its own before another argument can follow it.
-            edits.append((offset(last.lineno, last.col_offset) + 1, b"("))
+            edits.append((at(last.lineno, last.col_offset) + 1, b"("))
             edits.append((close, b"), " + literal))
         else:
-            after = offset(last.end_lineno, last.end_col_offset)
+            after = at(last.end_lineno, last.end_col_offset)
             sep = b" " if _has_comma(raw[after:close]) else b", "
             edits.append((close, sep + literal))
     for offset, text in sorted(edits, reverse=True):
