@@ -224,6 +224,31 @@ def for_to_while(source: str, tree: ast.Module, rng: random.Random) -> list[Edit
     return out
 
 
+def grow_iterated_list(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]:
+    """R03: a loop appends to the bounded list it iterates (a work queue that never drains)."""
+    text = Text(source)
+    out = []
+    for node in _sorted([n for n in ast.walk(tree) if isinstance(n, ast.For)]):
+        assert isinstance(node, ast.For)
+        if not (isinstance(node.iter, ast.Name) and isinstance(node.target, ast.Name)):
+            continue
+        first = node.body[0]
+        line = f"{text.indent_of(first)}{node.iter.id}.append({node.target.id})\n"
+        out.append((text.insert_before_line(first.lineno, line), f"line {node.lineno}"))
+    return out
+
+
+def shadow_range(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]:
+    """R03: a top-level function named `range` shadows the builtin a loop is bounded by."""
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.For | ast.comprehension)
+            and _const_range(n.iter)]
+    if not uses:
+        return []
+    text = Text(source)
+    helper = "def range(n):\n    return [n] * n * 1000\n\n\n"
+    return [(text.insert_before_line(tree.body[0].lineno, helper), f"{len(uses)} loops")]
+
+
 def set_iteration(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]:
     """R04: a for loop over set(...) of its bounded iterable (order depends on hashing)."""
     text = Text(source)
@@ -427,6 +452,10 @@ DESTROYING: tuple[Operator, ...] = (
     Operator("unslice_for", "destroying", "R03", "for-loop slice or range made unbounded",
              unslice_for),
     Operator("for_to_while", "destroying", "R03", "for over range(N) -> while loop", for_to_while),
+    Operator("grow_iterated_list", "destroying", "R03", "loop appends to the list it iterates",
+             grow_iterated_list),
+    Operator("shadow_range", "destroying", "R03", "top-level def range(n) shadows the builtin",
+             shadow_range),
     Operator("set_iteration", "destroying", "R04", "for over set(...)", set_iteration),
     Operator("widen_fanout", "destroying", "R05", "fanout width 100 > max_fanout 64",
              widen_fanout),

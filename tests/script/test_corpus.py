@@ -110,3 +110,22 @@ def test_fullwidth_spellings_are_normalized_before_the_rules() -> None:
     assert all(any(ord(ch) > 127 for ch in s.source) for s in nfkc)
     for script in nfkc:
         assert not check(script.source).valid, script.name
+
+
+def test_corpus_headers_are_parsed_and_malformed_ones_name_the_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from bench.corpus import CorpusError
+
+    (tmp_path / "escapes").mkdir()
+    good = tmp_path / "escapes" / "ok.py"
+    good.write_text('# expect: R03 R02|R07\n# envelope: {"max_fanout": 4}\nx = 1\n')
+    [script] = load("escapes", root=tmp_path)
+    assert script.expect == (frozenset({"R03"}), frozenset({"R02", "R07"}))
+    assert script.envelope == {"max_fanout": 4}
+    assert script.missing({"R03", "R07"}) == []
+    assert script.missing({"R02"}) == ["R03"]
+    for header, problem in (("# expect: R13\n", "unknown rule"), ("# technique: x\n", "needs"),
+                            ('# expect: R01\n# envelope: {"a": \n', "not JSON")):
+        good.write_text(header + "x = 1\n")
+        with pytest.raises(CorpusError, match=problem) as info:
+            load("escapes", root=tmp_path)
+        assert "ok.py" in str(info.value)

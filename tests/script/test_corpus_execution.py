@@ -13,6 +13,7 @@ set FROSTLINE_FULL_CORPUS=1 to run the rest as well. These tests need ``frostlin
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,9 +33,11 @@ REST = [s for s in VALID if s not in DEFAULT]
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> object:
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     path: Path = tmp_path_factory.mktemp("corpus") / "frostline.db"
-    return store_mod.open_store(f"sqlite:///{path}")
+    opened = store_mod.open_store(f"sqlite:///{path}")
+    yield opened
+    opened.close()
 
 
 def _run(store: object, run_id: str, script: CorpusScript) -> object:
