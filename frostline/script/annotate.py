@@ -41,6 +41,17 @@ def annotate(source: str) -> str:
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
+    def at(line: int | None, col: int | None) -> int:
+        return starts[(line or 1) - 1] + (col or 0)
+
+    # Quote characters of the f-strings around each position: inside f"..." the keyword's
+    # string must use the other quote (Python 3.11 cannot nest the same quote).
+    fstrings: list[tuple[int, int, bytes]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            begin = at(node.lineno, node.col_offset)
+            head = raw[begin : begin + 8].lstrip(b"rRfFbBuU")
+            fstrings.append((begin, at(node.end_lineno, node.end_col_offset), head[:1]))
     edits: list[tuple[int, bytes]] = []
     for call, info in assign_sites(tree, source_lines(source)):
         existing = [k for k in call.keywords if k.arg == SITE_KEYWORD]
@@ -54,13 +65,27 @@ def annotate(source: str) -> str:
                 f"callsite is {info.site!r}; the host owns _site",
                 rule="R10", line=call.lineno, site=info.site,
             )
-        literal = f'_site="{info.site}"'.encode()
-        close = starts[(call.end_lineno or 1) - 1] + (call.end_col_offset or 1) - 1
+        start = at(call.lineno, call.col_offset)
+        used = {q for b, e, q in fstrings if b < start < e}
+        quote = next((q for q in (b'"', b"'") if q not in used), None)
+        if quote is None:
+            raise ScriptRejected(
+                f"line {call.lineno}: a ctx.run inside f-strings that use both quote "
+                "characters cannot be annotated; move the call out of the f-string",
+                rule="R00", line=call.lineno)
+        literal = b"_site=" + quote + info.site.encode() + quote
+        close = at(call.end_lineno, call.end_col_offset) - 1
         last = _last_argument(call)
         if last is None:
             edits.append((close, literal))
+        elif (len(call.args) == 1 and not call.keywords and isinstance(last, ast.GeneratorExp)
+              and at(last.end_lineno, last.end_col_offset) == close + 1):
+            # `f(x for x in xs)`: the generator shares the call's parentheses and must get
+            # its own before another argument can follow it.
+            edits.append((at(last.lineno, last.col_offset) + 1, b"("))
+            edits.append((close, b"), " + literal))
         else:
-            after = starts[(last.end_lineno or 1) - 1] + (last.end_col_offset or 0)
+            after = at(last.end_lineno, last.end_col_offset)
             sep = b" " if _has_comma(raw[after:close]) else b", "
             edits.append((close, sep + literal))
     for offset, text in sorted(edits, reverse=True):

@@ -12,7 +12,8 @@ import ast
 
 from frostline.script.allowlists import BUILTINS, ITERATORS, MAX_LOOP_BOUND, MAX_NESTED_PRODUCT
 from frostline.script.bounds import Bounds
-from frostline.script.rules import _DANGEROUS, Analyzer, _is_run
+from frostline.script.calls import _is_run
+from frostline.script.rules import _DANGEROUS, Analyzer
 from frostline.script.scope import FunctionInfo, LoopRec, ModuleInfo
 
 

@@ -32,29 +32,30 @@ from __future__ import annotations
 import ast
 
 from frostline.script.allowlists import (
-    BUILTINS,
     DATA_METHODS,
     EXCEPTION_NAMES,
-    GROWING_METHODS,
     MIGRATIONS,
     PRIMITIVES,
-    SHRINKING_METHODS,
+)
+from frostline.script.calls import (
+    APPEND,
+    AWAIT,
+    BIND,
+    CONTAINER,
+    ESCAPE,
+    ITEM,
+    LAMBDA_OK,
+    PAYLOAD,
+    SAFE,
+    CallRules,
+    _is_run,
+    _max,
+    _seq,
+    _times,
 )
 from frostline.script.report import Violation
 from frostline.script.scope import Cost, FunctionInfo, LoopRec, ModuleInfo, Mutation
-from frostline.script.sites import SITE_KEYWORD
 from frostline.script.source import MAX_AST_DEPTH, char_col, depth_check, too_deep
-
-# Expression positions.
-ESCAPE = 0     # the value may be retained (stored, aliased, passed to a helper)
-SAFE = 1       # read-only use
-AWAIT = 2      # operand of await
-CONTAINER = 3  # the list argument of ctx.parallel / ctx.race
-ITEM = 4       # an element of that list
-PAYLOAD = 5    # inside ctx.run's arguments (serialized for the host)
-BIND = 6       # the value of `name = ...` (target in self.bind_target)
-APPEND = 7     # the argument of `name.append(...)` (receiver in self.bind_target)
-LAMBDA_OK = 8  # a place where a lambda is allowed
 
 _TYPE_NAMES = frozenset({"str", "list", "dict"})
 _LITERAL_TYPES = (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.UnaryOp)
@@ -87,7 +88,7 @@ def _dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__") and len(name) > 4
 
 
-class Analyzer:
+class Analyzer(CallRules):
     """Walks a module once, collecting violations, symbol tables, loops and costs."""
 
     def __init__(self, tree: ast.Module, lines: list[str]) -> None:
@@ -770,363 +771,3 @@ class Analyzer:
             body = self.expr(node.elt, elt_pos)
         self.loops = outer
         return _seq(*costs, _times(recs, body))
-
-    # ---- calls ---------------------------------------------------------------------
-    def _awaitable(self, call: ast.Call) -> bool:
-        f = call.func
-        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "ctx":
-            return f.attr in PRIMITIVES
-        if isinstance(f, ast.Name):
-            target = self.func.lookup_function(f.id, self.module)
-            return target is not None and target.is_async
-        return False
-
-    def _consume(self, call: ast.Call, pos: int, what: str) -> None:
-        if pos in (AWAIT, ITEM):
-            return
-        if pos in (BIND, APPEND) and self.bind_target is not None:
-            self.func.pending.append((self.bind_target, call, what))
-            return
-        self.report("R12", call, f"{what} is created but never awaited (fire-and-forget)",
-                    "await it, or hand it to `await ctx.parallel([...])`")
-        if _is_run(call):
-            self.report("R02", call, "`ctx.run(...)` is used without `await`",
-                        'write `await ctx.run("cap", payload)`; the sync API is gone')
-
-    def _call(self, node: ast.Call, pos: int) -> Cost | None:
-        f = node.func
-        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "ctx":
-            self._ctx_scope(f.value)
-            if f.attr not in PRIMITIVES:
-                self._unknown_ctx(f)
-                return _seq(*self._args(node, ESCAPE))
-            self._consume(node, pos, f"`ctx.{f.attr}(...)`")
-            if f.attr == "run":
-                return self._run(node)
-            return self._container(node, f.attr)
-        if isinstance(f, ast.Attribute):
-            return self._method(node, f)
-        if isinstance(f, ast.Name):
-            target = self.func.lookup_function(f.id, self.module)
-            if target is not None:
-                return self._helper_call(node, target, pos)
-            if f.id in BUILTINS and self.func.defining_scope(f.id) is None:
-                return self._builtin_call(node, f)
-            self._name(f, SAFE)
-            return _seq(*self._args(node, ESCAPE))
-        return _seq(self.expr(f, SAFE), *self._args(node, ESCAPE))
-
-    def _args(self, node: ast.Call, pos: int) -> list[Cost | None]:
-        out = []
-        for arg in node.args:
-            if isinstance(arg, ast.Starred):
-                out.append(self.expr(arg.value, SAFE))
-            elif isinstance(arg, ast.Name) and arg.id == "ctx":
-                self.report("R02", arg, "`ctx` is passed to something that is not a script "
-                            "helper", "pass ctx only to your own helpers (parameter `ctx`)")
-            else:
-                out.append(self.expr(arg, pos))
-        for kw in node.keywords:
-            if isinstance(kw.value, ast.Name) and kw.value.id == "ctx":
-                self.report("R02", kw.value, "`ctx` is passed to something that is not a script "
-                            "helper", "pass ctx only to your own helpers (parameter `ctx`)")
-                continue
-            out.append(self.expr(kw.value, pos))
-        return out
-
-    def _run(self, node: ast.Call) -> Cost | None:
-        self.run_calls.append(node)
-        self._mark()
-        for kw in node.keywords:
-            if kw.arg == SITE_KEYWORD:
-                self.site_keywords += 1
-                self.report("R10", kw, "`_site` is reserved for the host",
-                            "remove the `_site=` argument; the host annotates callsites")
-            else:
-                self.report("R02", kw.value, "`ctx.run` takes no keyword arguments",
-                            'call it as `await ctx.run("cap.name", {...payload...})`')
-        if len(node.args) != 2 or any(isinstance(a, ast.Starred) for a in node.args):
-            self.report("R02", node, "`ctx.run` takes exactly (capability, payload)",
-                        'call it as `await ctx.run("cap.name", {...payload...})`')
-        costs = []
-        before = len(self.run_calls)
-        for arg in node.args:
-            costs.append(self.expr(arg.value if isinstance(arg, ast.Starred) else arg, PAYLOAD))
-        for kw in node.keywords:
-            costs.append(self.expr(kw.value, SAFE))
-        if len(self.run_calls) == before:
-            self.leaf_runs.add(id(node))
-        cap = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) \
-            and isinstance(node.args[0].value, str) else "<dynamic>"
-        return _seq(*costs, ("call", cap))
-
-    def _container(self, node: ast.Call, kind: str) -> Cost | None:
-        hint = {"parallel": "`await ctx.parallel([job0, job1, ...])`",
-                "race": "`await ctx.race([job0, job1, ...])`",
-                "pipeline": "`await ctx.pipeline(items, stage0, stage1, ...)`",
-                "dag": '`await ctx.dag({"a": (fa, []), "b": (fb, ["a"])})`'}[kind]
-        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args) or not node.args \
-                or (kind != "pipeline" and len(node.args) != 1) or len(node.args) < (2 if kind == "pipeline" else 1):
-            self.report("R02", node, f"malformed `ctx.{kind}(...)` call", f"call it as {hint}")
-            return _seq(*self._args(node, SAFE))
-        first = node.args[0]
-        if kind in ("parallel", "race"):
-            cost = self.expr(first, CONTAINER)
-            rec = self._loop(kind, first, node)
-            self.ordered.append((first, self.func, kind))
-            self.containers.append(rec)
-            return cost
-        if kind == "pipeline":
-            cost = self.expr(first, SAFE)
-            self.ordered.append((first, self.func, kind))
-            rec = self._loop(kind, first, node)
-            self.containers.append(rec)
-            stages: list[Cost | None] = []
-            for stage in node.args[1:]:
-                stages.append(self._function_ref(stage, "a pipeline stage"))
-            body = _seq(*stages)
-            return _seq(cost, None if body is None else ("times", rec, body))
-        # dag
-        rec = self._loop("dag", first, node)
-        self.containers.append(rec)
-        if not isinstance(first, ast.Dict):
-            self.report("R05", first, "`ctx.dag` needs a literal dict of tasks",
-                        f"write the tasks inline: {hint}")
-            return self.expr(first, SAFE)
-        return self._dag(first)
-
-    def _dag(self, tasks: ast.Dict) -> Cost | None:
-        names: list[str] = []
-        deps: dict[str, list[str]] = {}
-        costs: list[Cost | None] = []
-        for key, value in zip(tasks.keys, tasks.values, strict=True):
-            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                self.report("R05", key or value, "`ctx.dag` task names must be string literals",
-                            'write `{"name": (fn, ["dep", ...]), ...}`')
-                costs.append(self.expr(value, SAFE))
-                if key is not None:
-                    costs.append(self.expr(key, SAFE))
-                continue
-            names.append(key.value)
-            if not (isinstance(value, ast.Tuple) and len(value.elts) == 2
-                    and isinstance(value.elts[1], ast.List | ast.Tuple)
-                    and all(isinstance(d, ast.Constant) and isinstance(d.value, str)
-                            for d in value.elts[1].elts)):
-                self.report("R05", value, f"`ctx.dag` task {key.value!r} must be "
-                            "(function, [dependency names])", 'write `"name": (fn, ["dep"])`')
-                costs.append(self.expr(value, SAFE))
-                continue
-            costs.append(self._function_ref(value.elts[0], "a dag task"))
-            deps[key.value] = [d.value for d in value.elts[1].elts]  # type: ignore[attr-defined]
-        known = set(names)
-        for name, needs in deps.items():
-            for dep in needs:
-                if dep not in known:
-                    self.report("R05", tasks, f"`ctx.dag` task {name!r} depends on unknown "
-                                f"task {dep!r}", "name only tasks of the same dag")
-        cycle = _find_cycle(deps)
-        if cycle:
-            self.report("R05", tasks, "`ctx.dag` has a dependency cycle: " + " -> ".join(cycle),
-                        "remove one of the dependencies so the graph is acyclic")
-        return _seq(*costs)
-
-    def _function_ref(self, node: ast.expr, what: str) -> Cost | None:
-        if isinstance(node, ast.Name):
-            target = self.func.lookup_function(node.id, self.module)
-            if target is not None:
-                self.func.loads.append((node.id, node, "function"))
-                self.func.callees.append((target, node))
-                if not target.is_async:
-                    self.report("R02", node, f"{what} must be an `async def` helper",
-                                f"make `{node.id}` an `async def`")
-                return ("helper", target)
-        self.report("R02", node, f"{what} must be the name of an `async def` helper",
-                    "define `async def step(x): ...` and pass `step`")
-        return self.expr(node, SAFE)
-
-    def _sync_ref(self, node: ast.expr) -> bool:
-        """A plain `def` helper handed to map/filter or as `key=`: a call made by a builtin.
-
-        An `async def` helper there would create coroutines nobody awaits (R12)."""
-        if not isinstance(node, ast.Name):
-            return False
-        target = self.func.lookup_function(node.id, self.module)
-        if target is None:
-            return False
-        self.func.loads.append((node.id, node, "function"))
-        self.func.callees.append((target, node))
-        if target.is_async:
-            self.report("R12", node, f"`{node.id}` is async: map/filter/key would create "
-                        "coroutines that are never awaited",
-                        f"use a comprehension: `[await {node.id}(x) for x in xs[:N]]` or "
-                        "`await ctx.parallel([...])`")
-        return True
-
-    def _helper_call(self, node: ast.Call, target: FunctionInfo, pos: int) -> Cost | None:
-        func = self.func
-        func.loads.append((target.qual.rsplit(".", 1)[-1], node.func, "call"))  # type: ignore[arg-type]
-        func.callees.append((target, node))
-        if target.is_async:
-            self._consume(node, pos, f"the coroutine `{target.qual}(...)`")
-        params = target.params
-        costs: list[Cost | None] = []
-        if "ctx" in params and (any(isinstance(a, ast.Starred) for a in node.args)
-                                or any(k.arg is None for k in node.keywords)):
-            self.report("R02", node, f"`{target.qual}` takes ctx, and `*`/`**` arguments hide "
-                        "what its `ctx` parameter receives", "pass `ctx` explicitly by position "
-                        "or as `ctx=ctx`")
-        for index, arg in enumerate(node.args):
-            is_ctx = isinstance(arg, ast.Name) and arg.id == "ctx"
-            param = params[index] if index < len(params) else None
-            if is_ctx:
-                self._ctx_scope(arg)  # type: ignore[arg-type]
-                if param != "ctx":
-                    self.report("R02", arg, f"`ctx` is passed to `{target.qual}` at a parameter "
-                                f"named `{param}`", "name the helper's parameter `ctx`")
-            elif param == "ctx":
-                self.report("R02", arg, f"`{target.qual}` receives something other than ctx in "
-                            "its `ctx` parameter", "pass `ctx` itself")
-                costs.append(self.expr(arg, ESCAPE))
-            elif isinstance(arg, ast.Starred):
-                costs.append(self.expr(arg.value, ESCAPE))
-            else:
-                costs.append(self.expr(arg, ESCAPE))
-        for kw in node.keywords:
-            is_ctx = isinstance(kw.value, ast.Name) and kw.value.id == "ctx"
-            if is_ctx:
-                self._ctx_scope(kw.value)  # type: ignore[arg-type]
-                if kw.arg != "ctx":
-                    self.report("R02", kw.value, "`ctx` is passed under another name",
-                                "pass it as `ctx=ctx` to a parameter named `ctx`")
-            else:
-                if kw.arg == "ctx":
-                    self.report("R02", kw.value, f"`{target.qual}` receives something other "
-                                "than ctx in its `ctx` parameter", "pass `ctx` itself")
-                costs.append(self.expr(kw.value, ESCAPE))
-        return _seq(*costs, ("helper", target))
-
-    def _builtin_call(self, node: ast.Call, f: ast.Name) -> Cost | None:
-        name = f.id
-        self.func.loads.append((name, f, "call"))
-        if name in ("list", "tuple", "dict") and node.args:
-            self.ordered.append((node.args[0], self.func, name + "()"))
-        if name == "str" and node.args:
-            self.func.sinks.append(node.args[0])
-        costs: list[Cost | None] = []
-        multi = name in ("min", "max") and len(node.args) > 1
-        for index, arg in enumerate(node.args):
-            if isinstance(arg, ast.Starred):
-                costs.append(self.expr(arg.value, SAFE))
-            elif isinstance(arg, ast.Lambda) and name in ("map", "filter") and index == 0:
-                costs.append(self.expr(arg, LAMBDA_OK))
-            elif name in ("map", "filter") and index == 0 and self._sync_ref(arg):
-                continue
-            elif isinstance(arg, ast.Name) and arg.id == "ctx":
-                self.report("R02", arg, f"`ctx` is passed to `{name}`",
-                            "use ctx only as `ctx.<primitive>(...)`")
-            else:
-                costs.append(self.expr(arg, ESCAPE if multi else SAFE))
-        for kw in node.keywords:
-            if isinstance(kw.value, ast.Lambda) and kw.arg == "key" and name in ("sorted", "min", "max"):
-                costs.append(self.expr(kw.value, LAMBDA_OK))
-            elif kw.arg == "key" and name in ("sorted", "min", "max") and self._sync_ref(kw.value):
-                continue
-            else:
-                costs.append(self.expr(kw.value, SAFE))
-        return _seq(*costs)
-
-    def _method(self, node: ast.Call, f: ast.Attribute) -> Cost | None:
-        self._check_attr(f)
-        recv = f.value
-        method = f.attr
-        costs: list[Cost | None] = [self.expr(recv, SAFE)]
-        if isinstance(recv, ast.Name) and (method in GROWING_METHODS or method in SHRINKING_METHODS):
-            arg = None
-            if method in ("append", "extend", "update", "setdefault"):
-                arg = node.args[0] if node.args else None
-            if method == "insert" and len(node.args) == 2:
-                arg = node.args[1]
-            kind = "shrink" if method in SHRINKING_METHODS else method
-            self._mutation(recv.id, kind, arg, recv)
-        if method == "join" and node.args:
-            self.ordered.append((node.args[0], self.func, "join"))
-        if method == "pop" and not node.args:
-            self.ordered.append((recv, self.func, "pop()"))
-        saved = self.bind_target
-        for index, arg in enumerate(node.args):
-            if isinstance(arg, ast.Starred):
-                costs.append(self.expr(arg.value, SAFE))
-            elif isinstance(arg, ast.Name) and arg.id == "ctx":
-                self.report("R02", arg, f"`ctx` is passed to `.{method}()`",
-                            "use ctx only as `ctx.<primitive>(...)`")
-            elif method in ("append", "insert", "setdefault") and isinstance(recv, ast.Name) \
-                    and (method == "append" or index == 1):
-                self.bind_target = recv.id
-                costs.append(self.expr(arg, APPEND))
-                self.bind_target = saved
-            elif method in ("extend", "update", "join"):
-                costs.append(self.expr(arg, SAFE))
-            else:
-                costs.append(self.expr(arg, SAFE if method not in GROWING_METHODS else ESCAPE))
-        for kw in node.keywords:
-            if isinstance(kw.value, ast.Lambda) and kw.arg == "key" and method == "sort":
-                costs.append(self.expr(kw.value, LAMBDA_OK))
-            elif kw.arg == "key" and method == "sort" and self._sync_ref(kw.value):
-                continue
-            else:
-                costs.append(self.expr(kw.value, SAFE))
-        return _seq(*costs)
-
-
-def _is_run(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name) and node.func.value.id == "ctx"
-            and node.func.attr == "run")
-
-
-def _seq(*parts: Cost | None) -> Cost | None:
-    items = [p for p in parts if p is not None]
-    if not items:
-        return None
-    return items[0] if len(items) == 1 else ("seq", items)
-
-
-def _max(*parts: Cost | None) -> Cost | None:
-    items = [p for p in parts if p is not None]
-    if not items:
-        return None
-    return items[0] if len(items) == 1 else ("max", items)
-
-
-def _times(recs: list[LoopRec], body: Cost | None) -> Cost | None:
-    if body is None:
-        return None
-    for rec in reversed(recs):
-        body = ("times", rec, body)
-    return body
-
-
-def _find_cycle(deps: dict[str, list[str]]) -> list[str] | None:
-    state: dict[str, int] = {}
-    for start in sorted(deps):
-        if state.get(start):
-            continue
-        stack: list[tuple[str, int]] = [(start, 0)]
-        path: list[str] = []
-        while stack:
-            node, index = stack.pop()
-            if index == 0:
-                state[node] = 1
-                path.append(node)
-            needs = deps.get(node, [])
-            if index < len(needs):
-                stack.append((node, index + 1))
-                nxt = needs[index]
-                if state.get(nxt) == 1:
-                    return [*path[path.index(nxt):], nxt]
-                if not state.get(nxt) and nxt in deps:
-                    stack.append((nxt, 0))
-            else:
-                state[node] = 2
-                path.pop()
-    return None

@@ -114,3 +114,42 @@ def test_annotated_valid_script_still_checks_valid_except_for_r10() -> None:
 def test_annotate_rejects_unparseable_source() -> None:
     with pytest.raises(ScriptRejected):
         annotate("def (")
+
+
+def test_generator_argument_gets_its_own_parentheses() -> None:
+    src = 'async def orchestrate(ctx, args):\n    await ctx.run(x for x in range(3))\n'
+    out = annotate(src)
+    assert 'ctx.run((x for x in range(3)), _site="orchestrate/#0")' in out
+    assert [s.site for s in sites(out)] == ["orchestrate/#0"]
+
+
+@pytest.mark.parametrize("src", [
+    'async def orchestrate(ctx, args):\n    return f"{await ctx.run(\'echo\', {})}"\n',
+    "async def orchestrate(ctx, args):\n    return f'{await ctx.run(\"echo\", {})}'\n",
+    'async def orchestrate(ctx, args):\n    return f"""{await ctx.run("echo", {})}"""\n',
+    'async def orchestrate(ctx, args):\n    return rf"a{await ctx.run(\'echo\', {\'k\': 1})}b"\n',
+])
+def test_calls_inside_f_strings_use_the_other_quote(src: str) -> None:
+    out = annotate(src)
+    ast.parse(out)
+    assert [s.site for s in sites(out)] == ["orchestrate/#0"]
+    assert out.count("\n") == src.count("\n")
+
+
+def test_generated_code_reparses_after_annotation_on_awkward_layouts() -> None:
+    src = _src('''
+    async def orchestrate(ctx, args):
+        a = await ctx.run(
+            "echo",
+            {"k": [1,
+                   2]}
+            ,
+        )
+        b = await (ctx.run)("echo", {})
+        c = await ctx.run("echo", {} )
+        return [a, b, c]
+    ''')
+    out = annotate(src)
+    ast.parse(out)
+    assert [s.site for s in sites(out)] == [s.site for s in sites(src)]
+    assert out.count("\n") == src.count("\n")
