@@ -258,3 +258,34 @@ def test_a_store_outage_stops_the_run_and_fails_closed(store: Store) -> None:
     assert again.status == "unresolved"
     assert again.error["identities"] == ["graph/GENERATE/v0@:0"]
     assert len(executions()) == 4
+
+
+def test_the_broker_grants_only_the_current_states_allowlist(store: Store) -> None:
+    # Second line of defence: a call that got past the boundary (here, routed by hand) is
+    # still checked against the state's allowlist as the broker's grant set, and stops the run.
+    from frostline.capabilities.envelope import Envelope
+    from frostline.contract.prefix import load_prefix
+    from frostline.errors import RunStopped
+    from frostline.graph.allowlist import ToolCall
+    from frostline.graph.durable import DurableToolRouter, ToolProvider, as_tools, tool_catalog
+    from frostline.runtime.broker import Broker
+
+    registry = as_tools(tools())
+    store.create_run("g1", {}, kind="graph")
+    attempt = store.start_attempt("g1", source="", annotated="", report={})
+    broker = Broker(store, "g1", attempt.number, envelope=Envelope(),
+                    providers=ToolProvider(registry), whitelist={},
+                    prefix=load_prefix(store, "g1"), catalog=tool_catalog(registry))
+    router = DurableToolRouter(broker, load_graph("canonical"), Envelope())
+    try:
+        ok = router.call(ToolCall("EXECUTE", 0, 0, "sandbox.execute", {"cmd": "x"}))
+        assert ok["echo"] == {"cmd": "x"}
+        with pytest.raises(RunStopped) as stop:
+            router.call(ToolCall("EXECUTE", 0, 1, "patch.generate", {"file": "a.py"}))
+        assert stop.value.error["code"] == "grant_denied"
+        with pytest.raises(RunStopped):  # a stopped run makes no further call
+            router.call(ToolCall("GENERATE", 0, 0, "patch.generate", {"file": "a.py"}))
+    finally:
+        router.close()
+    assert [e["tool"] for e in executions()] == ["sandbox.execute"]
+    assert [c.capability for c in store.list_calls("g1")] == ["sandbox.execute"]
