@@ -109,7 +109,8 @@ def tool_catalog(tools: Mapping[str, GraphTool]) -> Catalog:
 
 class ToolProvider:
     """A broker Provider over a graph's tool registry. A tool runs in the calling thread; a
-    tool that needs the idempotency key may accept a second `ctx` argument."""
+    tool with a second required parameter also receives the `CallContext` (its identity and
+    idempotency key)."""
 
     def __init__(self, tools: Mapping[str, GraphTool]) -> None:
         self.tools = dict(tools)
@@ -137,7 +138,9 @@ def _arity(fn: Callable[..., Any]) -> int:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return 1
-    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    # Only required positionals count: `lambda p, name=name: ...` is a one-argument tool.
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+               for p in params)
 
 
 class DurableToolRouter:

@@ -289,3 +289,16 @@ def test_the_broker_grants_only_the_current_states_allowlist(store: Store) -> No
         router.close()
     assert [e["tool"] for e in executions()] == ["sandbox.execute"]
     assert [c.capability for c in store.list_calls("g1")] == ["sandbox.execute"]
+
+
+def test_a_tool_may_take_the_call_context(store: Store) -> None:
+    seen: list[tuple[str, str]] = []
+
+    def with_ctx(payload, ctx):
+        seen.append((ctx.run_id, ctx.identity))
+        return {"tool": "test.run", "echo": dict(payload)}
+
+    registry = {**tools(), "test.run": with_ctx,
+                "memory.write": lambda p, name="memory.write": {"tool": name, "echo": dict(p)}}
+    assert run(store, registry=registry).status == "accepted"
+    assert seen == [("g1", "graph/TEST/v0@:0")]
