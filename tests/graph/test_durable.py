@@ -302,3 +302,27 @@ def test_a_tool_may_take_the_call_context(store: Store) -> None:
                 "memory.write": lambda p, name="memory.write": {"tool": name, "echo": dict(p)}}
     assert run(store, registry=registry).status == "accepted"
     assert seen == [("g1", "graph/TEST/v0@:0")]
+
+
+def test_a_payload_off_the_tools_schema_is_refused_before_any_effect(store: Store) -> None:
+    from frostline.errors import PayloadInvalid
+
+    schema = {"type": "object", "properties": {"suite": {"type": "string"}},
+              "required": ["suite"], "additionalProperties": False}
+    registry = {**tools(), "test.run": GraphTool(tools()["test.run"], input_schema=schema)}
+    caught: list[str] = []
+    bodies = with_calls(CALLS)
+    inner = bodies["TEST"]
+
+    def test_body(ctx):
+        try:
+            ctx.tool("test.run", {"suite": 3})
+        except PayloadInvalid as exc:
+            caught.append(exc.fields["identity"])
+        return inner(ctx)  # then the valid call, as the visit's next ordinal
+
+    bodies["TEST"] = test_body
+    out = run_durable(store, "g1", load_graph("canonical"), bodies, registry)
+    assert out.status == "accepted" and caught == ["graph/TEST/v0@:0"]
+    assert [e["payload"] for e in executions() if e["tool"] == "test.run"] == [{"suite": "unit"}]
+    assert tool_identity("TEST", 0, 1) in {s.identity for s in store.list_slots("g1")}
