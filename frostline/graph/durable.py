@@ -109,7 +109,8 @@ def tool_catalog(tools: Mapping[str, GraphTool]) -> Catalog:
 
 class ToolProvider:
     """A broker Provider over a graph's tool registry. A tool runs in the calling thread; a
-    tool that needs the idempotency key may accept a second `ctx` argument."""
+    tool with a second required parameter also receives the `CallContext` (its identity and
+    idempotency key)."""
 
     def __init__(self, tools: Mapping[str, GraphTool]) -> None:
         self.tools = dict(tools)
@@ -137,7 +138,9 @@ def _arity(fn: Callable[..., Any]) -> int:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return 1
-    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    # Only required positionals count: `lambda p, name=name: ...` is a one-argument tool.
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+               for p in params)
 
 
 class DurableToolRouter:
@@ -209,8 +212,15 @@ class AttemptSink:
         self.attempt = attempt
 
     def write(self, event: LedgerEvent) -> None:
-        self.store.append_event(self.run_id, f"graph.{event.kind}",
-                                dict(event.data, seq=event.seq, attempt=self.attempt))
+        try:
+            self.store.append_event(self.run_id, f"graph.{event.kind}",
+                                    dict(event.data, seq=event.seq, attempt=self.attempt))
+        except Exception as exc:
+            # The ledger is part of the record: a run that cannot write it stops, and a state
+            # body (which may be on the stack) must not be able to catch that.
+            err = exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(
+                f"could not record ledger event {event.kind}: {exc}", run_id=self.run_id)
+            raise RunStopped(err.to_dict()) from exc
 
 
 @dataclass(frozen=True)
@@ -270,6 +280,8 @@ def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Bo
         raise FrostlineError(f"tool(s) {unknown} are not in graph {graph.name!r}'s vocabulary",
                              tools=unknown)
     catalog = tool_catalog(registry)
+    # Refuse bad bodies or a red graph before anything is written to the store.
+    Engine(graph, bodies, model=model, limits=limits, run_id=run_id, max_steps=max_steps)
     graph_digest = digest(graph.to_json())
     try:
         env = _ensure_run(store, run_id, graph, graph_digest, envelope, catalog)
@@ -356,14 +368,18 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
                     prefix=prefix, catalog=catalog, unresolved=unresolved,
                     prior_calls=len(calls), prior_spend_usd=prior_spend)
     router = DurableToolRouter(broker, graph, env)
-    engine = Engine(graph, bodies, model=model, router=router, limits=limits, run_id=run_id,
-                    max_steps=max_steps, sinks=[AttemptSink(store, run_id, number), *sinks])
     try:
+        engine = Engine(graph, bodies, model=model, router=router, limits=limits,
+                        run_id=run_id, max_steps=max_steps,
+                        sinks=[AttemptSink(store, run_id, number), *sinks])
         result = engine.run()
     except RunStopped as stop:
         code = str(stop.error.get("code", ""))
         return _finish(store, run_id, number, _STOP_STATUS.get(code, "failed"), None,
                        broker.stats, dict(stop.error))
+    except FrostlineError as exc:  # not a body's failure (the engine records those): a defect
+        _finish(store, run_id, number, "failed", None, broker.stats, exc.to_dict())
+        raise
     finally:
         router.close()
     return _finish(store, run_id, number, result.status.value, result, broker.stats, None)

@@ -15,9 +15,10 @@ from frostline.contract.identity import Identity, digest
 from frostline.errors import FrostlineError, ProviderError
 from frostline.graph.commands import graph as graph_cli
 from frostline.graph.durable import GraphTool, run_durable, tool_identity
-from frostline.graph.errors import IllegalTool
-from frostline.graph.graph import load_graph
+from frostline.graph.errors import GraphRejected, IllegalTool
+from frostline.graph.graph import Graph, load_graph
 from frostline.store import CallStatus, Store
+from frostline.store.faulty import FaultyStore
 
 BODIES = Path(__file__).with_name("durable_bodies.py")
 HAPPY_PATH = ("INIT", "RECONNAISSANCE", "LOCALIZE", "IMPACT", "DEBUG", "PLAN", "GENERATE", "EDIT",
@@ -201,8 +202,12 @@ def test_a_script_run_id_or_a_foreign_tool_is_refused(store: Store) -> None:
 
 def test_a_run_of_another_graph_is_refused(store: Store) -> None:
     run(store)
+    other = {**load_graph("canonical").to_json(), "budgets": {"retry": 2, "rollback": 2}}
     with pytest.raises(FrostlineError, match="Start a new run id"):
-        run_durable(store, "g1", load_graph("seed"), with_calls({}), {})
+        run_durable(store, "g1", Graph.from_json(other), with_calls(CALLS), tools())
+    with pytest.raises(GraphRejected):  # a red graph never starts
+        run_durable(store, "g2", load_graph("seed"), with_calls({}), {})
+    assert store.get_run("g2") is None
 
 
 def test_cli_run_is_durable_with_a_run_id(store_url: str, tool_log: Path) -> None:
@@ -223,3 +228,101 @@ def test_cli_run_is_durable_with_a_run_id(store_url: str, tool_log: Path) -> Non
 def test_build_is_the_module_the_cli_loads() -> None:
     made = build()
     assert set(made["tools"]) == {t for calls in CALLS.values() for t, _ in calls}
+
+
+def test_bad_bodies_are_refused_before_anything_is_written(store: Store) -> None:
+    bodies = with_calls(CALLS)
+    del bodies["PLAN"]
+    with pytest.raises(FrostlineError, match="no body for state"):
+        run_durable(store, "g1", load_graph("canonical"), bodies, tools())
+    assert store.get_run("g1") is None
+
+
+def test_a_store_outage_stops_the_run_and_fails_closed(store: Store) -> None:
+    faulty = FaultyStore(store, fail_reads=False, fail_writes=False)
+    registry = tools()
+    generate = registry["patch.generate"]
+
+    def generate_then_lose_the_store(payload):
+        result = generate(payload)  # the effect happens, then the store goes away
+        faulty.fail_writes = True
+        return result
+
+    registry["patch.generate"] = generate_then_lose_the_store
+    out = run_durable(faulty, "g1", load_graph("canonical"), with_calls(CALLS), registry)
+    assert out.status == "failed" and out.error["code"] == "store_unavailable"
+    assert [e["tool"] for e in executions()][-1] == "patch.generate"  # nothing after it ran
+    assert len(executions()) == 4
+    faulty.fail_writes = False
+    again = run(store)  # its call is durably pending and side-effecting: fail closed
+    assert again.status == "unresolved"
+    assert again.error["identities"] == ["graph/GENERATE/v0@:0"]
+    assert len(executions()) == 4
+
+
+def test_the_broker_grants_only_the_current_states_allowlist(store: Store) -> None:
+    # Second line of defence: a call that got past the boundary (here, routed by hand) is
+    # still checked against the state's allowlist as the broker's grant set, and stops the run.
+    from frostline.capabilities.envelope import Envelope
+    from frostline.contract.prefix import load_prefix
+    from frostline.errors import RunStopped
+    from frostline.graph.allowlist import ToolCall
+    from frostline.graph.durable import DurableToolRouter, ToolProvider, as_tools, tool_catalog
+    from frostline.runtime.broker import Broker
+
+    registry = as_tools(tools())
+    store.create_run("g1", {}, kind="graph")
+    attempt = store.start_attempt("g1", source="", annotated="", report={})
+    broker = Broker(store, "g1", attempt.number, envelope=Envelope(),
+                    providers=ToolProvider(registry), whitelist={},
+                    prefix=load_prefix(store, "g1"), catalog=tool_catalog(registry))
+    router = DurableToolRouter(broker, load_graph("canonical"), Envelope())
+    try:
+        ok = router.call(ToolCall("EXECUTE", 0, 0, "sandbox.execute", {"cmd": "x"}))
+        assert ok["echo"] == {"cmd": "x"}
+        with pytest.raises(RunStopped) as stop:
+            router.call(ToolCall("EXECUTE", 0, 1, "patch.generate", {"file": "a.py"}))
+        assert stop.value.error["code"] == "grant_denied"
+        with pytest.raises(RunStopped):  # a stopped run makes no further call
+            router.call(ToolCall("GENERATE", 0, 0, "patch.generate", {"file": "a.py"}))
+    finally:
+        router.close()
+    assert [e["tool"] for e in executions()] == ["sandbox.execute"]
+    assert [c.capability for c in store.list_calls("g1")] == ["sandbox.execute"]
+
+
+def test_a_tool_may_take_the_call_context(store: Store) -> None:
+    seen: list[tuple[str, str]] = []
+
+    def with_ctx(payload, ctx):
+        seen.append((ctx.run_id, ctx.identity))
+        return {"tool": "test.run", "echo": dict(payload)}
+
+    registry = {**tools(), "test.run": with_ctx,
+                "memory.write": lambda p, name="memory.write": {"tool": name, "echo": dict(p)}}
+    assert run(store, registry=registry).status == "accepted"
+    assert seen == [("g1", "graph/TEST/v0@:0")]
+
+
+def test_a_payload_off_the_tools_schema_is_refused_before_any_effect(store: Store) -> None:
+    from frostline.errors import PayloadInvalid
+
+    schema = {"type": "object", "properties": {"suite": {"type": "string"}},
+              "required": ["suite"], "additionalProperties": False}
+    registry = {**tools(), "test.run": GraphTool(tools()["test.run"], input_schema=schema)}
+    caught: list[str] = []
+    bodies = with_calls(CALLS)
+    inner = bodies["TEST"]
+
+    def test_body(ctx):
+        try:
+            ctx.tool("test.run", {"suite": 3})
+        except PayloadInvalid as exc:
+            caught.append(exc.fields["identity"])
+        return inner(ctx)  # then the valid call, as the visit's next ordinal
+
+    bodies["TEST"] = test_body
+    out = run_durable(store, "g1", load_graph("canonical"), bodies, registry)
+    assert out.status == "accepted" and caught == ["graph/TEST/v0@:0"]
+    assert [e["payload"] for e in executions() if e["tool"] == "test.run"] == [{"suite": "unit"}]
+    assert tool_identity("TEST", 0, 1) in {s.identity for s in store.list_slots("g1")}
