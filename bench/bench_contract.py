@@ -12,7 +12,16 @@ Every row is compared with a baseline measured in the same run:
   check that must read the prefix), on SQLite and, when FROSTLINE_TEST_POSTGRES is set, on
   PostgreSQL.
 
-Run: ``python bench/bench_contract.py [--sites N] [--repeat R]``. Prints medians in milliseconds.
+A second table puts the certificate's two settings side by side at 1, 10, 50, 100 and 200
+slots: (a) the pure algorithmic cost, `persist` + `verify` against an in-memory store (the
+paper's setting), and (b) the same calls against the real store (SQLite; PostgreSQL too when
+FROSTLINE_TEST_POSTGRES is set). Both are compared with baselines from the same run: one
+SHA-256 over the very bytes the chain hashes (the floor of any hash of that content) and
+`ast.parse` of the script that made the calls. Wall-clock and CPU (`time.process_time`)
+medians are both printed: on a loaded host the CPU time is the steadier figure.
+
+Run: ``python bench/bench_contract.py [--sites N] [--sizes 1 10 ...] [--repeat R]``. Prints
+medians in milliseconds.
 """
 
 from __future__ import annotations
@@ -26,8 +35,11 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import rfc8785
 
@@ -39,15 +51,170 @@ from frostline.contract.identity import Identity, digest
 from frostline.script import sites
 from frostline.store import SlotRecord, Store, open_store
 
+SIZES = (1, 10, 50, 100, 200)
+
 
 def median_ms(fn: Callable[[], object], repeat: int) -> float:
+    return timed(fn, repeat).wall
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Medians (ms) of wall-clock and process CPU time over the same repeats."""
+
+    wall: float
+    cpu: float
+
+    def __add__(self, other: Timing) -> Timing:
+        return Timing(self.wall + other.wall, self.cpu + other.cpu)
+
+
+def timed(fn: Callable[[], object], repeat: int) -> Timing:
     fn()  # warm-up
-    samples = []
+    wall, cpu = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         fn()
-        samples.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(samples)
+        t1, c1 = time.perf_counter(), time.process_time()
+        wall.append((t1 - t0) * 1000)
+        cpu.append((c1 - c0) * 1000)
+    return Timing(statistics.median(wall), statistics.median(cpu))
+
+
+class MemoryStore:
+    """The paper's "in-memory store": the four calls `persist` and `verify` make, on dicts.
+
+    `certificate.persist` and `certificate.verify` run unchanged against it, so what they cost
+    here is the algorithmic cost of the mechanism without any I/O or decoding.
+    """
+
+    def __init__(self) -> None:
+        self._slots: dict[str, list[SlotRecord]] = {}
+        self._certs: dict[str, dict[int, dict[str, Any]]] = {}
+
+    def add_run(self, run_id: str, slots: list[SlotRecord]) -> None:
+        self._slots[run_id] = list(slots)
+        self._certs[run_id] = {}
+
+    def get_run(self, run_id: str) -> object | None:
+        return run_id if run_id in self._slots else None
+
+    def list_slots(self, run_id: str) -> list[SlotRecord]:
+        return list(self._slots[run_id])
+
+    def put_certificate(self, run_id: str, attempt: int, cert: dict[str, Any]) -> None:
+        self._certs[run_id][attempt] = cert
+
+    def list_certificates(self, run_id: str) -> list[dict[str, Any]]:
+        return list(self._certs[run_id].values())
+
+
+def chained_bytes(slots: list[SlotRecord]) -> bytes:
+    """Everything the certificate hashes for these slots: each canonical result, each entry."""
+    cert = certificate.build(slots, "r", 1)
+    results = [certificate._canonical(s.result) for s in slots]
+    entries = [certificate._entry_bytes(s.site, s.path, s.occurrence, s.capability, s.digest,
+                                        cert["items"][str(Identity(s.site, s.path,
+                                                                   s.occurrence))]
+                                        ["result_digest"], s.attempt) for s in slots]
+    return b"".join(results + entries)
+
+
+def persist_verify(store: Any, n: int, repeat: int) -> tuple[Timing, Timing]:
+    """Medians of `persist` and of `verify` on a fresh n-slot run of `store`."""
+    # Two runs: persisting repeatedly adds certificates, and verify reads them all, so verify is
+    # timed on a run that holds exactly one (as after one attempt).
+    run_id, other = ("bench-" + uuid.uuid4().hex[:8] for _ in range(2))
+    for rid in (run_id, other):
+        if isinstance(store, MemoryStore):
+            store.add_run(rid, slots_of(rid, n))
+        else:
+            fill(store, rid, slots_of(rid, n))
+    certificate.persist(store, run_id, 1)
+    if not certificate.verify(store, run_id)["consistent"]:
+        raise RuntimeError("bench: a freshly persisted certificate does not verify")
+    return (timed(lambda: certificate.persist(store, other, 1), repeat),
+            timed(lambda: certificate.verify(store, run_id), repeat))
+
+
+@contextmanager
+def real_stores() -> Iterator[list[tuple[str, Store]]]:
+    """SQLite in a temporary directory, and PostgreSQL in a throw-away schema when configured."""
+    with tempfile.TemporaryDirectory() as tmp, open_store(f"sqlite:///{tmp}/bench.db") as lite:
+        pg = os.environ.get("FROSTLINE_TEST_POSTGRES", "").strip()
+        if not pg:
+            yield [("sqlite", lite)]
+            return
+        import psycopg
+
+        schema = "bench_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(pg, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{schema}"')
+        try:
+            sep = "&" if "?" in pg else "?"
+            with open_store(f"{pg}{sep}options=-csearch_path%3D{schema}") as post:
+                yield [("sqlite", lite), ("postgres", post)]
+        finally:
+            with psycopg.connect(pg, autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@dataclass(frozen=True)
+class CertSize:
+    """One size of the side-by-side certificate table."""
+
+    n: int
+    memory: tuple[Timing, Timing]           # (persist, verify) against MemoryStore
+    stores: dict[str, tuple[Timing, Timing]]  # backend -> (persist, verify)
+    sha256: Timing                            # one SHA-256 over the chained bytes
+    parse: Timing                             # ast.parse of the n-call script
+
+    @property
+    def mem_total(self) -> Timing:
+        return self.memory[0] + self.memory[1]
+
+    def store_total(self, backend: str) -> Timing:
+        p, v = self.stores[backend]
+        return p + v
+
+
+def certificate_sizes(sizes: Sequence[int], repeat: int) -> list[CertSize]:
+    """Persist + verify at each size, in memory and on every configured real store."""
+    out = []
+    with real_stores() as stores:
+        for n in sizes:
+            blob = chained_bytes(slots_of("r", n))
+            src = script(n)
+            slow = max(10, repeat // 4)
+            out.append(CertSize(
+                n, persist_verify(MemoryStore(), n, repeat),
+                {name: persist_verify(store, n, slow) for name, store in stores},
+                timed(lambda b=blob: hashlib.sha256(b).digest(), repeat),  # type: ignore[misc]
+                timed(lambda s=src: ast.parse(s), max(10, repeat // 4))))  # type: ignore[misc]
+    return out
+
+
+def certificate_table(rows: Sequence[CertSize]) -> str:
+    """The side-by-side table: (a) in memory, (b) per real store, baselines and ratios."""
+    backends = list(rows[0].stores) if rows else []
+    head = ["sites", "(a) mem persist", "(a) mem verify", "(a) p+v", "(a) p+v cpu"]
+    head += [f"(b) {b} p+v" for b in backends] + [f"(b) {b} cpu" for b in backends]
+    head += ["sha256 same bytes", "ast.parse", "(a)/sha256", "(a)/parse"]
+    head += [f"(b) {b}/(a)" for b in backends]
+    lines = [head]
+    for r in rows:
+        a = r.mem_total
+        cells = [str(r.n), f"{r.memory[0].wall:.3f}", f"{r.memory[1].wall:.3f}",
+                 f"{a.wall:.3f}", f"{a.cpu:.3f}"]
+        cells += [f"{r.store_total(b).wall:.3f}" for b in backends]
+        cells += [f"{r.store_total(b).cpu:.3f}" for b in backends]
+        cells += [f"{r.sha256.wall:.4f}", f"{r.parse.wall:.3f}",
+                  f"{a.wall / r.sha256.wall:.0f}x", f"{a.wall / r.parse.wall:.2f}x"]
+        cells += [f"{r.store_total(b).wall / a.wall:.1f}x" for b in backends]
+        lines.append(cells)
+    widths = [max(len(row[i]) for row in lines) for i in range(len(head))]
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True))
+                     for row in lines)
 
 
 def script(n: int, *, helper: bool = False) -> str:
@@ -86,7 +253,7 @@ def slots_of(run_id: str, n: int) -> list[SlotRecord]:
 def rfc8785_chain(slots: list[SlotRecord]) -> str:
     h = hashlib.sha256(certificate.DOMAIN).digest()
     for s in sorted(slots, key=lambda s: (s.site, s.path, s.occurrence)):
-        entry = {"site": s.site, "path": list(s.path), "occurrence": s.occurrence,
+        entry: dict[str, Any] = {"site": s.site, "path": list(s.path), "occurrence": s.occurrence,
                  "capability": s.capability, "digest": s.digest,
                  "result_digest": hashlib.sha256(rfc8785.dumps(s.result)).hexdigest(),
                  "attempt": s.attempt}
@@ -125,6 +292,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sites", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     opts = parser.parse_args()
     n, repeat = opts.sites, opts.repeat
 
@@ -161,22 +329,9 @@ def main() -> None:
                  median_ms(lambda: certificate.validate(cert, "r"), repeat),
                  "certificate.build", build))
 
-    with tempfile.TemporaryDirectory() as tmp, open_store(f"sqlite:///{tmp}/bench.db") as store:
-        rows += store_rows("sqlite", store, n, max(20, repeat // 4))
-    pg = os.environ.get("FROSTLINE_TEST_POSTGRES", "").strip()
-    if pg:
-        import psycopg
-
-        schema = "bench_" + uuid.uuid4().hex[:12]
-        with psycopg.connect(pg, autocommit=True) as conn:
-            conn.execute(f'CREATE SCHEMA "{schema}"')
-        try:
-            sep = "&" if "?" in pg else "?"
-            with open_store(f"{pg}{sep}options=-csearch_path%3D{schema}") as store:
-                rows += store_rows("postgres", store, n, max(20, repeat // 4))
-        finally:
-            with psycopg.connect(pg, autocommit=True) as conn:
-                conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    with real_stores() as stores:
+        for name, store in stores:
+            rows += store_rows(name, store, n, max(20, repeat // 4))
 
     print(f"revision contract at {n} frozen sites / slots; medians of {repeat} runs (ms)\n")
     width = max(len(r[0]) for r in rows)
@@ -184,6 +339,10 @@ def main() -> None:
     print(f"{'measured':<{width}}  {'median':>9}  {'baseline':<{bwidth}}  {'median':>9}  ratio")
     for name, ms, base, base_ms in rows:
         print(f"{name:<{width}}  {ms:9.3f}  {base:<{bwidth}}  {base_ms:9.3f}  {ms / base_ms:5.2f}x")
+
+    print("\ncertificate persist + verify by size, medians (ms): (a) in-memory store (the "
+          "algorithmic cost), (b) the real store; baselines from the same run\n")
+    print(certificate_table(certificate_sizes(opts.sizes, repeat)))
 
 
 if __name__ == "__main__":

@@ -28,9 +28,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
-from frostline.contract.identity import Identity
 from frostline.errors import FrostlineError, RunNotFound
 
 if TYPE_CHECKING:  # the store is passed in; this module only calls its methods
@@ -83,7 +83,7 @@ def _entry_bytes(site: str, path: tuple[int, ...] | list[int], occurrence: int,
     # One combined type test on the hot path; the detailed message only when it fails.
     if not (type(occurrence) is int and type(attempt) is int and type(site) is str
             and type(capability) is str and type(digest) is str and type(rdigest) is str
-            and all(type(i) is int for i in path)):
+            and _all_int(path)):
         raise _entry_type_error(site, path, occurrence, capability, digest, rdigest, attempt)
     text = _ENTRY % (attempt, encode_basestring(capability), encode_basestring(digest),
                      occurrence, ",".join(map(str, path)), encode_basestring(rdigest),
@@ -124,8 +124,8 @@ def _fold(lines: Iterable[bytes]) -> str:
     return h.hex()
 
 
-def _identity_text(site: str, path: tuple[int, ...], occurrence: int) -> str:
-    return f"{site}@{'.'.join(map(str, path))}:{occurrence}"
+_SLOT_KEY = attrgetter("site", "path", "occurrence")
+_ENTRY_KEY = itemgetter(0, 1, 2)
 
 
 def build(slots: Iterable[SlotRecord], run_id: str, attempt: int) -> dict[str, Any]:
@@ -133,27 +133,59 @@ def build(slots: Iterable[SlotRecord], run_id: str, attempt: int) -> dict[str, A
 
     Example: ``build(store.list_slots(run_id), run_id, attempt=2)["chain_digest"]``
     """
-    ordered = sorted(slots, key=lambda s: (s.site, s.path, s.occurrence))
+    # This loop is the certificate's hot path (every persist and every verify runs it), so
+    # it is written as one pass with local names: each slot's result is encoded and hashed
+    # once, its entry line is formatted once and folded straight into the chain. The bytes
+    # are those of `entry` + `chain_digest` (a property test holds the two equal).
+    ordered = sorted(slots, key=_SLOT_KEY)
     frozen: dict[str, str] = {}
     items: dict[str, dict[str, Any]] = {}
-    lines: list[bytes] = []
+    quoted: dict[str, str] = {}  # sites and capabilities repeat: quote each distinct one once
+    sha, encode, dump = hashlib.sha256, encode_basestring, _result_json
+    h = _H0
     for s in ordered:
-        rdigest = result_digest(s.result)
-        lines.append(_entry_bytes(s.site, s.path, s.occurrence, s.capability, s.digest,
-                                  rdigest, s.attempt))
-        frozen.setdefault(s.site, s.capability)
-        items[_identity_text(s.site, s.path, s.occurrence)] = {
-            "capability": s.capability, "digest": s.digest, "result_digest": rdigest,
-            "attempt": s.attempt}
+        site, path, occurrence, capability, dig, att = (
+            s.site, s.path, s.occurrence, s.capability, s.digest, s.attempt)
+        if not (type(occurrence) is int and type(att) is int and type(site) is str
+                and type(capability) is str and type(dig) is str and _all_int(path)):
+            raise _entry_type_error(site, path, occurrence, capability, dig, "", att)
+        try:
+            rdigest = sha("".join(dump(s.result, 0)).encode("utf-8", "surrogatepass")).hexdigest()
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise CertificateCorrupted(f"a stored result is not JSON: {exc}") from exc
+        qsite = quoted.get(site)
+        if qsite is None:
+            qsite = quoted[site] = encode(site)
+        qcap = quoted.get(capability)
+        if qcap is None:
+            qcap = quoted[capability] = encode(capability)
+        steps = ",".join(map(str, path)) if path else ""
+        # _ENTRY written as an f-string (keys in RFC 8785 order); rdigest is hex, so its
+        # quoted form needs no escaping.
+        line = (f'{{"attempt":{att},"capability":{qcap},"digest":{encode(dig)},'
+                f'"occurrence":{occurrence},"path":[{steps}],"result_digest":"{rdigest}",'
+                f'"site":{qsite}}}')
+        h = sha(h + line.encode("utf-8", "surrogatepass")).digest()
+        if site not in frozen:
+            frozen[site] = capability
+        items[f"{site}@{steps.replace(',', '.')}:{occurrence}"] = {
+            "capability": capability, "digest": dig, "result_digest": rdigest, "attempt": att}
     return {
         "version": VERSION,
         "run_id": run_id,
         "attempt": attempt,
         "frozen_sites": frozen,
-        "chain_digest": _fold(lines),
-        "entries": len(lines),
+        "chain_digest": h.hex(),
+        "entries": len(ordered),
         "items": items,
     }
+
+
+def _all_int(path: Iterable[Any]) -> bool:
+    for i in path:  # noqa: SIM110 -- a plain loop is cheaper than all() over a generator
+        if type(i) is not int:
+            return False
+    return True
 
 
 def persist(store: Store, run_id: str, attempt: int) -> dict[str, Any]:
@@ -217,33 +249,70 @@ def _check_shape(cert: Any, run_id: str | None) -> dict[str, Any]:
 def _check_chain(cert: dict[str, Any], run_id: str | None) -> dict[str, Any]:
     """The full check: the entries rebuild the chain digest, the count and the site map."""
     try:
-        entries = _entries_from_items(cert["items"])
-        chain = chain_digest(entries)
+        rows = _rows_from_items(cert["items"])
+        chain = _fold_rows(rows)
     except (TypeError, ValueError, KeyError, CertificateCorrupted) as exc:
         raise _corrupted(run_id, f"malformed entry ({exc})") from None
-    if len(entries) != cert["entries"]:
-        raise _corrupted(run_id, f"it counts {cert['entries']} entries but lists {len(entries)}")
+    if len(rows) != cert["entries"]:
+        raise _corrupted(run_id, f"it counts {cert['entries']} entries but lists {len(rows)}")
     if chain != cert["chain_digest"]:
         raise _corrupted(run_id, "its chain digest does not match its own entries")
     frozen: dict[str, str] = {}
-    for e in entries:
-        frozen.setdefault(e["site"], e["capability"])
+    for row in rows:
+        frozen.setdefault(row[0], row[3])
     if frozen != dict(cert["frozen_sites"]):
         raise _corrupted(run_id, "its frozen-site map does not match its own entries")
     return cert
 
 
-def _entries_from_items(items: Mapping[str, Any]) -> list[dict[str, Any]]:
-    entries = []
+def _fold_rows(rows: Iterable[tuple[Any, ...]]) -> str:
+    """`chain_digest` of (σ, π, ω, capability, digest, result_digest, attempt) rows, inlined.
+
+    Same bytes as `_entry_bytes` per row (a property test holds them equal); every field comes
+    from the certificate under check, so every string is escaped and every type is checked.
+    """
+    sha, encode = hashlib.sha256, encode_basestring
+    h = _H0
+    for site, path, occurrence, capability, dig, rdigest, att in rows:
+        if not (type(occurrence) is int and type(att) is int and type(site) is str
+                and type(capability) is str and type(dig) is str and type(rdigest) is str
+                and _all_int(path)):
+            raise _entry_type_error(site, path, occurrence, capability, dig, rdigest, att)
+        steps = ",".join(map(str, path)) if path else ""
+        line = (f'{{"attempt":{att},"capability":{encode(capability)},"digest":{encode(dig)},'
+                f'"occurrence":{occurrence},"path":[{steps}],'
+                f'"result_digest":{encode(rdigest)},"site":{encode(site)}}}')
+        h = sha(h + line.encode("utf-8", "surrogatepass")).digest()
+    return h.hex()
+
+
+def _rows_from_items(items: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    """(σ, π, ω, capability, digest, result_digest, attempt) of each item, in (σ, π, ω) order."""
+    rows = []
     for text, fields in items.items():
-        ident = Identity.parse(text)
+        site, path, occurrence = _parse_identity(text)
         if not isinstance(fields, Mapping):
             raise TypeError(f"entry {text} is not an object")
-        entries.append({"site": ident.site, "path": list(ident.path),
-                        "occurrence": ident.occurrence,
-                        **{k: fields[k] for k in _FIELDS}})
-    entries.sort(key=lambda e: (e["site"], tuple(e["path"]), e["occurrence"]))
-    return entries
+        rows.append((site, path, occurrence, fields["capability"], fields["digest"],
+                     fields["result_digest"], fields["attempt"]))
+    rows.sort(key=_ENTRY_KEY)  # stable, on (σ, π, ω) only, as the chain is defined
+    return rows
+
+
+def _parse_identity(text: str) -> tuple[str, tuple[int, ...], int]:
+    """`Identity.parse(text).key` without building an Identity (same checks, same errors)."""
+    try:
+        rest, occ = text.rsplit(":", 1)
+        site, path = rest.rsplit("@", 1)
+        steps = tuple(map(int, path.split("."))) if path else ()
+        occurrence = int(occ)
+    except ValueError:
+        raise ValueError(
+            f"malformed identity {text!r}; expected SITE@PATH:OCCURRENCE, e.g. orchestrate/#0@:0"
+        ) from None
+    if not site or occurrence < 0 or (steps and min(steps) < 0):
+        raise ValueError(f"malformed identity {text!r}")
+    return site, steps, occurrence
 
 
 def differences(certified: Mapping[str, Any], current: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -277,8 +346,7 @@ def _brief(fields: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _order_key(text: str) -> tuple[str, tuple[int, ...], int]:
-    ident = Identity.parse(text)
-    return ident.key
+    return _parse_identity(text)
 
 
 def verify(store: Store, run_id: str) -> dict[str, Any]:

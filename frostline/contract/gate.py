@@ -240,7 +240,10 @@ def _report_sites(attempt: AttemptRecord) -> dict[str, Mapping[str, Any]]:
             f"attempt {attempt.number} has no site list in its stored report "
             "(report['facts']['sites']); the frozen map cannot be built",
             run_id=attempt.run_id, attempt=attempt.number)
-    return {s["site"]: s for s in sites if isinstance(s, Mapping) and "site" in s}
+    # `type(s) is dict` first: reports come back from the store as plain dicts, and the ABC
+    # check behind isinstance(…, Mapping) would otherwise dominate this once-per-attempt pass.
+    return {s["site"]: s for s in sites
+            if (type(s) is dict or isinstance(s, Mapping)) and "site" in s}
 
 
 # --------------------------------------------------------------------------------------------
