@@ -20,12 +20,13 @@ def local_providers(log_path: Path | str | None = None, latency_s: float = 0.0) 
 
 
 def make_runner(name: str = "auto") -> tuple[Any, str]:
-    """Return (runner, label). `auto` picks the bubblewrap sandbox when its isolation profile
-    verifies here, else the plain child process — and the label says which, loudly."""
+    """Return (runner, label) for `auto`, `sandbox` or `process`. `auto` picks the bubblewrap
+    sandbox when its isolation profile verifies here, else the plain child process — and says
+    so loudly on stderr; `sandbox` refuses to run without the sandbox."""
     from frostline.runtime.runners import ChildProcessRunner
 
-    if name == "subprocess":
-        return ChildProcessRunner(), "subprocess (reduced isolation)"
+    if name == "process":
+        return ChildProcessRunner(), "plain child process (reduced isolation)"
     from frostline.runtime.sandbox_probe import verify_profile
     from frostline.runtime.sandbox_runner import SandboxRunner
 
@@ -37,7 +38,7 @@ def make_runner(name: str = "auto") -> tuple[Any, str]:
     except Exception as exc:  # any reason the sandbox cannot be established
         print(f"warning: the bubblewrap sandbox is unavailable here ({exc}); "
               "running scripts in a plain child process with REDUCED isolation", file=sys.stderr)
-        return ChildProcessRunner(), "subprocess (reduced isolation: sandbox unavailable)"
+        return ChildProcessRunner(), "plain child process (reduced isolation: sandbox unavailable)"
     return SandboxRunner(), "bubblewrap sandbox"
 
 

@@ -18,7 +18,7 @@ from frostline.errors import FrostlineError
 @click.option("--store", "store_url", default=None, help="Store URL (default: ./.frostline/frostline.db).")
 @click.option("--out", "out_dir", default="frostline-demo", show_default=True,
               help="Where the PNGs and the run report are written.")
-@click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "subprocess"]),
+@click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
               default="auto", show_default=True,
               help="auto uses the bubblewrap sandbox when it works here and says so when it does not.")
 def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str) -> None:

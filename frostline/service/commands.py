@@ -13,13 +13,19 @@ _PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 @click.option("--store", "store_url", default=None, help="Store URL (default: FROSTLINE_STORE or ./.frostline).")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
-def serve(store_url: str | None, host: str, port: int) -> None:
+@click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
+              envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
+              help="Where scripts run; 'process' reduces isolation, 'auto' falls back loudly.")
+def serve(store_url: str | None, host: str, port: int, runner_name: str) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /."""
     try:
         from frostline.service.app import serve as run_server
+        from frostline.service.operations import Services
     except ImportError as exc:  # the service extra is optional
-        raise click.UsageError(f"the HTTP service needs the 'service' extra: pip install 'frostline[service]' ({exc})") from exc
-    run_server(store_url, host, port)
+        raise click.UsageError(
+            f"the HTTP service needs the 'service' extra: pip install 'frostline[service]' ({exc})"
+        ) from exc
+    run_server(store_url, host, port, lambda: Services.default(runner_name=runner_name))
 
 
 @click.group("token")

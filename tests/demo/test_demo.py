@@ -12,7 +12,7 @@ from frostline.demo.commands import demo
 
 def test_demo_json_figures(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    res = CliRunner().invoke(demo, ["--json", "--runner", "subprocess"])
+    res = CliRunner().invoke(demo, ["--json", "--runner", "process"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout.strip().splitlines()[-1])
     for key in ("contract_calls", "naive_calls", "replayed", "executed", "gate_stops", "images", "spend_usd"):
@@ -38,6 +38,6 @@ def test_demo_json_figures(tmp_path, monkeypatch):
 
 def test_demo_human_output(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    res = CliRunner().invoke(demo, ["--runner", "subprocess"])
+    res = CliRunner().invoke(demo, ["--runner", "process"])
     assert res.exit_code == 0, res.output
     assert "stopped by the gate" in res.output and "naive full rerun" in res.output

@@ -39,7 +39,7 @@ def _free_port() -> int:
 @pytest.fixture
 def live(tmp_path) -> Iterator[Live]:
     store = open_store(f"sqlite:///{tmp_path / 'api.db'}")
-    services = Services.default(runner_name="subprocess", latency_s=0.02)
+    services = Services.default(runner_name="process", latency_s=0.02)
     app = create_app(store, services=services)
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))

@@ -17,7 +17,7 @@ def test_login_demo_run_timeline(live, tmp_path):
     from frostline.demo.scenario import run_demo
 
     # The demo run, recorded in the served store and owned by alice.
-    result = run_demo(store_url=live.store.url, out_dir=tmp_path / "demo", runner_name="subprocess",
+    result = run_demo(store_url=live.store.url, out_dir=tmp_path / "demo", runner_name="process",
                       latency_s=0.0, owner="alice")
     run_id = result.run_id
     with sync_playwright() as p:
