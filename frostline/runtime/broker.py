@@ -162,6 +162,9 @@ class Broker:
         self._races: Counter[tuple[int, ...]] = Counter()
         self._calls_used = prior_calls
         self._spend_used = prior_spend_usd
+        # Tokens are only known after a call returns, so the token budget stops the calls
+        # that would start once it is spent (committed usage of earlier attempts included).
+        self._tokens_used = sum(_tokens(s.usage) for s in prefix.slots())
         self._tasks: set[asyncio.Task[Any]] = set()
         self._dispatch: asyncio.Semaphore | None = None
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
@@ -338,6 +341,10 @@ class Broker:
             return await self._deny(row, _budget(
                 f"{ident} ({capability}, ${price:.4f}) would bring spend to "
                 f"${self._spend_used + price:.4f}, over the budget of ${budget.usd:.4f}", ident))
+        if budget.tokens is not None and self._tokens_used >= budget.tokens:
+            return await self._deny(row, _budget(
+                f"{ident} would start after {self._tokens_used} tokens were used, with a "
+                f"budget of {budget.tokens} tokens", ident))
         # Reserve before the first await so concurrent calls cannot overshoot together.
         self._calls_used += 1
         self._spend_used += price
@@ -376,6 +383,7 @@ class Broker:
                 return raise_reply(err)
             slot = SlotRecord(self.run_id, identity.site, identity.path, identity.occurrence,
                               capability, h, produced.result, dict(produced.usage), self.attempt)
+            self._tokens_used += _tokens(produced.usage)
             if call_id is None:  # fail-open: the attempt write failed; try once more now
                 call_id = await self._begin(identity, capability, h, key)
             if call_id is not None:
@@ -493,6 +501,11 @@ class Broker:
 
 async def _done(reply: Reply) -> Reply:
     return reply
+
+
+def _tokens(usage: Mapping[str, Any]) -> int:
+    value = usage.get("tokens", 0)
+    return value if type(value) is int and value > 0 else 0
 
 
 def _budget(message: str, ident: str) -> CallDenied:

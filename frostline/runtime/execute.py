@@ -115,7 +115,8 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
     """Run one attempt of `source` under `run_id` inside a running event loop.
 
     A new run is created with `envelope` (default: every capability, default budget); an
-    existing run keeps the envelope it was created with.
+    existing run keeps the envelope it was created with. `args=None` on an existing run means
+    "the args of its latest attempt" (so a repair runs on the same inputs); on a new run, {}.
     """
     _check_args(args)
     permissive = fail_open_requested(fail_open)
@@ -127,6 +128,8 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
         run_envelope = _ensure_run(store, run_id, envelope, catalog)
         with store.run_lock(run_id):
             _close_crashed_attempts(store, run_id)
+            if args is None:
+                args = _previous_args(store, run_id)
             return await _attempt(store, run_id, source, args, run_envelope, providers, runner,
                                   catalog, skip_checker, permissive)
     except PrefixConflict as exc:
@@ -147,6 +150,14 @@ def _close_crashed_attempts(store: Store, run_id: str) -> None:
                 "message": "the host stopped before finishing this attempt; any call it "
                            "dispatched without a commit is reported as unresolved"})
             store.append_event(run_id, "attempt_crashed", {"attempt": attempt.number})
+
+
+def _previous_args(store: Store, run_id: str) -> Any:
+    """The args of the run's latest attempt that recorded any, else {}."""
+    for attempt in reversed(store.list_attempts(run_id)):
+        if attempt.args is not None:
+            return attempt.args
+    return {}
 
 
 def _check_args(args: Any) -> None:
@@ -223,7 +234,8 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
         return _refuse(store, run_id, source, report, "rejected", ScriptRejected(
             f"the annotated script has {len(annotated)} characters; the cap is {MAX_SOURCE}"))
     whitelist = {s.site: s.capability for s in site_infos}
-    attempt = store.start_attempt(run_id, source=source, annotated=annotated, report=report)
+    attempt = store.start_attempt(run_id, source=source, annotated=annotated, report=report,
+                                  args=args)
     number = attempt.number
     store.append_event(run_id, "attempt_started", {"attempt": number,
                                                    "frozen": len(prefix)})

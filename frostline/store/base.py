@@ -42,8 +42,8 @@ class Store(abc.ABC):
     # attempts -----------------------------------------------------------------------------------
     @abc.abstractmethod
     def start_attempt(self, run_id: str, *, source: str, annotated: str,
-                      report: dict[str, Any]) -> AttemptRecord:
-        """Open attempt number max+1 with status 'running'."""
+                      report: dict[str, Any], args: Any = None) -> AttemptRecord:
+        """Open attempt number max+1 with status 'running', recording the args it runs with."""
 
     @abc.abstractmethod
     def finish_attempt(self, run_id: str, number: int, *, status: str,

@@ -69,9 +69,9 @@ class FaultyStore(Store):
 
     # attempts
     def start_attempt(self, run_id: str, *, source: str, annotated: str,
-                      report: dict[str, Any]) -> AttemptRecord:
+                      report: dict[str, Any], args: Any = None) -> AttemptRecord:
         return self._w("start_attempt", lambda: self.inner.start_attempt(
-            run_id, source=source, annotated=annotated, report=report))
+            run_id, source=source, annotated=annotated, report=report, args=args))
 
     def finish_attempt(self, run_id: str, number: int, *, status: str,
                        gate: dict[str, Any] | None = None, invoked: list[str] | None = None,

@@ -46,6 +46,7 @@ class AttemptRecord:
     stats: dict[str, Any] = field(default_factory=dict)
     started_at: float = 0.0
     finished_at: float | None = None
+    args: Any = None  # the JSON args the attempt ran with (None: unknown or not given)
 
 
 @dataclass(frozen=True)

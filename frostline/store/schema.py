@@ -210,6 +210,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX certificates_run ON certificates (run_id, id)",
         "CREATE INDEX runs_owner ON runs (owner, created_at)",
     )),
+    # The args an attempt ran with, so a later attempt (a repair, an API call without args)
+    # can run with the same inputs. NULL for attempts recorded before this migration.
+    Migration(4, "attempt args", common=("ALTER TABLE attempts ADD COLUMN args {json}",)),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -29,7 +29,7 @@ from frostline.store.sqlbase import SqlBackend, no_run
 
 _RUN_COLS = "run_id, envelope, status, owner, kind, created_at"
 _ATTEMPT_COLS = ("run_id, number, source, source_digest, annotated, report, status, gate, "
-                 "invoked, orphans, result, error, stats, started_at, finished_at")
+                 "invoked, orphans, result, error, stats, started_at, finished_at, args")
 _SLOT_COLS = ("run_id, site, path, occurrence, capability, digest, result, usage, attempt, "
               "committed_at")
 _CALL_COLS = ("call_id, run_id, site, path, occurrence, capability, digest, attempt, status, "
@@ -93,8 +93,9 @@ class SqlStore(SqlBackend):
 
     # attempts -----------------------------------------------------------------------------------
     def start_attempt(self, run_id: str, *, source: str, annotated: str,
-                      report: dict[str, Any]) -> AttemptRecord:
+                      report: dict[str, Any], args: Any = None) -> AttemptRecord:
         rep = self._j(report, "report")
+        args_param = self._jn(args, "args")
         src_digest = hashlib.sha256(source.encode()).hexdigest()
         empty = self._j([], "invoked")
         null, stats = self._j(None, "result"), self._j({}, "stats")
@@ -106,9 +107,9 @@ class SqlStore(SqlBackend):
             rows = self._insert_for_run(
                 conn, run_id,
                 f"INSERT INTO attempts ({_ATTEMPT_COLS}) VALUES (?, ?, ?, ?, ?, ?, 'running', "
-                f"NULL, ?, ?, ?, NULL, ?, ?, NULL) RETURNING {_ATTEMPT_COLS}",
+                f"NULL, ?, ?, ?, NULL, ?, ?, NULL, ?) RETURNING {_ATTEMPT_COLS}",
                 (run_id, number, source, src_digest, annotated, rep, empty, empty, null, stats,
-                 now))
+                 now, args_param))
             return self._attempt(rows[0])
 
         return self._write("start_attempt", op)
@@ -154,6 +155,7 @@ class SqlStore(SqlBackend):
             invoked=tuple(self._load(r[8])), orphans=tuple(self._load(r[9])),
             result=self._load(r[10]), error=self._load(r[11]), stats=self._load(r[12]),
             started_at=float(r[13]), finished_at=None if r[14] is None else float(r[14]),
+            args=self._load(r[15]),
         )
 
     # slots --------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from frostline.errors import RunBusy
 from frostline.store import open_store
-from tests.runtime.helpers import Slow, echo_ns, local, run
+from tests.runtime.helpers import Slow, echo_ns, local, logged, run
 
 SHAPE = """
 async def orchestrate(ctx, args):
@@ -57,3 +57,47 @@ def test_two_workers_never_execute_one_run_at_once(store, tmp_path):
             return await ctx.run("echo", {"n": 1})
         """, local(tmp_path))
     assert echo_ns(tmp_path / "provider.jsonl") == []
+
+
+LOOP = """
+async def orchestrate(ctx, args):
+    out = []
+    for i in range(6):
+        if i < len(args["ps"]):
+            out.append(await ctx.run("echo", {"v": args["ps"][i]}))
+    return len(out)
+"""
+
+
+def expected(first: list[int], second: list[int], policy: str) -> tuple[str, int, int]:
+    """The runtime rule as a model: (status, replayed, executed) of the second attempt."""
+    replayed = executed = 0
+    for i, value in enumerate(second):
+        if i < len(first):
+            if value != first[i]:
+                return "diverged", replayed, executed
+            replayed += 1
+        elif policy == "auto" and value in first:  # echo is side-effecting: a repeat is denied
+            return "failed", replayed, executed
+        else:
+            executed += 1
+    return "succeeded", replayed, executed
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(0, 3), max_size=6), st.lists(st.integers(0, 3), max_size=6),
+       st.sampled_from(["off", "auto"]))
+def test_a_revision_never_executes_a_committed_identity_twice(first, second, policy):
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        with open_store(f"sqlite:///{work}/f.db") as store:
+            p = local(work)
+            env = {"ledger_policy": policy}
+            one = run(store, "r", LOOP, p, args={"ps": first}, envelope=env)
+            assert (one.status, one.executed) == ("succeeded", len(first))
+            two = run(store, "r", LOOP, p, args={"ps": second})
+            assert (two.status, two.replayed, two.executed) == expected(first, second, policy)
+            per_identity: dict[str, int] = {}
+            for entry in logged(work / "provider.jsonl"):
+                per_identity[entry["identity"]] = per_identity.get(entry["identity"], 0) + 1
+            assert all(n == 1 for n in per_identity.values())

@@ -181,3 +181,43 @@ def test_artifacts_replay_byte_identical(store, tmp_path):
     again = run(store, "r", src, p)
     assert again.replayed == 1 and again.result == ref
     assert store.get_artifact(again.result)[0] == data
+
+
+def test_the_token_budget_stops_calls_once_it_is_spent(store, tmp_path):
+    env = Envelope.from_dict({"budget": {"usd": 1.0, "calls": 100, "tokens": 5}})
+    src = """
+    async def orchestrate(ctx, args):
+        out = []
+        for i in range(3):
+            r = await ctx.run("text.generate", {"prompt": "tell a long story " + str(i)})
+            out.append(r["text"])
+        return out
+    """
+    out = run(store, "r", src, local(tmp_path), envelope=env)
+    assert out.status == "failed" and out.error["type"] == "BudgetExceeded"
+    assert "tokens" in out.error["message"]
+    assert out.executed == 1 and len(logged(tmp_path / "provider.jsonl")) == 1
+    # committed usage of earlier attempts counts too
+    again = run(store, "r", src, local(tmp_path))
+    assert again.replayed == 1 and again.executed == 0 and again.error["type"] == "BudgetExceeded"
+
+
+def test_a_later_attempt_without_args_runs_on_the_latest_recorded_args(store, tmp_path):
+    providers = local(tmp_path)
+    v1 = """
+    async def orchestrate(ctx, args):
+        a = await ctx.run("echo", {"n": args["n"]})
+        raise ValueError("boom")
+    """
+    v2 = """
+    async def orchestrate(ctx, args):
+        a = await ctx.run("echo", {"n": args["n"]})
+        return a["n"] + 1
+    """
+    first = run(store, "args-1", v1, providers, args={"n": 41})
+    assert first.status == "failed"
+    second = run(store, "args-1", v2, providers)  # no args: the first attempt's are reused
+    assert second.status == "succeeded" and second.result == 42 and second.replayed == 1
+    assert [a.args for a in store.list_attempts("args-1")] == [{"n": 41}, {"n": 41}]
+    fresh = run(store, "args-2", v2.replace('args["n"]', '7'), providers)
+    assert fresh.status == "succeeded" and store.list_attempts("args-2")[0].args == {}

@@ -54,8 +54,10 @@ def test_bad_run_kind_and_envelope(store: Store) -> None:
 def test_attempts(store: Store) -> None:
     store.create_run("r1", {})
     a1 = store.start_attempt("r1", source="src1", annotated="ann1", report={"valid": True})
-    a2 = store.start_attempt("r1", source="src2", annotated="ann2", report={"valid": False})
+    a2 = store.start_attempt("r1", source="src2", annotated="ann2", report={"valid": False},
+                             args={"brief": "a fox", "n": [1, 2]})
     assert (a1.number, a2.number) == (1, 2)
+    assert a1.args is None and a2.args == {"brief": "a fox", "n": [1, 2]}
     assert a1.source_digest == hashlib.sha256(b"src1").hexdigest()
     assert a1.status == "running" and a1.finished_at is None and a1.stats == {}
     done = store.finish_attempt("r1", 1, status="succeeded", gate={"accepted": True},
