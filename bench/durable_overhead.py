@@ -13,7 +13,9 @@ so that load from elsewhere on the machine weighs on every system alike:
   sandbox): N sequential calls, and N calls in a 32-way fanout (the store group-commits);
 - frostline through ``execute()`` with the in-process runner, for context;
 - DBOS: a workflow of N sequential ``@DBOS.step``s (SQLite and PostgreSQL system database);
-- LangGraph: an ``@entrypoint`` with a SqliteSaver calling N ``@task``s (SQLite);
+- LangGraph: an ``@entrypoint`` with a SqliteSaver calling N ``@task``s (SQLite), with
+  ``durability="sync"`` (each task durable before the next, like the others) and, for
+  reference, its default ``"async"`` (persisted in the background);
 - replay throughput of a 10,000-identity prefix (see bench/replay_throughput.py).
 
 Per-call figures are wall time / calls per repetition, median over repetitions; p95 is over
@@ -125,7 +127,8 @@ def measure_frostline(url: str, store_name: str, floor: Callable[[], list[float]
 
 
 # peers --------------------------------------------------------------------------------------------
-def measure_peer(system: str, store: str, s: Settings, notes: list[str]) -> Row | None:
+def measure_peer(system: str, store: str, s: Settings, notes: list[str],
+                 extra: tuple[str, ...] = ()) -> Row | None:
     """Run one peer in a child interpreter; None (with a note) when it cannot run."""
     missing = missing_peer(system)
     if missing is not None:
@@ -133,7 +136,7 @@ def measure_peer(system: str, store: str, s: Settings, notes: list[str]) -> Row 
                      f"`{INSTALL[system]}` (or the project's `bench` extra)")
         return None
     cmd = [sys.executable, "-m", "bench.peers", system, store, "--calls", str(s.calls),
-           "--reps", str(s.reps)]
+           "--reps", str(s.reps), *extra]
     if s.pg is not None:
         cmd += ["--pg", s.pg]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -179,9 +182,15 @@ def run(s: Settings, folder: Path) -> Report:
             row = measure_peer("dbos", store, s, report.notes)
             if row is not None:
                 report.rows.append(row)
-        row = measure_peer("langgraph", "sqlite", s, report.notes)
-        if row is not None:
-            report.rows.append(row)
+        for durability in ("sync", "async"):
+            row = measure_peer("langgraph", "sqlite", s, report.notes,
+                               ("--durability", durability))
+            if row is not None:
+                if durability == "async":
+                    row.note = "not durable per task: results are written in the background"
+                report.rows.append(row)
+            elif durability == "sync":
+                break  # missing or failing: said once
         if s.pg is not None:
             report.notes.append("LangGraph is measured on SQLite only "
                                 "(langgraph-checkpoint-sqlite)")
@@ -264,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(replay_table(report.replay))
     print()
-    for line in verdicts(report) + report.notes:
+    row_notes = dict.fromkeys(f"{r.system} ({r.mode}): {r.note}" for r in report.rows if r.note)
+    for line in verdicts(report) + list(row_notes) + report.notes:
         print("- " + line)
     if args.json is not None:
         args.json.write_text(json.dumps(report.to_dict(), indent=2) + "\n")

@@ -11,7 +11,10 @@ What is measured, like with like:
   system database before the workflow continues); SQLite or PostgreSQL system database.
 - LangGraph: a functional-API ``@entrypoint`` with a ``SqliteSaver`` checkpointer (WAL,
   ``synchronous=FULL`` set explicitly, as frostline's store does) calling N ``@task``s in
-  sequence, each awaited before the next.
+  sequence, each awaited before the next. ``durability="sync"`` persists each task's result
+  before the next starts, like frostline and DBOS; LangGraph's default, ``"async"``, writes
+  in the background while the next task runs (a crash can lose the latest results), and is
+  measured as a separate row for reference.
 The step/task body returns its payload, like frostline's zero-latency ``echo`` provider.
 """
 
@@ -101,7 +104,8 @@ def _drop_pg_schema(url: str, schema: str) -> None:
 
 
 # LangGraph ------------------------------------------------------------------------------------------
-def run_langgraph(store: str, calls: int, reps: int, folder: Path) -> dict[str, Any]:
+def run_langgraph(store: str, calls: int, reps: int, folder: Path,
+                  durability: str = "sync") -> dict[str, Any]:
     if store != "sqlite":
         raise SystemExit("LangGraph is measured on SQLite only (langgraph-checkpoint-sqlite)")
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -117,6 +121,7 @@ def run_langgraph(store: str, calls: int, reps: int, folder: Path) -> dict[str, 
         return payload
 
     latencies: list[float] = []
+    mode: Any = durability  # "sync" or "async" (langgraph.types.Durability)
 
     @entrypoint(checkpointer=saver)
     def workflow(n: int) -> int:
@@ -127,18 +132,20 @@ def run_langgraph(store: str, calls: int, reps: int, folder: Path) -> dict[str, 
         return n
 
     try:
-        workflow.invoke(min(calls, 20), {"configurable": {"thread_id": "warmup"}})
+        workflow.invoke(min(calls, 20), {"configurable": {"thread_id": "warmup"}},
+                        durability=mode)
         per_call: list[float] = []
         pooled: list[float] = []
         for _ in range(reps):
             latencies.clear()
             t0 = time.perf_counter()
-            workflow.invoke(calls, {"configurable": {"thread_id": uuid.uuid4().hex}})
+            workflow.invoke(calls, {"configurable": {"thread_id": uuid.uuid4().hex}},
+                            durability=mode)
             per_call.append((time.perf_counter() - t0) * 1000 / calls)
             pooled.extend(x * 1000 for x in latencies)
     finally:
         conn.close()
-    return {"system": "LangGraph", "store": store, "mode": "sequential tasks",
+    return {"system": "LangGraph", "store": store, "mode": f"sequential tasks, {durability}",
             "per_call_ms": per_call, "latencies_ms": pooled}
 
 
@@ -149,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--durability", choices=["sync", "async"], default="sync",
+                        help="LangGraph only: persist each step before the next (sync, like "
+                        "frostline and DBOS) or in the background (async, its default)")
     args = parser.parse_args(argv)
     missing = missing_peer(args.system)
     if missing is not None:
@@ -159,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.system == "dbos":
             out = run_dbos(args.store, args.calls, args.reps, args.pg, Path(tmp))
         else:
-            out = run_langgraph(args.store, args.calls, args.reps, Path(tmp))
+            out = run_langgraph(args.store, args.calls, args.reps, Path(tmp), args.durability)
     out["median_ms"] = statistics.median(out["per_call_ms"])
     print(json.dumps(out))
     return 0

@@ -74,6 +74,24 @@ def test_missing_peer_is_named_with_its_install_command(monkeypatch: pytest.Monk
     assert "pip install langgraph langgraph-checkpoint-sqlite" in notes[1]
 
 
+def test_run_puts_each_peer_row_in_the_report(monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
+    asked: list[tuple[str, str, tuple[str, ...]]] = []
+
+    def fake_peer(system: str, store: str, s: bench.Settings, notes: list[str],
+                  extra: tuple[str, ...] = ()) -> Row:
+        asked.append((system, store, extra))
+        return Row(system, store, "sequential " + " ".join(extra), [1.0], [1.0])
+
+    monkeypatch.setattr(bench, "measure_peer", fake_peer)
+    report = bench.run(settings(peers=True, replay=False, reps=1, calls=4), tmp_path)
+    assert asked == [("dbos", "sqlite", ()), ("langgraph", "sqlite", ("--durability", "sync")),
+                     ("langgraph", "sqlite", ("--durability", "async"))]
+    peer_rows = [r for r in report.rows if not r.system.startswith("frostline")]
+    assert [r.note != "" for r in peer_rows] == [False, False, True]
+    assert "dbos" in bench.overhead_table(report)
+
+
 @pytest.mark.parametrize("system", ["dbos", "langgraph"])
 def test_peer_child_measures_or_says_how_to_install(system: str) -> None:
     notes: list[str] = []
