@@ -38,7 +38,7 @@ from frostline.capabilities.catalog import Capability, Catalog
 from frostline.capabilities.envelope import Envelope, LedgerPolicy
 from frostline.capabilities.provider import CallContext, ProviderResult
 from frostline.contract.identity import Identity, digest
-from frostline.contract.prefix import Prefix, load_prefix
+from frostline.contract.prefix import load_prefix
 from frostline.errors import (
     AttemptUnresolved,
     FrostlineError,
@@ -53,8 +53,8 @@ from frostline.graph.graph import Graph
 from frostline.graph.ledger import LedgerEvent, LedgerSink
 from frostline.graph.slot import ModelClient, SlotLimits
 from frostline.runtime.broker import Broker, BrokerStats
+from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.store.base import Store
-from frostline.store.records import CallRecord, CallStatus
 
 SITE_PREFIX = "graph"
 _PERMISSIVE = {"type": "object"}
@@ -286,7 +286,7 @@ def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Bo
     try:
         env = _ensure_run(store, run_id, graph, graph_digest, envelope, catalog)
         with store.run_lock(run_id):
-            _close_crashed_attempts(store, run_id)
+            close_crashed_attempts(store, run_id)
             return _attempt(store, run_id, graph, graph_digest, bodies, registry, catalog, env,
                             model, list(sinks), limits, max_steps)
     except (PrefixConflict, StoreUnavailable) as exc:
@@ -313,26 +313,8 @@ def _ensure_run(store: Store, run_id: str, graph: Graph, graph_digest: str,
     return Envelope.from_dict(run.envelope, catalog)
 
 
-def _close_crashed_attempts(store: Store, run_id: str) -> None:
-    """An attempt still 'running' while we hold the run lock belongs to a process that died."""
-    for attempt in store.list_attempts(run_id):
-        if attempt.status == "running":
-            store.finish_attempt(run_id, attempt.number, status="failed", error={
-                "type": "HostCrashed", "code": "crashed",
-                "message": "the process stopped before finishing this attempt; a tool call it "
-                           "dispatched without a commit is reported as unresolved"})
-            store.append_event(run_id, "attempt_crashed", {"attempt": attempt.number})
 
 
-def _unresolved(calls: list[CallRecord], prefix: Prefix) -> dict[Identity, CallRecord]:
-    """Pending calls whose identity never committed (the latest pending call per identity)."""
-    out: dict[Identity, CallRecord] = {}
-    for c in calls:
-        if c.status is CallStatus.PENDING and c.identity not in prefix:
-            seen = out.get(c.identity)
-            if seen is None or c.call_id > seen.call_id:
-                out[c.identity] = c
-    return out
 
 
 def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
@@ -346,7 +328,7 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
     store.append_event(run_id, "attempt_started", {"attempt": number, "frozen": len(prefix),
                                                    "kind": "graph"})
     calls = store.list_calls(run_id)
-    unresolved = _unresolved(calls, prefix)
+    unresolved = unresolved_calls(calls, prefix)
     provider = ToolProvider(registry)
     # Fail closed before any body runs: a side-effecting tool call that was dispatched and
     # never committed may have had its effect; only an operator can say whether it did.

@@ -23,7 +23,6 @@ from typing import Any
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
 from frostline.capabilities.provider import Provider
-from frostline.contract.identity import Identity
 from frostline.contract.orphans import orphan_report
 from frostline.contract.prefix import Prefix, load_prefix
 from frostline.errors import (
@@ -36,10 +35,10 @@ from frostline.errors import (
     StoreUnavailable,
 )
 from frostline.runtime.broker import Broker
+from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
 from frostline.runtime.runners import Job, Runner, ScriptOutcome
 from frostline.store.base import Store
-from frostline.store.records import CallRecord, CallStatus
 
 log = logging.getLogger("frostline.execute")
 
@@ -127,7 +126,7 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
     try:
         run_envelope = _ensure_run(store, run_id, envelope, catalog)
         with store.run_lock(run_id):
-            _close_crashed_attempts(store, run_id)
+            close_crashed_attempts(store, run_id)
             if args is None:
                 args = _previous_args(store, run_id)
             return await _attempt(store, run_id, source, args, run_envelope, providers, runner,
@@ -141,15 +140,6 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
         return AttemptOutcome(run_id, None, "failed", error=exc.to_dict())
 
 
-def _close_crashed_attempts(store: Store, run_id: str) -> None:
-    """An attempt still 'running' while we hold the run lock belongs to a host that died."""
-    for attempt in store.list_attempts(run_id):
-        if attempt.status == "running":
-            store.finish_attempt(run_id, attempt.number, status="failed", error={
-                "type": "HostCrashed", "code": "crashed",
-                "message": "the host stopped before finishing this attempt; any call it "
-                           "dispatched without a commit is reported as unresolved"})
-            store.append_event(run_id, "attempt_crashed", {"attempt": attempt.number})
 
 
 def _previous_args(store: Store, run_id: str) -> Any:
@@ -242,7 +232,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
 
     # 4. crashes left behind: unresolved side-effecting attempts fail closed
     calls = store.list_calls(run_id)
-    unresolved = _unresolved(calls, prefix)
+    unresolved = unresolved_calls(calls, prefix)
     blocking = [c for c in unresolved.values()
                 if _side_effecting(catalog, c.capability)
                 and not providers.honours_idempotency_keys(c.capability)]
@@ -322,15 +312,6 @@ def persist_certificate(store: Store, run_id: str, attempt: int) -> None:
 
 
 # helpers ------------------------------------------------------------------------------
-def _unresolved(calls: list[CallRecord], prefix: Prefix) -> dict[Identity, CallRecord]:
-    """Pending calls whose identity never committed (the latest pending call per identity)."""
-    out: dict[Identity, CallRecord] = {}
-    for c in calls:
-        if c.status is CallStatus.PENDING and c.identity not in prefix:
-            seen = out.get(c.identity)
-            if seen is None or c.call_id > seen.call_id:
-                out[c.identity] = c
-    return out
 
 
 def _side_effecting(catalog: Catalog, capability: str) -> bool:
