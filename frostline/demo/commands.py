@@ -43,14 +43,20 @@ def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str) -
     _render(console, data)
 
 
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def _render(console: Console, d: dict) -> None:  # type: ignore[type-arg]
     first, second = d["attempts"][0], d["attempts"][-1]
     console.print(Panel.fit(
         "[b]Brand video[/b]: a storyboard, then four shots rendered in parallel.\n"
+        "Local providers render real PNGs; the repair model's replies are [b]recorded[/b] "
+        "(shipped with frostline, no network).\n"
         f"Run [cyan]{d['run_id']}[/cyan] · runner: {d['runner']} · store: {d['store']}",
         title="frostline demo"))
     console.print(f"1. Attempt 1 [red]{first['status']}[/red]: {first.get('executed', 0)} calls committed, "
-                  f"then the provider rejected shot 4: {((first.get('error') or {}).get('message') or '')[:100]}")
+                  f"then the provider rejected shot 4: {_clip((first.get('error') or {}).get('message') or '', 110)}")
     for i, rw in enumerate(d["repair"]["rewrites"], start=1):
         if rw.get("counterexamples"):
             console.print(f"2.{i} Repair {i} [magenta]stopped by the gate before spending[/magenta]:")
