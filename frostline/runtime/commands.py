@@ -110,14 +110,27 @@ def _runner(kind: str, timeout_s: float, as_json: bool) -> Runner:
               help="Wall-clock limit of the script in seconds.")
 @click.option("--fail-open", is_flag=True,
               help="Dispatch even when the attempt record cannot be written (unsafe).")
+@click.option("--unsafe-skip-checker", "skip_checker", is_flag=True,
+              help="Run WITHOUT the static checker, inside the sandbox (only to demonstrate "
+                   "defence in depth; never in production).")
 @store_option
 @json_option
 def run_command(script: Path, run_id: str, args_text: str | None, envelope_file: Path | None,
-                runner_kind: str, timeout_s: float, fail_open: bool, store_url: str | None,
-                as_json: bool) -> None:
+                runner_kind: str, timeout_s: float, fail_open: bool, skip_checker: bool,
+                store_url: str | None, as_json: bool) -> None:
     """Run SCRIPT as one attempt of the run RUN_ID (replaying what the run already committed)."""
     from frostline.capabilities.envelope import Envelope
     from frostline.capabilities.local import LocalProviders
+
+    if skip_checker:
+        if runner_kind != "sandbox":
+            _fail("--unsafe-skip-checker only runs inside the sandbox (--runner sandbox): "
+                  "without the checker, the sandbox is the only line of defence", EXIT_USAGE,
+                  as_json)
+        click.echo("WARNING: --unsafe-skip-checker: the static checker (R00-R12) is SKIPPED. "
+                   "The script runs unvetted; only the sandbox, the broker and the gate stand "
+                   "between it and the host. Use this to test defence in depth, never in "
+                   "production.", err=True)
 
     try:
         source = script.read_text(encoding="utf-8")
@@ -138,7 +151,8 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
         try:
             outcome = execute(store, run_id, source, args=args, envelope=envelope,
                               providers=LocalProviders(), runner=runner,
-                              fail_open=True if fail_open else None)
+                              fail_open=True if fail_open else None,
+                              skip_checker=skip_checker)
         except FrostlineError as err:
             _fail(err.message, EXIT_USAGE if isinstance(err, DefinitionError) else EXIT_FAILED,
                   as_json, err)

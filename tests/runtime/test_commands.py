@@ -154,3 +154,26 @@ def test_show_lists_attempts_and_what_each_identity_did(env):
     assert human.exit_code == 0 and "identities" in human.output and "replayed" in human.output
     missing = invoke(env, "show", "nope")
     assert missing.exit_code == 2 and "no run 'nope'" in missing.output
+
+
+ESCAPE = """
+async def orchestrate(ctx, args):
+    a = await ctx.run("echo", {"n": 1})
+    import os
+    return os.listdir("/")
+"""
+
+
+def test_unsafe_skip_checker_runs_unvetted_code_only_in_the_sandbox_and_says_so(env):
+    path = script(env, ESCAPE)
+    refused = invoke(env, "run", path, "--run", "u1", "--unsafe-skip-checker", "--runner", "process")
+    assert refused.exit_code == 2 and "only runs inside the sandbox" in refused.output
+    assert invoke(env, "run", path, "--run", "u0").exit_code == 6  # the checker rejects it (R06)
+    res = invoke(env, "run", path, "--run", "u2", "--unsafe-skip-checker", "--runner", "sandbox",
+                 "--json")
+    assert "static checker (R00-R12) is SKIPPED" in res.stderr
+    outcome = json.loads(res.stdout)
+    # The committed call ran; the import then failed inside the sandbox's restricted child.
+    assert outcome["executed"] == 1 and outcome["status"] == "failed", outcome
+    assert "import" in json.dumps(outcome["error"]).lower()
+    assert echo_ns(env["dir"] / "provider.jsonl") == [1]
