@@ -142,15 +142,18 @@ def create_app(store: Store, *, services: operations.Services | None = None,
             raise RunNotFound(f"no run {run_id!r}", run_id=run_id)
         return run
 
-    def claim(run_id: str) -> None:
+    def exclusively(run_id: str, action: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """Run `action` while this process marks the run as executing (409 if it already is;
+        the store's run lock still guards against other processes)."""
         with busy_lock:
             if run_id in busy:
                 raise RunBusy(f"run {run_id!r} is executing; retry when it has finished", run_id=run_id)
             busy.add(run_id)
-
-    def release(run_id: str) -> None:
-        with busy_lock:
-            busy.discard(run_id)
+        try:
+            return action()
+        finally:
+            with busy_lock:
+                busy.discard(run_id)
 
     # ---------------------------------------------------------------- runs
     @app.post("/v1/runs", status_code=201, tags=["runs"])
@@ -161,11 +164,7 @@ def create_app(store: Store, *, services: operations.Services | None = None,
         if store.get_run(run_id) is not None:
             raise HTTPException(409, {"error": "exists", "message": f"run {run_id!r} already exists"})
         store.create_run(run_id, operations.envelope_dict(body.envelope, catalog), owner=who)
-        claim(run_id)
-        try:
-            attempt = svc.execute(store, run_id, body.script, body.args)
-        finally:
-            release(run_id)
+        attempt = exclusively(run_id, lambda: svc.execute(store, run_id, body.script, body.args))
         return {"run_id": run_id, "attempt": attempt}
 
     @app.get("/v1/runs", tags=["runs"])
@@ -183,22 +182,15 @@ def create_app(store: Store, *, services: operations.Services | None = None,
         """Gate the script against the frozen prefix, then run it as a new attempt."""
         run = owned_run(run_id, who)
         operations.precheck(body.script, run.envelope, catalog)
-        claim(run_id)
-        try:
-            attempt = svc.execute(store, run_id, body.script, body.args)
-        finally:
-            release(run_id)
+        attempt = exclusively(run_id, lambda: svc.execute(store, run_id, body.script, body.args))
         return {"run_id": run_id, "attempt": attempt}
 
     @app.post("/v1/runs/{run_id}/repair", tags=["runs"])
     def repair(run_id: str, body: RepairRequest, who: str = Depends(principal)) -> dict[str, Any]:
         """Ask a model for a repair of the last failed attempt; optionally execute it."""
         owned_run(run_id, who)
-        claim(run_id)
-        try:
-            return svc.repair(store, run_id, body.model, body.max_rewrites, body.execute)
-        finally:
-            release(run_id)
+        return exclusively(
+            run_id, lambda: svc.repair(store, run_id, body.model, body.max_rewrites, body.execute))
 
     @app.get("/v1/runs/{run_id}/certificate", tags=["contract"])
     def certificate(run_id: str, verify: bool = True, who: str = Depends(principal)) -> dict[str, Any]:
