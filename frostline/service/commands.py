@@ -25,7 +25,14 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str) -> None
         raise click.UsageError(
             f"the HTTP service needs the 'service' extra: pip install 'frostline[service]' ({exc})"
         ) from exc
-    run_server(store_url, host, port, lambda: Services.default(runner_name=runner_name))
+    from frostline.errors import FrostlineError
+
+    try:
+        services = Services.default(runner_name=runner_name)
+    except FrostlineError as exc:  # e.g. the sandbox cannot be established here
+        raise click.ClickException(
+            f"{exc.message}\n(choose --runner process to serve with reduced isolation)") from exc
+    run_server(store_url, host, port, lambda: services)
 
 
 @click.group("token")
