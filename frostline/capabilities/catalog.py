@@ -79,26 +79,29 @@ class Catalog:
     """An immutable, ordered set of capabilities keyed by name."""
 
     entries: tuple[Capability, ...] = field(default_factory=tuple)
+    _index: dict[str, Capability] = field(default_factory=dict, repr=False, compare=False)
 
     def __init__(self, entries: Iterable[Capability] = ()) -> None:
         items = tuple(entries)
-        seen: set[str] = set()
+        index: dict[str, Capability] = {}
         for cap in items:
-            if cap.name in seen:
+            if cap.name in index:
                 raise CatalogError(f"capability {cap.name} is declared twice", capability=cap.name)
-            seen.add(cap.name)
+            index[cap.name] = cap
         object.__setattr__(self, "entries", items)
+        # Looked up on every call the broker admits (replays included), so a dict, not a scan.
+        object.__setattr__(self, "_index", index)
 
     def __contains__(self, name: object) -> bool:
-        return any(c.name == name for c in self.entries)
+        return isinstance(name, str) and name in self._index
 
     def __getitem__(self, name: str) -> Capability:
-        for cap in self.entries:
-            if cap.name == name:
-                return cap
-        raise CatalogError(
-            f"unknown capability {name!r}; known: {', '.join(self.names())}", capability=name
-        )
+        cap = self._index.get(name)
+        if cap is None:
+            raise CatalogError(
+                f"unknown capability {name!r}; known: {', '.join(self.names())}", capability=name
+            )
+        return cap
 
     def __iter__(self) -> Iterator[Capability]:
         return iter(self.entries)
@@ -107,7 +110,7 @@ class Catalog:
         return len(self.entries)
 
     def get(self, name: str) -> Capability | None:
-        return next((c for c in self.entries if c.name == name), None)
+        return self._index.get(name)
 
     def names(self) -> list[str]:
         return [c.name for c in self.entries]
