@@ -386,15 +386,18 @@ class Broker:
             self._tokens_used += _tokens(produced.usage)
             if call_id is None:  # fail-open: the attempt write failed; try once more now
                 call_id = await self._begin(identity, capability, h, key)
+            audit = {"identity": ident, "capability": capability, "digest": h,
+                     "price_usd": price, "usage": dict(produced.usage), "idempotency_key": key}
             if call_id is not None:
-                slot = await self._store_call(self.store.commit_call, call_id, slot)
+                # The audit row rides in the commit's transaction: no fsync of its own, and
+                # it exists exactly when the commit does.
+                slot = await self._store_call(
+                    self.store.commit_call, call_id, slot,
+                    event=("executed", {"attempt": self.attempt, **audit}))
+            else:  # fail-open with no attempt record: nothing to commit, audit on its own
+                self._background_event("executed", audit)
             self.stats.executed += 1
             row["outcome"] = "executed"
-            # The commit is already durable; the audit write runs beside the reply.
-            self._background_event("executed", {"identity": ident, "capability": capability,
-                                                "digest": h, "price_usd": price,
-                                                "usage": dict(produced.usage),
-                                                "idempotency_key": key})
             return {"ok": True, "result": slot.result}
 
     async def _begin(self, identity: Identity, capability: str, h: str,
@@ -453,7 +456,7 @@ class Broker:
         if self.stop_error is None:
             self.stop_error = err
 
-    async def _store_call(self, fn: Any, *args: Any) -> Any:
+    async def _store_call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Run a blocking store method off the loop; any failure becomes StoreUnavailable.
 
         The calls run on the broker pool, not the loop's default executor: that one has
@@ -461,7 +464,7 @@ class Broker:
         store's group committer only a handful of writes at a time and pay one fsync for each
         handful. Each pool thread just waits for its write to become durable.
         """
-        call = functools.partial(contextvars.copy_context().run, fn, *args)
+        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
         try:
             return await asyncio.get_running_loop().run_in_executor(_store_pool(), call)
         except StoreUnavailable:
