@@ -19,7 +19,10 @@ the script as a catchable ProviderError. A call that was dispatched is always co
 committed, whatever happens to the script afterwards: dispatch runs in a host task that the
 script cannot cancel, and `drain()` waits for all of them before the attempt is finished.
 
-Every denial, replay, execution, divergence and semantic repeat is an event in the store.
+Every denial, replay, execution, divergence and semantic repeat is an event in the store. An
+execution's event is written in the transaction of its commit. Replay events are buffered and
+written in batches (`REPLAY_BATCH`), always before any later event and by `drain()`, so the
+log still holds one `replay` event per replayed identity, in invocation order.
 """
 
 from __future__ import annotations
@@ -67,6 +70,9 @@ MAX_PATH_DEPTH = 32
 # 32-way fanout's attempt records, commits and events to wait together, so that they share
 # group-committed transactions; threads start only as they are needed.
 STORE_POOL_THREADS = 128
+# Replay events written per transaction at most. A replay has no effect to make durable, so
+# its audit row may wait for company; it never waits past the next other event or drain().
+REPLAY_BATCH = 256
 Reply = dict[str, Any]
 
 _pool: tuple[int, ThreadPoolExecutor] | None = None
@@ -168,6 +174,8 @@ class Broker:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._dispatch: asyncio.Semaphore | None = None
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self._replays: list[tuple[str, dict[str, Any]]] = []  # buffered replay events
+        self._flush_tail: asyncio.Task[None] | None = None  # the latest replay-batch write
         self._sink = StoreSink(store)
 
     # admission ------------------------------------------------------------------------
@@ -232,10 +240,11 @@ class Broker:
 
     # the runtime rule -------------------------------------------------------------------
     async def _call(self, identity: Identity, capability: str, payload: dict[str, Any]) -> Reply:
-        row: dict[str, Any] = {"identity": str(identity), "capability": capability}
+        ident = str(identity)
+        row: dict[str, Any] = {"identity": ident, "capability": capability}
         self.stats.calls.append(row)
         try:
-            return await self._rule(identity, capability, payload, row)
+            return await self._rule(identity, ident, capability, payload, row)
         except StoreUnavailable as exc:
             row.setdefault("outcome", "store_unavailable")
             self._stop(exc)
@@ -254,9 +263,8 @@ class Broker:
             self._stop(err)
             return stop_reply(err)
 
-    async def _rule(self, identity: Identity, capability: str, payload: dict[str, Any],
-                    row: dict[str, Any]) -> Reply:
-        ident = str(identity)
+    async def _rule(self, identity: Identity, ident: str, capability: str,
+                    payload: dict[str, Any], row: dict[str, Any]) -> Reply:
         if not self.envelope.granted(capability, self.catalog):
             return await self._deny(row, GrantDenied(
                 f"capability {capability} is not granted by this run's envelope; add it to "
@@ -266,27 +274,38 @@ class Broker:
             return await self._deny(row, GrantDenied(
                 f"no provider serves {capability} on this host", capability=capability,
                 identity=ident))
+        # Digest first: a replay hit (same capability, same digest as the committed slot) is
+        # the committed payload, which passed the input schema when it executed, so it is
+        # not validated again. Every other path is validated before anything else happens.
+        h: str | None
+        try:
+            h = digest(payload)
+        except PayloadInvalid as exc:
+            h, not_json = None, exc
+        slot = self.prefix.get(identity)
+        if (h is not None and slot is not None and slot.digest == h
+                and slot.capability == capability):
+            self.stats.replayed += 1
+            row["digest"] = h
+            row["outcome"] = "replayed"
+            # No effect happened, so the reply need not wait for the audit write: it joins
+            # the next batch. drain() writes it at the latest; a failed write stops the run.
+            self._replays.append(("replay", {"attempt": self.attempt, "identity": ident,
+                                             "capability": capability, "digest": h,
+                                             "committed_in": slot.attempt}))
+            if len(self._replays) >= REPLAY_BATCH:
+                self._schedule_flush()
+            return {"ok": True, "result": slot.result}
         problem = self._schema_problem(capability, cap.input_schema, payload)
         if problem is not None:
             return await self._deny(row, PayloadInvalid(
                 f"payload of {capability} at {ident} is invalid: {problem}; fix the payload "
                 "(nothing was spent)", capability=capability, identity=ident), stop=False)
-        try:
-            h = digest(payload)
-        except PayloadInvalid as exc:
-            return await self._deny(row, exc, stop=False)
+        if h is None:
+            return await self._deny(row, not_json, stop=False)
         row["digest"] = h
 
-        slot = self.prefix.get(identity)
         if slot is not None:
-            if slot.capability == capability and slot.digest == h:
-                self.stats.replayed += 1
-                row["outcome"] = "replayed"
-                # No effect happened, so the reply need not wait for the audit write; drain()
-                # still waits for it, and a failed write stops the run.
-                self._background_event("replay", {"identity": ident, "capability": capability,
-                                                  "digest": h, "committed_in": slot.attempt})
-                return {"ok": True, "result": slot.result}
             div = Divergence(
                 f"{ident} was committed as {slot.capability} with digest {slot.digest[:12]}… "
                 f"and is now reached as {capability} with digest {h[:12]}…; the committed "
@@ -349,12 +368,12 @@ class Broker:
         self._calls_used += 1
         self._spend_used += price
         key = f"{self.run_id}/{ident}" if honours else None
-        return await self._dispatch_call(identity, capability, payload, h, price, key, row)
+        return await self._dispatch_call(identity, ident, capability, payload, h, price, key,
+                                         row)
 
-    async def _dispatch_call(self, identity: Identity, capability: str, payload: dict[str, Any],
-                             h: str, price: float, key: str | None,
+    async def _dispatch_call(self, identity: Identity, ident: str, capability: str,
+                             payload: dict[str, Any], h: str, price: float, key: str | None,
                              row: dict[str, Any]) -> Reply:
-        ident = str(identity)
         if self._dispatch is None:
             self._dispatch = asyncio.Semaphore(self.envelope.concurrency)
         async with self._dispatch:
@@ -390,7 +409,8 @@ class Broker:
                      "price_usd": price, "usage": dict(produced.usage), "idempotency_key": key}
             if call_id is not None:
                 # The audit row rides in the commit's transaction: no fsync of its own, and
-                # it exists exactly when the commit does.
+                # it exists exactly when the commit does. Buffered replays go first.
+                await self._flush_replays()
                 slot = await self._store_call(
                     self.store.commit_call, call_id, slot,
                     event=("executed", {"attempt": self.attempt, **audit}))
@@ -476,17 +496,54 @@ class Broker:
                                    run_id=self.run_id) from exc
 
     async def _event(self, kind: str, data: dict[str, Any]) -> None:
+        await self._flush_replays()  # earlier replays precede this event in the log
         try:
             await self._store_call(self.store.append_event, self.run_id, kind,
                                    {"attempt": self.attempt, **data})
         except FrostlineError as exc:
-            if self.fail_open:
-                log.error("FAIL-OPEN: could not record event %s for run %s: %s", kind,
-                          self.run_id, exc)
-                return
-            # The audit trail is part of the contract: stop before anything else happens.
-            self._stop(exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(
-                f"could not record event {kind}: {exc}", run_id=self.run_id))
+            self._event_failed(kind, exc)
+
+    def _event_failed(self, kind: str, exc: FrostlineError) -> None:
+        if self.fail_open:
+            log.error("FAIL-OPEN: could not record event %s for run %s: %s", kind,
+                      self.run_id, exc)
+            return
+        # The audit trail is part of the contract: stop before anything else happens.
+        self._stop(exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(
+            f"could not record event {kind}: {exc}", run_id=self.run_id))
+
+    def _schedule_flush(self) -> asyncio.Task[None] | None:
+        """Hand the buffered replay events to one write, queued behind the earlier batches.
+
+        Returns the task that writes the latest batch (None when nothing is buffered or in
+        flight); once it is done, every replay buffered so far is in the store.
+        """
+        if not self._replays:
+            tail = self._flush_tail
+            return tail if tail is not None and not tail.done() else None
+        batch, self._replays = self._replays, []
+        task = asyncio.get_running_loop().create_task(
+            self._write_replays(batch, self._flush_tail))
+        self._flush_tail = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _write_replays(self, batch: list[tuple[str, dict[str, Any]]],
+                             previous: asyncio.Task[None] | None) -> None:
+        if previous is not None:
+            await asyncio.shield(previous)  # batches reach the log in buffering order
+        try:
+            await self._store_call(self.store.append_events, self.run_id, batch)
+        except FrostlineError as exc:
+            self._event_failed("replay", exc)
+
+    async def _flush_replays(self) -> None:
+        """Return once every replay buffered so far is written (or its failure recorded)."""
+        task = self._schedule_flush()
+        if task is not None:
+            # Shielded: a caller that stops waiting must not cancel the shared write.
+            await asyncio.shield(task)
 
     def _background_event(self, kind: str, data: dict[str, Any]) -> None:
         task = asyncio.get_running_loop().create_task(self._event(kind, data))
@@ -495,7 +552,8 @@ class Broker:
 
     async def drain(self) -> None:
         """Wait until every admitted call has completed (and committed, if it ran)."""
-        while self._tasks:
+        while self._tasks or self._replays:
+            self._schedule_flush()  # the replay events still buffered
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     def in_flight(self) -> int:
