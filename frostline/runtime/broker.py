@@ -179,15 +179,21 @@ class Broker:
         self._sink = StoreSink(store)
 
     # admission ------------------------------------------------------------------------
-    def submit(self, frame: Mapping[str, Any]) -> asyncio.Task[Reply]:
+    def submit(self, frame: Mapping[str, Any]) -> asyncio.Future[Reply]:
         """Admit a `call` or `decide` frame and start handling it in a host task.
 
-        Admission and ω assignment happen synchronously, in arrival order; the returned task
-        is owned by the broker (the caller may stop waiting; the call still completes).
+        Admission and ω assignment happen synchronously, in arrival order; the returned future
+        is owned by the broker (the caller may stop waiting; the call still completes). A
+        reply decided at admission (a replay, a rejected frame) comes back as a future that is
+        already done: awaiting it costs no turn of the event loop.
         """
         reply = self._admit(frame)
-        coro = reply if asyncio.iscoroutine(reply) else _done(reply)
-        task = asyncio.get_running_loop().create_task(coro)
+        loop = asyncio.get_running_loop()
+        if not asyncio.iscoroutine(reply):
+            done: asyncio.Future[Reply] = loop.create_future()
+            done.set_result(reply)
+            return done
+        task = loop.create_task(reply)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
@@ -227,7 +233,13 @@ class Broker:
         self._occurrences[(site, steps)] += 1
         identity = Identity(site, steps, occurrence)
         self.invoked.append(identity)
-        return self._call(identity, str(capability), payload)
+        ident, cap_name = str(identity), str(capability)
+        row: dict[str, Any] = {"identity": ident, "capability": cap_name}
+        hit = self._replay_hit(identity, ident, cap_name, payload, row)
+        if hit is not None:
+            self.stats.calls.append(row)
+            return hit
+        return self._call(identity, cap_name, payload, ident=ident)
 
     def _reject(self, reason: str, message: str, frame: Mapping[str, Any]) -> Reply:
         shown = {k: frame.get(k) for k in ("type", "site", "path", "capability") if k in frame}
@@ -239,8 +251,9 @@ class Broker:
         return stop_reply(err)
 
     # the runtime rule -------------------------------------------------------------------
-    async def _call(self, identity: Identity, capability: str, payload: dict[str, Any]) -> Reply:
-        ident = str(identity)
+    async def _call(self, identity: Identity, capability: str, payload: dict[str, Any], *,
+                    ident: str | None = None) -> Reply:
+        ident = str(identity) if ident is None else ident
         row: dict[str, Any] = {"identity": ident, "capability": capability}
         self.stats.calls.append(row)
         try:
@@ -263,8 +276,44 @@ class Broker:
             self._stop(err)
             return stop_reply(err)
 
+    def _replay_hit(self, identity: Identity, ident: str, capability: str,
+                    payload: dict[str, Any], row: dict[str, Any]) -> Reply | None:
+        """The reply of a replay, decided without waiting for anything; None if not one.
+
+        A replay hit is a granted call, served by this host, whose capability and payload
+        digest equal those of the identity's committed slot. Its payload is the committed
+        one, which passed the input schema when it executed, so it is not validated again;
+        every other call takes the whole rule (schema included) in `_rule`.
+        """
+        slot = self.prefix.get(identity)
+        if (slot is None or slot.capability != capability
+                or not self.envelope.granted(capability, self.catalog)
+                or self.catalog.get(capability) is None
+                or capability not in self.providers.capabilities()):
+            return None
+        try:
+            h = digest(payload)
+        except PayloadInvalid:
+            return None
+        if h != slot.digest:
+            return None
+        self.stats.replayed += 1
+        row["digest"] = h
+        row["outcome"] = "replayed"
+        # No effect happened, so the reply need not wait for the audit write: it joins the
+        # next batch. drain() writes it at the latest; a failed write stops the run.
+        self._replays.append(("replay", {"attempt": self.attempt, "identity": ident,
+                                         "capability": capability, "digest": h,
+                                         "committed_in": slot.attempt}))
+        if len(self._replays) >= REPLAY_BATCH:
+            self._schedule_flush()
+        return {"ok": True, "result": slot.result}
+
     async def _rule(self, identity: Identity, ident: str, capability: str,
                     payload: dict[str, Any], row: dict[str, Any]) -> Reply:
+        hit = self._replay_hit(identity, ident, capability, payload, row)
+        if hit is not None:
+            return hit
         if not self.envelope.granted(capability, self.catalog):
             return await self._deny(row, GrantDenied(
                 f"capability {capability} is not granted by this run's envelope; add it to "
@@ -274,38 +323,19 @@ class Broker:
             return await self._deny(row, GrantDenied(
                 f"no provider serves {capability} on this host", capability=capability,
                 identity=ident))
-        # Digest first: a replay hit (same capability, same digest as the committed slot) is
-        # the committed payload, which passed the input schema when it executed, so it is
-        # not validated again. Every other path is validated before anything else happens.
-        h: str | None
-        try:
-            h = digest(payload)
-        except PayloadInvalid as exc:
-            h, not_json = None, exc
-        slot = self.prefix.get(identity)
-        if (h is not None and slot is not None and slot.digest == h
-                and slot.capability == capability):
-            self.stats.replayed += 1
-            row["digest"] = h
-            row["outcome"] = "replayed"
-            # No effect happened, so the reply need not wait for the audit write: it joins
-            # the next batch. drain() writes it at the latest; a failed write stops the run.
-            self._replays.append(("replay", {"attempt": self.attempt, "identity": ident,
-                                             "capability": capability, "digest": h,
-                                             "committed_in": slot.attempt}))
-            if len(self._replays) >= REPLAY_BATCH:
-                self._schedule_flush()
-            return {"ok": True, "result": slot.result}
         problem = self._schema_problem(capability, cap.input_schema, payload)
         if problem is not None:
             return await self._deny(row, PayloadInvalid(
                 f"payload of {capability} at {ident} is invalid: {problem}; fix the payload "
                 "(nothing was spent)", capability=capability, identity=ident), stop=False)
-        if h is None:
-            return await self._deny(row, not_json, stop=False)
+        try:
+            h = digest(payload)
+        except PayloadInvalid as exc:
+            return await self._deny(row, exc, stop=False)
         row["digest"] = h
 
-        if slot is not None:
+        slot = self.prefix.get(identity)
+        if slot is not None:  # committed, but not a replay hit (see _replay_hit)
             div = Divergence(
                 f"{ident} was committed as {slot.capability} with digest {slot.digest[:12]}… "
                 f"and is now reached as {capability} with digest {h[:12]}…; the committed "
@@ -558,10 +588,6 @@ class Broker:
 
     def in_flight(self) -> int:
         return len(self._tasks)
-
-
-async def _done(reply: Reply) -> Reply:
-    return reply
 
 
 def _tokens(usage: Mapping[str, Any]) -> int:

@@ -191,3 +191,22 @@ def test_a_non_json_payload_at_a_committed_identity_is_invalid_not_a_divergence(
     assert replies[0]["ok"] is False
     assert replies[0]["error"]["kind"] == "raise"  # catchable, nothing stopped
     assert second.stop_error is None and second.stats.divergences == []
+
+
+def test_a_replay_is_answered_at_admission(store: Store) -> None:
+    first = _broker(store, "aud-8")
+    asyncio.run(_sequential(first, [{"n": 0}]))
+    second = _broker(store, "aud-8")
+
+    async def go() -> None:
+        hit = second.submit(_frame(second, {"n": 0}))
+        assert hit.done() and hit.result() == {"ok": True, "result": {"n": 0}}
+        new = second.submit(_frame(second, {"n": 1}))  # not committed: a host task
+        assert not new.done()
+        assert (await new)["ok"]
+        await second.drain()
+
+    asyncio.run(go())
+    assert (second.stats.replayed, second.stats.executed) == (1, 1)
+    assert [r["outcome"] for r in second.stats.calls] == ["replayed", "executed"]
+    assert [e.kind for e in store.list_events("aud-8")][-2:] == ["replay", "executed"]
