@@ -73,6 +73,8 @@ STORE_POOL_THREADS = 128
 # Replay events written per transaction at most. A replay has no effect to make durable, so
 # its audit row may wait for company; it never waits past the next other event or drain().
 REPLAY_BATCH = 256
+# A writer that fell behind takes the batches queued meanwhile in one transaction, up to this.
+REPLAY_WRITE_MAX = 4096
 Reply = dict[str, Any]
 
 _pool: tuple[int, ThreadPoolExecutor] | None = None
@@ -175,7 +177,8 @@ class Broker:
         self._dispatch: asyncio.Semaphore | None = None
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
         self._replays: list[tuple[str, dict[str, Any]]] = []  # buffered replay events
-        self._flush_tail: asyncio.Task[None] | None = None  # the latest replay-batch write
+        self._unwritten: list[tuple[str, dict[str, Any]]] = []  # handed to the writer task
+        self._flush_tail: asyncio.Task[None] | None = None  # the replay-event writer
         self._sink = StoreSink(store)
 
     # admission ------------------------------------------------------------------------
@@ -543,30 +546,34 @@ class Broker:
             f"could not record event {kind}: {exc}", run_id=self.run_id))
 
     def _schedule_flush(self) -> asyncio.Task[None] | None:
-        """Hand the buffered replay events to one write, queued behind the earlier batches.
+        """Hand the buffered replay events to the writer task (started if it is not running).
 
-        Returns the task that writes the latest batch (None when nothing is buffered or in
-        flight); once it is done, every replay buffered so far is in the store.
+        Returns the writer task (None when nothing is buffered or being written); once it is
+        done, every replay buffered so far is in the store.
         """
-        if not self._replays:
-            tail = self._flush_tail
-            return tail if tail is not None and not tail.done() else None
-        batch, self._replays = self._replays, []
-        task = asyncio.get_running_loop().create_task(
-            self._write_replays(batch, self._flush_tail))
+        if self._replays:
+            self._unwritten.extend(self._replays)
+            self._replays = []
+        tail = self._flush_tail
+        if tail is not None and not tail.done():
+            return tail  # it takes what was just handed over before it finishes
+        if not self._unwritten:
+            return None
+        task = asyncio.get_running_loop().create_task(self._write_replays())
         self._flush_tail = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _write_replays(self, batch: list[tuple[str, dict[str, Any]]],
-                             previous: asyncio.Task[None] | None) -> None:
-        if previous is not None:
-            await asyncio.shield(previous)  # batches reach the log in buffering order
-        try:
-            await self._store_call(self.store.append_events, self.run_id, batch)
-        except FrostlineError as exc:
-            self._event_failed("replay", exc)
+    async def _write_replays(self) -> None:
+        # One writer at a time, taking events in buffering order: the log keeps their order.
+        while self._unwritten:
+            batch = self._unwritten[:REPLAY_WRITE_MAX]
+            del self._unwritten[:REPLAY_WRITE_MAX]
+            try:
+                await self._store_call(self.store.append_events, self.run_id, batch)
+            except FrostlineError as exc:
+                self._event_failed("replay", exc)
 
     async def _flush_replays(self) -> None:
         """Return once every replay buffered so far is written (or its failure recorded)."""
@@ -582,7 +589,7 @@ class Broker:
 
     async def drain(self) -> None:
         """Wait until every admitted call has completed (and committed, if it ran)."""
-        while self._tasks or self._replays:
+        while self._tasks or self._replays or self._unwritten:
             self._schedule_flush()  # the replay events still buffered
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 

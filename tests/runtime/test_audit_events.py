@@ -103,7 +103,8 @@ def test_mixed_replay_and_execute_audits_everything_in_order(store: Store) -> No
     # Replays were written in batches (not one write each), and before the first commit.
     batches = [w for w in proxy.writes if w.startswith("append_events")]
     assert "append_event" not in proxy.writes
-    assert batches == [f"append_events:{REPLAY_BATCH}", f"append_events:{300 - REPLAY_BATCH}"]
+    assert sum(int(w.split(":")[1]) for w in batches) == 300
+    assert 1 <= len(batches) <= 300 // REPLAY_BATCH + 1
     assert proxy.writes.index("commit_call") > proxy.writes.index(batches[-1])
 
 
