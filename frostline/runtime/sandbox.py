@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 import shutil
 import sys
 import sysconfig
@@ -178,8 +179,15 @@ def _under(path: str, roots: Iterable[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
+_SHARED_OBJECT = re.compile(r"\.so(\.[0-9][0-9.]*)?$")
+
+
 def _mapped_libraries() -> list[str]:
-    """Files mapped into this interpreter (its executable, libpython, extension modules)."""
+    """Shared objects mapped into this interpreter (libpython, extension modules, libc…).
+
+    Only shared objects: the host also maps data files (a SQLite store's `-shm` file, for one),
+    and those must never be bound into the sandbox.
+    """
     found: set[str] = set()
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
@@ -187,7 +195,8 @@ def _mapped_libraries() -> list[str]:
                 parts = line.split(maxsplit=5)
                 if len(parts) == 6 and parts[5].startswith("/"):
                     path = parts[5].strip()
-                    if not path.endswith(" (deleted)") and os.path.isfile(path):
+                    if (not path.endswith(" (deleted)") and _SHARED_OBJECT.search(path)
+                            and os.path.isfile(path)):
                         found.add(path)
     except OSError:
         pass

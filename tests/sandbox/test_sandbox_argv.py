@@ -146,3 +146,20 @@ def test_reduced_isolation_warns_loudly(caplog):
     with pytest.warns(ReducedIsolationWarning, match="WITHOUT the bubblewrap sandbox"):
         warn_reduced_isolation("SubprocessRunner")
     assert "SubprocessRunner runs model-written scripts WITHOUT" in caplog.text
+
+
+def test_data_files_mapped_by_the_host_are_never_bound(tmp_path):
+    # A SQLite store in WAL mode maps its -shm file into the host process; /proc/self/maps
+    # lists it beside the shared libraries, and it must not reach the sandbox.
+    from frostline.runtime import sandbox
+    from frostline.store import open_store
+
+    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
+        store.create_run("r", {})
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            assert str(tmp_path) in maps.read()  # the premise: the store is mapped
+        assert not [p for p in sandbox._mapped_libraries() if str(tmp_path) in p]
+        sandbox.read_only_binds.cache_clear()
+        binds = sandbox.read_only_binds(sys.executable)
+        assert not [b for b in binds if str(tmp_path) in b[0]]
+        assert any(".so" in b[0] or b[0] == "/usr" for b in binds)
