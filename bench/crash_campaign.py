@@ -107,11 +107,12 @@ class KillingStore(FaultyStore):
             self._die()
         return call_id
 
-    def commit_call(self, call_id: int, slot: SlotRecord) -> SlotRecord:
+    def commit_call(self, call_id: int, slot: SlotRecord, *,
+                    event: tuple[str, dict[str, Any]] | None = None) -> SlotRecord:
         index, self.commits = self.commits, self.commits + 1
         if self.point == "after_provider" and index == self.k:
             self._die()
-        stored = self.inner.commit_call(call_id, slot)
+        stored = self.inner.commit_call(call_id, slot, event=event)
         # Journal every commit that returned (durably) before the kill.
         fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

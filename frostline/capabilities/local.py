@@ -110,12 +110,18 @@ class LocalProviders:
         self.memory = KeyMemory(idempotency_path) if idempotent and idempotency_path else None
         self._key_locks: dict[str, threading.Lock] = {}
         self._key_locks_guard = threading.Lock()
+        self._capabilities: tuple[Catalog, frozenset[str]] | None = None
 
     # Provider protocol ---------------------------------------------------------------
     def capabilities(self) -> frozenset[str]:
         """Catalog capabilities this provider answers: implemented ones plus dry-run entries."""
-        return frozenset(c.name for c in self.catalog
-                         if c.name in _HANDLERS or not c.production)
+        # Asked on every call (twice): built once per catalog, rebuilt if `catalog` is replaced.
+        cached = self._capabilities
+        if cached is None or cached[0] is not self.catalog:
+            names = frozenset(c.name for c in self.catalog
+                              if c.name in _HANDLERS or not c.production)
+            cached = self._capabilities = (self.catalog, names)
+        return cached[1]
 
     def honours_idempotency_keys(self, capability: str) -> bool:
         return self.memory is not None and capability in self.capabilities()

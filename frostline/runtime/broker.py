@@ -19,7 +19,10 @@ the script as a catchable ProviderError. A call that was dispatched is always co
 committed, whatever happens to the script afterwards: dispatch runs in a host task that the
 script cannot cancel, and `drain()` waits for all of them before the attempt is finished.
 
-Every denial, replay, execution, divergence and semantic repeat is an event in the store.
+Every denial, replay, execution, divergence and semantic repeat is an event in the store. An
+execution's event is written in the transaction of its commit. Replay events are buffered and
+written in batches (`REPLAY_BATCH`), always before any later event and by `drain()`, so the
+log still holds one `replay` event per replayed identity, in invocation order.
 """
 
 from __future__ import annotations
@@ -67,6 +70,11 @@ MAX_PATH_DEPTH = 32
 # 32-way fanout's attempt records, commits and events to wait together, so that they share
 # group-committed transactions; threads start only as they are needed.
 STORE_POOL_THREADS = 128
+# Replay events written per transaction at most. A replay has no effect to make durable, so
+# its audit row may wait for company; it never waits past the next other event or drain().
+REPLAY_BATCH = 256
+# A writer that fell behind takes the batches queued meanwhile in one transaction, up to this.
+REPLAY_WRITE_MAX = 4096
 Reply = dict[str, Any]
 
 _pool: tuple[int, ThreadPoolExecutor] | None = None
@@ -168,18 +176,27 @@ class Broker:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._dispatch: asyncio.Semaphore | None = None
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self._replays: list[tuple[str, dict[str, Any]]] = []  # buffered replay events
+        self._unwritten: list[tuple[str, dict[str, Any]]] = []  # handed to the writer task
+        self._flush_tail: asyncio.Task[None] | None = None  # the replay-event writer
         self._sink = StoreSink(store)
 
     # admission ------------------------------------------------------------------------
-    def submit(self, frame: Mapping[str, Any]) -> asyncio.Task[Reply]:
+    def submit(self, frame: Mapping[str, Any]) -> asyncio.Future[Reply]:
         """Admit a `call` or `decide` frame and start handling it in a host task.
 
-        Admission and ω assignment happen synchronously, in arrival order; the returned task
-        is owned by the broker (the caller may stop waiting; the call still completes).
+        Admission and ω assignment happen synchronously, in arrival order; the returned future
+        is owned by the broker (the caller may stop waiting; the call still completes). A
+        reply decided at admission (a replay, a rejected frame) comes back as a future that is
+        already done: awaiting it costs no turn of the event loop.
         """
         reply = self._admit(frame)
-        coro = reply if asyncio.iscoroutine(reply) else _done(reply)
-        task = asyncio.get_running_loop().create_task(coro)
+        loop = asyncio.get_running_loop()
+        if not asyncio.iscoroutine(reply):
+            done: asyncio.Future[Reply] = loop.create_future()
+            done.set_result(reply)
+            return done
+        task = loop.create_task(reply)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
@@ -219,7 +236,13 @@ class Broker:
         self._occurrences[(site, steps)] += 1
         identity = Identity(site, steps, occurrence)
         self.invoked.append(identity)
-        return self._call(identity, str(capability), payload)
+        ident, cap_name = str(identity), str(capability)
+        row: dict[str, Any] = {"identity": ident, "capability": cap_name}
+        hit = self._replay_hit(identity, ident, cap_name, payload, row)
+        if hit is not None:
+            self.stats.calls.append(row)
+            return hit
+        return self._call(identity, cap_name, payload, ident=ident)
 
     def _reject(self, reason: str, message: str, frame: Mapping[str, Any]) -> Reply:
         shown = {k: frame.get(k) for k in ("type", "site", "path", "capability") if k in frame}
@@ -231,11 +254,13 @@ class Broker:
         return stop_reply(err)
 
     # the runtime rule -------------------------------------------------------------------
-    async def _call(self, identity: Identity, capability: str, payload: dict[str, Any]) -> Reply:
-        row: dict[str, Any] = {"identity": str(identity), "capability": capability}
+    async def _call(self, identity: Identity, capability: str, payload: dict[str, Any], *,
+                    ident: str | None = None) -> Reply:
+        ident = str(identity) if ident is None else ident
+        row: dict[str, Any] = {"identity": ident, "capability": capability}
         self.stats.calls.append(row)
         try:
-            return await self._rule(identity, capability, payload, row)
+            return await self._rule(identity, ident, capability, payload, row)
         except StoreUnavailable as exc:
             row.setdefault("outcome", "store_unavailable")
             self._stop(exc)
@@ -254,9 +279,44 @@ class Broker:
             self._stop(err)
             return stop_reply(err)
 
-    async def _rule(self, identity: Identity, capability: str, payload: dict[str, Any],
-                    row: dict[str, Any]) -> Reply:
-        ident = str(identity)
+    def _replay_hit(self, identity: Identity, ident: str, capability: str,
+                    payload: dict[str, Any], row: dict[str, Any]) -> Reply | None:
+        """The reply of a replay, decided without waiting for anything; None if not one.
+
+        A replay hit is a granted call, served by this host, whose capability and payload
+        digest equal those of the identity's committed slot. Its payload is the committed
+        one, which passed the input schema when it executed, so it is not validated again;
+        every other call takes the whole rule (schema included) in `_rule`.
+        """
+        slot = self.prefix.get(identity)
+        if (slot is None or slot.capability != capability
+                or not self.envelope.granted(capability, self.catalog)
+                or self.catalog.get(capability) is None
+                or capability not in self.providers.capabilities()):
+            return None
+        try:
+            h = digest(payload)
+        except PayloadInvalid:
+            return None
+        if h != slot.digest:
+            return None
+        self.stats.replayed += 1
+        row["digest"] = h
+        row["outcome"] = "replayed"
+        # No effect happened, so the reply need not wait for the audit write: it joins the
+        # next batch. drain() writes it at the latest; a failed write stops the run.
+        self._replays.append(("replay", {"attempt": self.attempt, "identity": ident,
+                                         "capability": capability, "digest": h,
+                                         "committed_in": slot.attempt}))
+        if len(self._replays) >= REPLAY_BATCH:
+            self._schedule_flush()
+        return {"ok": True, "result": slot.result}
+
+    async def _rule(self, identity: Identity, ident: str, capability: str,
+                    payload: dict[str, Any], row: dict[str, Any]) -> Reply:
+        hit = self._replay_hit(identity, ident, capability, payload, row)
+        if hit is not None:
+            return hit
         if not self.envelope.granted(capability, self.catalog):
             return await self._deny(row, GrantDenied(
                 f"capability {capability} is not granted by this run's envelope; add it to "
@@ -278,15 +338,7 @@ class Broker:
         row["digest"] = h
 
         slot = self.prefix.get(identity)
-        if slot is not None:
-            if slot.capability == capability and slot.digest == h:
-                self.stats.replayed += 1
-                row["outcome"] = "replayed"
-                # No effect happened, so the reply need not wait for the audit write; drain()
-                # still waits for it, and a failed write stops the run.
-                self._background_event("replay", {"identity": ident, "capability": capability,
-                                                  "digest": h, "committed_in": slot.attempt})
-                return {"ok": True, "result": slot.result}
+        if slot is not None:  # committed, but not a replay hit (see _replay_hit)
             div = Divergence(
                 f"{ident} was committed as {slot.capability} with digest {slot.digest[:12]}… "
                 f"and is now reached as {capability} with digest {h[:12]}…; the committed "
@@ -349,12 +401,12 @@ class Broker:
         self._calls_used += 1
         self._spend_used += price
         key = f"{self.run_id}/{ident}" if honours else None
-        return await self._dispatch_call(identity, capability, payload, h, price, key, row)
+        return await self._dispatch_call(identity, ident, capability, payload, h, price, key,
+                                         row)
 
-    async def _dispatch_call(self, identity: Identity, capability: str, payload: dict[str, Any],
-                             h: str, price: float, key: str | None,
+    async def _dispatch_call(self, identity: Identity, ident: str, capability: str,
+                             payload: dict[str, Any], h: str, price: float, key: str | None,
                              row: dict[str, Any]) -> Reply:
-        ident = str(identity)
         if self._dispatch is None:
             self._dispatch = asyncio.Semaphore(self.envelope.concurrency)
         async with self._dispatch:
@@ -386,15 +438,19 @@ class Broker:
             self._tokens_used += _tokens(produced.usage)
             if call_id is None:  # fail-open: the attempt write failed; try once more now
                 call_id = await self._begin(identity, capability, h, key)
+            audit = {"identity": ident, "capability": capability, "digest": h,
+                     "price_usd": price, "usage": dict(produced.usage), "idempotency_key": key}
             if call_id is not None:
-                slot = await self._store_call(self.store.commit_call, call_id, slot)
+                # The audit row rides in the commit's transaction: no fsync of its own, and
+                # it exists exactly when the commit does. Buffered replays go first.
+                await self._flush_replays()
+                slot = await self._store_call(
+                    self.store.commit_call, call_id, slot,
+                    event=("executed", {"attempt": self.attempt, **audit}))
+            else:  # fail-open with no attempt record: nothing to commit, audit on its own
+                self._background_event("executed", audit)
             self.stats.executed += 1
             row["outcome"] = "executed"
-            # The commit is already durable; the audit write runs beside the reply.
-            self._background_event("executed", {"identity": ident, "capability": capability,
-                                                "digest": h, "price_usd": price,
-                                                "usage": dict(produced.usage),
-                                                "idempotency_key": key})
             return {"ok": True, "result": slot.result}
 
     async def _begin(self, identity: Identity, capability: str, h: str,
@@ -453,7 +509,7 @@ class Broker:
         if self.stop_error is None:
             self.stop_error = err
 
-    async def _store_call(self, fn: Any, *args: Any) -> Any:
+    async def _store_call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Run a blocking store method off the loop; any failure becomes StoreUnavailable.
 
         The calls run on the broker pool, not the loop's default executor: that one has
@@ -461,7 +517,7 @@ class Broker:
         store's group committer only a handful of writes at a time and pay one fsync for each
         handful. Each pool thread just waits for its write to become durable.
         """
-        call = functools.partial(contextvars.copy_context().run, fn, *args)
+        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
         try:
             return await asyncio.get_running_loop().run_in_executor(_store_pool(), call)
         except StoreUnavailable:
@@ -473,17 +529,58 @@ class Broker:
                                    run_id=self.run_id) from exc
 
     async def _event(self, kind: str, data: dict[str, Any]) -> None:
+        await self._flush_replays()  # earlier replays precede this event in the log
         try:
             await self._store_call(self.store.append_event, self.run_id, kind,
                                    {"attempt": self.attempt, **data})
         except FrostlineError as exc:
-            if self.fail_open:
-                log.error("FAIL-OPEN: could not record event %s for run %s: %s", kind,
-                          self.run_id, exc)
-                return
-            # The audit trail is part of the contract: stop before anything else happens.
-            self._stop(exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(
-                f"could not record event {kind}: {exc}", run_id=self.run_id))
+            self._event_failed(kind, exc)
+
+    def _event_failed(self, kind: str, exc: FrostlineError) -> None:
+        if self.fail_open:
+            log.error("FAIL-OPEN: could not record event %s for run %s: %s", kind,
+                      self.run_id, exc)
+            return
+        # The audit trail is part of the contract: stop before anything else happens.
+        self._stop(exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(
+            f"could not record event {kind}: {exc}", run_id=self.run_id))
+
+    def _schedule_flush(self) -> asyncio.Task[None] | None:
+        """Hand the buffered replay events to the writer task (started if it is not running).
+
+        Returns the writer task (None when nothing is buffered or being written); once it is
+        done, every replay buffered so far is in the store.
+        """
+        if self._replays:
+            self._unwritten.extend(self._replays)
+            self._replays = []
+        tail = self._flush_tail
+        if tail is not None and not tail.done():
+            return tail  # it takes what was just handed over before it finishes
+        if not self._unwritten:
+            return None
+        task = asyncio.get_running_loop().create_task(self._write_replays())
+        self._flush_tail = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _write_replays(self) -> None:
+        # One writer at a time, taking events in buffering order: the log keeps their order.
+        while self._unwritten:
+            batch = self._unwritten[:REPLAY_WRITE_MAX]
+            del self._unwritten[:REPLAY_WRITE_MAX]
+            try:
+                await self._store_call(self.store.append_events, self.run_id, batch)
+            except FrostlineError as exc:
+                self._event_failed("replay", exc)
+
+    async def _flush_replays(self) -> None:
+        """Return once every replay buffered so far is written (or its failure recorded)."""
+        task = self._schedule_flush()
+        if task is not None:
+            # Shielded: a caller that stops waiting must not cancel the shared write.
+            await asyncio.shield(task)
 
     def _background_event(self, kind: str, data: dict[str, Any]) -> None:
         task = asyncio.get_running_loop().create_task(self._event(kind, data))
@@ -492,15 +589,12 @@ class Broker:
 
     async def drain(self) -> None:
         """Wait until every admitted call has completed (and committed, if it ran)."""
-        while self._tasks:
+        while self._tasks or self._replays or self._unwritten:
+            self._schedule_flush()  # the replay events still buffered
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     def in_flight(self) -> int:
         return len(self._tasks)
-
-
-async def _done(reply: Reply) -> Reply:
-    return reply
 
 
 def _tokens(usage: Mapping[str, Any]) -> int:

@@ -73,10 +73,14 @@ class Store(abc.ABC):
         """Durably record a pending dispatch; returns the call id."""
 
     @abc.abstractmethod
-    def commit_call(self, call_id: int, slot: SlotRecord) -> SlotRecord:
+    def commit_call(self, call_id: int, slot: SlotRecord, *,
+                    event: tuple[str, dict[str, Any]] | None = None) -> SlotRecord:
         """Insert the slot if absent and mark the call committed, in one transaction.
 
-        Returns the stored slot (the existing one when the identity was already committed).
+        `event`, a `(kind, data)` pair, is appended to the run's events in that same
+        transaction: the audit row is durable exactly when the commit is, and costs no
+        transaction of its own. Returns the stored slot (the existing one when the identity
+        was already committed).
         """
 
     @abc.abstractmethod
@@ -117,6 +121,13 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def append_event(self, run_id: str, kind: str, data: dict[str, Any]) -> int: ...
+
+    @abc.abstractmethod
+    def append_events(self, run_id: str, events: list[tuple[str, dict[str, Any]]]) -> list[int]:
+        """Append `(kind, data)` events in order, in one transaction; return their seqs.
+
+        All or nothing: a batch that cannot be stored leaves no event of it behind.
+        """
 
     @abc.abstractmethod
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]: ...

@@ -101,8 +101,9 @@ class FaultyStore(Store):
         return self._w("begin_call", lambda: self.inner.begin_call(
             run_id, attempt, identity, capability, digest, idempotency_key))
 
-    def commit_call(self, call_id: int, slot: SlotRecord) -> SlotRecord:
-        return self._w("commit_call", lambda: self.inner.commit_call(call_id, slot))
+    def commit_call(self, call_id: int, slot: SlotRecord, *,
+                    event: tuple[str, dict[str, Any]] | None = None) -> SlotRecord:
+        return self._w("commit_call", lambda: self.inner.commit_call(call_id, slot, event=event))
 
     def fail_call(self, call_id: int, error: dict[str, Any]) -> None:
         self._w("fail_call", lambda: self.inner.fail_call(call_id, error))
@@ -139,6 +140,9 @@ class FaultyStore(Store):
 
     def append_event(self, run_id: str, kind: str, data: dict[str, Any]) -> int:
         return self._w("append_event", lambda: self.inner.append_event(run_id, kind, data))
+
+    def append_events(self, run_id: str, events: list[tuple[str, dict[str, Any]]]) -> list[int]:
+        return self._w("append_events", lambda: self.inner.append_events(run_id, events))
 
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]:
         return self._r("list_events", lambda: self.inner.list_events(run_id, after=after,

@@ -212,8 +212,10 @@ class SqlStore(SqlBackend):
 
         return self._write("begin_call", op)
 
-    def commit_call(self, call_id: int, slot: SlotRecord) -> SlotRecord:
+    def commit_call(self, call_id: int, slot: SlotRecord, *,
+                    event: tuple[str, dict[str, Any]] | None = None) -> SlotRecord:
         result, usage = self._j(slot.result, "result"), self._j(slot.usage, "usage")
+        audit = None if event is None else (_event_kind(event[0]), self._j(event[1], "event"))
         now = self._clock()
 
         def op(conn: Any) -> SlotRecord:
@@ -241,6 +243,9 @@ class SqlStore(SqlBackend):
                     f"{slot.capability} {slot.digest[:12]}) is not the call's "
                     f"({run_id} {identity} {capability} {call_digest[:12]})", call_id=call_id)
             inserted = self._insert_slot(conn, slot, result, usage, call_id, now)
+            if audit is not None:
+                # In the commit's transaction: the audit row exists iff the commit does.
+                self._insert_event(conn, run_id, audit[0], audit[1], now)
             # Read back what the database holds, so a first run and a replay see one value.
             return self._slot(inserted[0] if inserted else
                               self._get_slot(conn, run_id, identity)[0])
@@ -402,8 +407,30 @@ class SqlStore(SqlBackend):
         return self._write("append_event",
                            lambda c: self._insert_event(c, run_id, kind, payload, now))
 
-    def _insert_event(self, conn: Any, run_id: str, kind: str, payload: Any, now: float) -> int:
-        self._before_event_insert(conn)
+    def append_events(self, run_id: str, events: list[tuple[str, dict[str, Any]]]) -> list[int]:
+        if not isinstance(events, list | tuple):
+            raise DefinitionError("append_events takes a list of (kind, data) pairs")
+        if not all(isinstance(e, list | tuple) and len(e) == 2 for e in events):
+            raise DefinitionError("append_events takes (kind, data) pairs, e.g. "
+                                  "[('replay', {'identity': 'main/#0@0'})]")
+        rows = [(_event_kind(kind), self._j(data, "event")) for kind, data in events]
+        if not rows:
+            return []
+        now = self._clock()
+
+        def op(conn: Any) -> list[int]:
+            self._before_event_insert(conn)
+            # One statement per event keeps seq in list order on both backends; they share
+            # the transaction (and its fsync), which is what the batching is for.
+            return [self._insert_event(conn, run_id, kind, payload, now, locked=True)
+                    for kind, payload in rows]
+
+        return self._write("append_events", op)
+
+    def _insert_event(self, conn: Any, run_id: str, kind: str, payload: Any, now: float, *,
+                      locked: bool = False) -> int:
+        if not locked:
+            self._before_event_insert(conn)
         rows = self._x(conn, "INSERT INTO events (run_id, ts, kind, data) VALUES (?, ?, ?, ?) "
                        "RETURNING seq", (run_id, now, kind, payload)).fetchall()
         return int(rows[0][0])
@@ -440,6 +467,13 @@ class SqlStore(SqlBackend):
 
 def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _event_kind(kind: Any) -> str:
+    if not isinstance(kind, str) or not kind:
+        raise DefinitionError(f"an event kind is a non-empty string such as 'executed', "
+                              f"not {kind!r}")
+    return kind
 
 
 def _check_run_id(run_id: str) -> None:

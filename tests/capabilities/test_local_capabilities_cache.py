@@ -1,0 +1,16 @@
+"""LocalProviders.capabilities() is asked twice per call: it is built once per catalog."""
+
+from __future__ import annotations
+
+from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
+from frostline.capabilities.local import LocalProviders
+
+
+def test_capabilities_are_built_once_and_follow_a_replaced_catalog() -> None:
+    p = LocalProviders()
+    first = p.capabilities()
+    assert first is p.capabilities()  # cached, not rebuilt
+    assert first == frozenset(DEFAULT_CATALOG.names())
+    p.catalog = Catalog([c for c in DEFAULT_CATALOG if c.name == "echo"])
+    assert p.capabilities() == frozenset({"echo"})
+    assert p.honours_idempotency_keys("image.generate") is False
