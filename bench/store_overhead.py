@@ -25,11 +25,11 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.common import pg_scratch
 from frostline.contract.identity import Identity, digest
 from frostline.store import SlotRecord, Store, open_store
 
@@ -140,21 +140,6 @@ def pg_floor_ms(url: str, calls: int) -> float:
     return statistics.median(samples) * 1000
 
 
-@contextmanager
-def pg_schema(base: str) -> Iterator[str]:
-    import psycopg
-
-    name = "bench_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{name}"')
-    sep = "&" if "?" in base else "?"
-    try:
-        yield f"{base}{sep}options=-csearch_path%3D{name}"
-    finally:
-        with psycopg.connect(base, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA "{name}" CASCADE')
-
-
 def measure(url: str, floor: Callable[[], float], calls: int, rounds: int) -> dict[str, float]:
     # Rounds interleave the floor and the store's figures, so load from elsewhere on the
     # machine weighs on both alike.
@@ -188,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                                     lambda: sqlite_floor_ms(folder, args.calls // 3),
                                     args.calls, args.rounds)
     if args.pg:
-        with pg_schema(args.pg) as url:
+        with pg_scratch(args.pg) as url:
             results["postgres"] = measure(url, lambda: pg_floor_ms(url, args.calls // 3),
                                           args.calls, args.rounds)
     report(results)
