@@ -29,8 +29,12 @@ number).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from typing import TypeVar
 
 from frostline.script.scope import Binding, FunctionInfo, LoopRec, ModuleInfo
+
+_T = TypeVar("_T")
 
 _BIG = 10**12
 
@@ -212,17 +216,7 @@ class Bounds:
                 r = a // b if isinstance(expr.op, ast.FloorDiv) else a % b
             return r if abs(r) <= _BIG else None
         if isinstance(expr, ast.Name):
-            value, scope = self._single_value(expr.id, func)
-            if value is None:
-                return None
-            key = (id(scope), "=" + expr.id)
-            if key in self._active:
-                return None
-            self._active.add(key)
-            try:
-                return self.exact(value, scope or func)
-            finally:
-                self._active.discard(key)
+            return self._through_name(expr.id, func, "=", self.exact)
         return None
 
     def upper(self, expr: ast.expr, func: FunctionInfo) -> int | None:
@@ -246,18 +240,26 @@ class Bounds:
                 return None
             return a + b if isinstance(expr.op, ast.Add) else a * b
         if isinstance(expr, ast.Name):
-            value, scope = self._single_value(expr.id, func)
-            if value is None:
-                return None
-            key = (id(scope), "<" + expr.id)
-            if key in self._active:
-                return None
-            self._active.add(key)
-            try:
-                return self.upper(value, scope or func)
-            finally:
-                self._active.discard(key)
+            return self._through_name(expr.id, func, "<", self.upper)
         return None
+
+    def _through_name(self, name: str, func: FunctionInfo, tag: str,
+                      bound: Callable[[ast.expr, FunctionInfo], int | None]) -> int | None:
+        """`bound` of the single value a name is bound to, guarded against cycles."""
+        value, scope = self._single_value(name, func)
+        if value is None:
+            return None
+        return self._guarded((id(scope), tag + name), None, lambda: bound(value, scope or func))
+
+    def _guarded(self, key: tuple[int, str], cyclic: _T, compute: Callable[[], _T]) -> _T:
+        """`compute()`, or `cyclic` when `key` is already being computed (a binding cycle)."""
+        if key in self._active:
+            return cyclic
+        self._active.add(key)
+        try:
+            return compute()
+        finally:
+            self._active.discard(key)
 
     # ---- names ---------------------------------------------------------------------
     def _is_builtin(self, name: str, func: FunctionInfo) -> bool:
@@ -290,11 +292,7 @@ class Bounds:
             return self._names[key]
         if key in self._active:
             return None
-        self._active.add(key)
-        try:
-            result = self._name_bound(name, scope)
-        finally:
-            self._active.discard(key)
+        result = self._guarded(key, None, lambda: self._name_bound(name, scope))
         self._names[key] = result
         return result
 
@@ -377,16 +375,10 @@ class Bounds:
             if scope is None:
                 value = self.module.constants.get(expr.id)
                 return value is not None and self.nondeterministic(value, func, d)
-            key = (id(scope), "?" + expr.id)
-            if key in self._active:
-                return False
-            self._active.add(key)
-            try:
-                return any(b.value is not None and b.kind in ("assign", "walrus", "alias")
-                           and self.nondeterministic(b.value, scope, d)
-                           for b in scope.bindings[expr.id])
-            finally:
-                self._active.discard(key)
+            bindings = scope.bindings[expr.id]
+            return self._guarded((id(scope), "?" + expr.id), False, lambda: any(
+                b.value is not None and b.kind in ("assign", "walrus", "alias")
+                and self.nondeterministic(b.value, scope, d) for b in bindings))
         return False
 
 
