@@ -23,6 +23,7 @@ from frostline.runtime.runners import Job
 from frostline.runtime.sandbox import SandboxProfile, SandboxUnavailable
 from frostline.runtime.sandbox_runner import SandboxRunner, default_runner
 from frostline.store.base import Store
+from tests.runtime.helpers import Gauge
 
 
 def run_in_sandbox(store: Store, run_id: str, source: str, providers: Any, *,
@@ -97,36 +98,6 @@ def test_budget_exhaustion_denies_further_calls(sqlite_store, runner, providers,
     assert out.provider_calls == 3
     assert len(provider_log(tmp_path)) == 3
     assert any(e.kind == "denied" for e in sqlite_store.list_events("r"))
-
-
-class Gauge:
-    """Counts provider invocations in flight; each waits until `target` are in flight together
-    (or all `total` started), so a loose cap shows as more than `target`, without timing."""
-
-    def __init__(self, inner: LocalProviders, *, target: int, total: int) -> None:
-        self.inner, self.target, self.total = inner, target, total
-        self.started = self.in_flight = self.max_in_flight = 0
-
-    def capabilities(self) -> frozenset[str]:
-        return self.inner.capabilities()
-
-    def honours_idempotency_keys(self, capability: str) -> bool:
-        return self.inner.honours_idempotency_keys(capability)
-
-    async def invoke(self, capability: str, payload: Any, ctx: Any) -> Any:
-        import asyncio
-
-        self.started += 1
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            while self.in_flight < self.target and self.started < self.total:
-                await asyncio.sleep(0.001)
-            for _ in range(10):  # let a call the cap wrongly admitted arrive too
-                await asyncio.sleep(0)
-            return await self.inner.invoke(capability, payload, ctx)
-        finally:
-            self.in_flight -= 1
 
 
 def test_concurrency_cap_holds_across_the_sandbox_boundary(sqlite_store, runner, providers):
