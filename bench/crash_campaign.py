@@ -3,13 +3,15 @@
 Each trial runs one script (sequential, loop or fanout) in a fresh host process that kills
 itself at one instrumented point of the k-th call:
 
-    before_write    before the durable attempt record (begin_call) is written
-    after_write     after the attempt record, before the provider runs
-    after_provider  after the provider returned, before the commit
-    after_commit    after the commit, before the reply reaches the script
+    before_write      before the durable attempt record (begin_call) is queued
+    after_write       once the attempt record is durable, before the provider runs
+    after_provider    after the provider returned, before the commit is queued
+    commit_in_flight  right after the commit is queued, while the store makes it durable
+                      (the reply does not wait for that; see frostline.runtime.broker)
+    after_commit      once the commit is durable
 
-The points are instrumented by wrapping the store (begin_call / commit_call), so the broker
-under test is the production one. Recovery then runs the same script on the same run id with
+The points are instrumented by wrapping the store's writes (`write_nowait` of begin_call /
+commit_call), so the broker under test is the production one. Recovery then runs the same script on the same run id with
 an honest operator: an unresolved call whose execution the provider's own log shows is
 reconciled with its result, any other is abandoned. Counted per trial:
 
@@ -38,6 +40,7 @@ import textwrap
 import time
 import uuid
 from collections import defaultdict
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +50,6 @@ if str(ROOT) not in sys.path:
 
 from frostline.capabilities.local import LocalProviders  # noqa: E402
 from frostline.capabilities.provider_log import ProviderLog  # noqa: E402
-from frostline.contract.identity import Identity  # noqa: E402
 from frostline.runtime.execute import execute  # noqa: E402
 from frostline.runtime.runners import InProcessRunner  # noqa: E402
 from frostline.store import open_store  # noqa: E402
@@ -55,7 +57,7 @@ from frostline.store.base import Store  # noqa: E402
 from frostline.store.faulty import FaultyStore  # noqa: E402
 from frostline.store.records import SlotRecord  # noqa: E402
 
-POINTS = ("before_write", "after_write", "after_provider", "after_commit")
+POINTS = ("before_write", "after_write", "after_provider", "commit_in_flight", "after_commit")
 SCRIPTS: dict[str, tuple[str, int]] = {
     "sequential": (textwrap.dedent("""
         async def orchestrate(ctx, args):
@@ -96,24 +98,33 @@ class KillingStore(FaultyStore):
     def _die(self) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
-    def begin_call(self, run_id: str, attempt: int, identity: Identity, capability: str,
-                   digest: str, idempotency_key: str | None = None) -> int:
-        index, self.begins = self.begins, self.begins + 1
-        if self.point == "before_write" and index == self.k:
-            self._die()
-        call_id = self.inner.begin_call(run_id, attempt, identity, capability, digest,
-                                        idempotency_key)
-        if self.point == "after_write" and index == self.k:
-            self._die()
-        return call_id
+    def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        if method == "begin_call":
+            index, self.begins = self.begins, self.begins + 1
+            if self.point == "before_write" and index == self.k:
+                self._die()
+            future = self.inner.write_nowait(method, *args, **kwargs)
+            if self.point == "after_write" and index == self.k:
+                # Runs in the store's thread as the record becomes durable, before the broker
+                # hears of it (its callback is added after this one).
+                future.add_done_callback(lambda f: self._die())
+            return future
+        if method == "commit_call":
+            index, self.commits = self.commits, self.commits + 1
+            if self.point == "after_provider" and index == self.k:
+                self._die()
+            slot: SlotRecord = args[1]
+            future = self.inner.write_nowait(method, *args, **kwargs)
+            future.add_done_callback(lambda f: self._committed(f, slot, index))
+            if self.point == "commit_in_flight" and index == self.k:
+                self._die()
+            return future
+        return self.inner.write_nowait(method, *args, **kwargs)
 
-    def commit_call(self, call_id: int, slot: SlotRecord, *,
-                    event: tuple[str, dict[str, Any]] | None = None) -> SlotRecord:
-        index, self.commits = self.commits, self.commits + 1
-        if self.point == "after_provider" and index == self.k:
-            self._die()
-        stored = self.inner.commit_call(call_id, slot, event=event)
-        # Journal every commit that returned (durably) before the kill.
+    def _committed(self, future: Future[Any], slot: SlotRecord, index: int) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return
+        # Journal every commit that became durable before the kill.
         fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, (str(slot.identity) + "\n").encode())
@@ -122,7 +133,6 @@ class KillingStore(FaultyStore):
             os.close(fd)
         if self.point == "after_commit" and index == self.k:
             self._die()
-        return stored
 
 
 def host_main(url: str, run_id: str, script: str, point: str, k: int, work: Path) -> None:

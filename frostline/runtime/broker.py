@@ -23,20 +23,29 @@ Every denial, replay, execution, divergence and semantic repeat is an event in t
 execution's event is written in the transaction of its commit. Replay events are buffered and
 written in batches (`REPLAY_BATCH`), always before any later event and by `drain()`, so the
 log still holds one `replay` event per replayed identity, in invocation order.
+
+Writes go to the store without a thread hand-off (`Store.write_nowait`), and the store makes
+them durable in the order they were queued. Only the attempt record is waited for before the
+effect it precedes. A commit, a failed-call mark and an audit event are *settled* instead: the
+reply goes back to the script while the write becomes durable, and nothing observable may
+depend on it until it is — every later dispatch first checks that all writes queued before its
+own attempt record succeeded (queue order makes them durable by then), and `drain()` waits for
+all of them before the attempt can finish. The script may compute with a result whose commit is
+still in flight, but its only way to act is another call, which waits. A crash in that window
+leaves the call's attempt record pending, exactly like a crash between the provider's return and
+the commit: the next attempt fails closed on it. A settlement that fails stops the run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
+import contextlib
+import json
 import logging
-import os
 import secrets
-import threading
 from collections import Counter
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,34 +70,16 @@ from frostline.errors import (
     StoreUnavailable,
 )
 from frostline.store.base import Store
-from frostline.store.records import CallRecord, SlotRecord
+from frostline.store.records import CallRecord, SlotRecord, json_text
 
 log = logging.getLogger("frostline.broker")
 
 MAX_PATH_DEPTH = 32
-# Threads that carry blocking store calls for every broker in the process. Enough for a
-# 32-way fanout's attempt records, commits and events to wait together, so that they share
-# group-committed transactions; threads start only as they are needed.
-STORE_POOL_THREADS = 128
 # Replay events written per transaction at most. A replay has no effect to make durable, so
 # its audit row may wait for company; it never waits past the next other event or drain().
 REPLAY_BATCH = 256
-# A writer that fell behind takes the batches queued meanwhile in one transaction, up to this.
-REPLAY_WRITE_MAX = 4096
 Reply = dict[str, Any]
-
-_pool: tuple[int, ThreadPoolExecutor] | None = None
-_pool_guard = threading.Lock()
-
-
-def _store_pool() -> ThreadPoolExecutor:
-    """The process's store-call pool (a forked child gets its own: threads do not survive)."""
-    global _pool
-    with _pool_guard:
-        if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(STORE_POOL_THREADS,
-                                                     thread_name_prefix="frostline-store"))
-        return _pool[1]
+_decode = json.JSONDecoder().decode
 
 
 class FrameRejected(CallDenied):
@@ -177,8 +168,9 @@ class Broker:
         self._dispatch: asyncio.Semaphore | None = None
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
         self._replays: list[tuple[str, dict[str, Any]]] = []  # buffered replay events
-        self._unwritten: list[tuple[str, dict[str, Any]]] = []  # handed to the writer task
-        self._flush_tail: asyncio.Task[None] | None = None  # the replay-event writer
+        # Settling writes (queued, not yet checked) and what to do if one fails.
+        self._settling: dict[Future[Any],
+                             tuple[str, Callable[[BaseException | None, Any], None]]] = {}
         self._sink = StoreSink(store)
 
     # admission ------------------------------------------------------------------------
@@ -250,7 +242,7 @@ class Broker:
         self.stats.rejected_frames.append({"reason": reason, **shown})
         log.warning("rejected RPC frame for run %s: %s", self.run_id, err.message)
         self._stop(err)
-        self._background_event("rpc_rejected", {"reason": reason, "message": message, **shown})
+        self._event("rpc_rejected", {"reason": reason, "message": message, **shown})
         return stop_reply(err)
 
     # the runtime rule -------------------------------------------------------------------
@@ -309,7 +301,7 @@ class Broker:
                                          "capability": capability, "digest": h,
                                          "committed_in": slot.attempt}))
         if len(self._replays) >= REPLAY_BATCH:
-            self._schedule_flush()
+            self._queue_replays()
         return {"ok": True, "result": slot.result}
 
     async def _rule(self, identity: Identity, ident: str, capability: str,
@@ -318,23 +310,23 @@ class Broker:
         if hit is not None:
             return hit
         if not self.envelope.granted(capability, self.catalog):
-            return await self._deny(row, GrantDenied(
+            return self._deny(row, GrantDenied(
                 f"capability {capability} is not granted by this run's envelope; add it to "
                 "'grants'", capability=capability, identity=ident))
         cap = self.catalog.get(capability)
         if cap is None or capability not in self.providers.capabilities():
-            return await self._deny(row, GrantDenied(
+            return self._deny(row, GrantDenied(
                 f"no provider serves {capability} on this host", capability=capability,
                 identity=ident))
         problem = self._schema_problem(capability, cap.input_schema, payload)
         if problem is not None:
-            return await self._deny(row, PayloadInvalid(
+            return self._deny(row, PayloadInvalid(
                 f"payload of {capability} at {ident} is invalid: {problem}; fix the payload "
                 "(nothing was spent)", capability=capability, identity=ident), stop=False)
         try:
             h = digest(payload)
         except PayloadInvalid as exc:
-            return await self._deny(row, exc, stop=False)
+            return self._deny(row, exc, stop=False)
         row["digest"] = h
 
         slot = self.prefix.get(identity)
@@ -348,7 +340,7 @@ class Broker:
             row["outcome"] = "diverged"
             self.stats.divergences.append(div.to_dict())
             self._stop(div)
-            await self._event("divergence", div.to_dict())
+            self._event("divergence", div.to_dict())
             return stop_reply(div)
 
         honours = self.providers.honours_idempotency_keys(capability)
@@ -363,10 +355,10 @@ class Broker:
                     attempt=pending.attempt)
                 row["outcome"] = "unresolved"
                 self._stop(err)
-                await self._event("unresolved", err.to_dict())
+                self._event("unresolved", err.to_dict())
                 return stop_reply(err)
             row["retry_of"] = pending.call_id
-            await self._event("unresolved_retry", {
+            self._event("unresolved_retry", {
                 "identity": ident, "capability": capability, "call_id": pending.call_id,
                 "reason": "idempotency key" if honours else "read-only"})
 
@@ -375,9 +367,9 @@ class Broker:
         if repeat is not None:
             self.stats.semantic_repeats.append(repeat.to_dict())
             row["semantic_repeat"] = repeat.action.value
-            await self._event("semantic_repeat", repeat.to_dict())
+            self._event("semantic_repeat", repeat.to_dict())
             if repeat.action is RepeatAction.DENY:
-                return await self._deny(row, SemanticRepeatDenied(
+                return self._deny(row, SemanticRepeatDenied(
                     f"{ident} repeats a payload already committed at occurrence(s) "
                     f"{', '.join(map(str, repeat.committed))} of the same site and path; the "
                     "ledger policy denies it. Set ledger_policy to 'warn' to allow a second "
@@ -387,14 +379,14 @@ class Broker:
         budget = self.envelope.budget
         price = float(cap.price_usd)
         if self._calls_used + 1 > budget.calls:
-            return await self._deny(row, _budget(f"{ident} would be call {self._calls_used + 1} "
+            return self._deny(row, _budget(f"{ident} would be call {self._calls_used + 1} "
                                                  f"of a budget of {budget.calls} calls", ident))
         if self._spend_used + price > budget.usd + 1e-12:
-            return await self._deny(row, _budget(
+            return self._deny(row, _budget(
                 f"{ident} ({capability}, ${price:.4f}) would bring spend to "
                 f"${self._spend_used + price:.4f}, over the budget of ${budget.usd:.4f}", ident))
         if budget.tokens is not None and self._tokens_used >= budget.tokens:
-            return await self._deny(row, _budget(
+            return self._deny(row, _budget(
                 f"{ident} would start after {self._tokens_used} tokens were used, with a "
                 f"budget of {budget.tokens} tokens", ident))
         # Reserve before the first await so concurrent calls cannot overshoot together.
@@ -411,11 +403,14 @@ class Broker:
             self._dispatch = asyncio.Semaphore(self.envelope.concurrency)
         async with self._dispatch:
             if self.stop_error is not None:  # stopped while this call waited for a slot
-                self._calls_used -= 1
-                self._spend_used -= price
-                row["outcome"] = "stopped"
-                return stop_reply(self.stop_error)
+                return self._undispatched(row, price, None)
+            earlier = tuple(self._settling)  # writes queued before this attempt record
             call_id = await self._begin(identity, capability, h, key)
+            # Queue order makes those writes durable by now; each must have succeeded, and
+            # nothing may have stopped the run meanwhile, before this effect may happen.
+            await self._settled(earlier)
+            if self.stop_error is not None:
+                return self._undispatched(row, price, call_id)
             self.stats.provider_calls += 1
             self.stats.spend_usd += price
             try:
@@ -430,8 +425,9 @@ class Broker:
                 row["outcome"] = "failed"
                 row["error"] = err.to_dict()
                 if call_id is not None:
-                    await self._store_call(self.store.fail_call, call_id, err.to_dict())
-                await self._event("provider_error", err.to_dict())
+                    self._settle_write(self._stop_on_failure("fail_call"),
+                                       "fail_call", call_id, err.to_dict())
+                self._event("provider_error", err.to_dict())
                 return raise_reply(err)
             slot = SlotRecord(self.run_id, identity.site, identity.path, identity.occurrence,
                               capability, h, produced.result, dict(produced.usage), self.attempt)
@@ -440,24 +436,63 @@ class Broker:
                 call_id = await self._begin(identity, capability, h, key)
             audit = {"identity": ident, "capability": capability, "digest": h,
                      "price_usd": price, "usage": dict(produced.usage), "idempotency_key": key}
-            if call_id is not None:
-                # The audit row rides in the commit's transaction: no fsync of its own, and
-                # it exists exactly when the commit does. Buffered replays go first.
-                await self._flush_replays()
-                slot = await self._store_call(
-                    self.store.commit_call, call_id, slot,
-                    event=("executed", {"attempt": self.attempt, **audit}))
-            else:  # fail-open with no attempt record: nothing to commit, audit on its own
-                self._background_event("executed", audit)
+            # The script receives the result as the store will hold it (its JSON form).
+            try:
+                result = _decode(json_text(produced.result, f"the result of {ident}"))
+            except FrostlineError as exc:  # cannot be committed: the call stays pending
+                row["outcome"] = "failed"
+                self._stop(exc)
+                return stop_reply(exc)
             self.stats.executed += 1
             row["outcome"] = "executed"
-            return {"ok": True, "result": slot.result}
+            if call_id is not None:
+                # The audit row rides in the commit's transaction: no fsync of its own, and
+                # it exists exactly when the commit does. Buffered replays go first. The
+                # reply does not wait for durability (see the module docstring).
+                self._queue_replays()
+                self._settle_write(self._commit_checker(row, slot, result), "commit_call",
+                                   call_id, slot,
+                                   event=("executed", {"attempt": self.attempt, **audit}))
+            else:  # fail-open with no attempt record: nothing to commit, audit on its own
+                self._event("executed", audit)
+            return {"ok": True, "result": result}
+
+    def _undispatched(self, row: dict[str, Any], price: float, call_id: int | None) -> Reply:
+        """A call the run stopped before its dispatch: release its budget, and mark its
+        attempt record (if written) failed, since the provider never saw it."""
+        assert self.stop_error is not None
+        self._calls_used -= 1
+        self._spend_used -= price
+        row["outcome"] = "stopped"
+        if call_id is not None:
+            self._settle_write(self._stop_on_failure("fail_call"), "fail_call", call_id, {
+                "code": "not_dispatched", "message": "the run stopped before this call was "
+                "dispatched: " + self.stop_error.message})
+        return stop_reply(self.stop_error)
+
+    def _commit_checker(self, row: dict[str, Any], slot: SlotRecord,
+                        result: Any) -> Callable[[BaseException | None, Any], None]:
+        def check(exc: BaseException | None, stored: Any) -> None:
+            if exc is None and (stored.digest != slot.digest or stored.result != result):
+                # The identity was committed by someone else meanwhile, with another result:
+                # the script saw a value that is not the committed one. Stop before it acts.
+                exc = FrostlineError(
+                    f"{row['identity']} was committed by another writer while this attempt ran "
+                    "it; the result this attempt saw is not the committed one. Start a new "
+                    "attempt", identity=row["identity"])
+            if exc is None:
+                return
+            row["outcome"] = "store_unavailable" if isinstance(exc, StoreUnavailable) else "failed"
+            self.stats.executed -= 1
+            self._stop(exc if isinstance(exc, FrostlineError) else self._unavailable(
+                "commit_call", exc))
+        return check
 
     async def _begin(self, identity: Identity, capability: str, h: str,
                      key: str | None) -> int | None:
         try:
-            return int(await self._store_call(self.store.begin_call, self.run_id, self.attempt,
-                                              identity, capability, h, key))
+            return int(await self._store_write("begin_call", self.run_id, self.attempt,
+                                               identity, capability, h, key))
         except StoreUnavailable:
             if not self.fail_open:
                 raise
@@ -471,11 +506,11 @@ class Broker:
         if self.stop_error is not None:
             return stop_reply(self.stop_error)
         try:
-            stored = await self._store_call(self.store.decide, self.run_id, key, value)
+            stored = await self._store_write("decide", self.run_id, key, value)
         except StoreUnavailable as exc:
             self._stop(exc)
             return stop_reply(exc)
-        await self._event("race_decided", {"key": key, "proposed": value, "winner": stored})
+        self._event("race_decided", {"key": key, "proposed": value, "winner": stored})
         return {"ok": True, "result": stored}
 
     # helpers --------------------------------------------------------------------------
@@ -494,7 +529,7 @@ class Broker:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return f"{where}: {first.message}{more}"
 
-    async def _deny(self, row: dict[str, Any], err: CallDenied, *, stop: bool = True,
+    def _deny(self, row: dict[str, Any], err: CallDenied, *, stop: bool = True,
                     event: bool = True) -> Reply:
         row["outcome"] = "invalid" if isinstance(err, PayloadInvalid) else "denied"
         row["error"] = err.to_dict()
@@ -502,96 +537,99 @@ class Broker:
         if stop:
             self._stop(err)
         if event:
-            await self._event("denied", err.to_dict())
+            self._event("denied", err.to_dict())
         return stop_reply(err) if stop else raise_reply(err)
 
     def _stop(self, err: FrostlineError) -> None:
         if self.stop_error is None:
             self.stop_error = err
 
-    async def _store_call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """Run a blocking store method off the loop; any failure becomes StoreUnavailable.
+    # writes ---------------------------------------------------------------------------------
+    def _unavailable(self, operation: str, exc: BaseException) -> FrostlineError:
+        if isinstance(exc, FrostlineError):
+            return exc
+        err = StoreUnavailable(f"store failed during {operation}: {type(exc).__name__}: {exc}",
+                               run_id=self.run_id)
+        err.__cause__ = exc
+        return err
 
-        The calls run on the broker pool, not the loop's default executor: that one has
-        min(32, cores + 4) threads, so on a small machine a 32-way fanout could hand the
-        store's group committer only a handful of writes at a time and pay one fsync for each
-        handful. Each pool thread just waits for its write to become durable.
-        """
-        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    async def _store_write(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Queue a write and wait until it is durable; any failure becomes StoreUnavailable
+        (a FrostlineError the store raised on purpose passes through)."""
         try:
-            return await asyncio.get_running_loop().run_in_executor(_store_pool(), call)
-        except StoreUnavailable:
-            raise
-        except FrostlineError:
-            raise
+            return await asyncio.wrap_future(self.store.write_nowait(method, *args, **kwargs))
         except Exception as exc:
-            raise StoreUnavailable(f"store failed during {getattr(fn, '__name__', fn)}: {exc}",
-                                   run_id=self.run_id) from exc
+            raise self._unavailable(method, exc) from exc
 
-    async def _event(self, kind: str, data: dict[str, Any]) -> None:
-        await self._flush_replays()  # earlier replays precede this event in the log
-        try:
-            await self._store_call(self.store.append_event, self.run_id, kind,
-                                   {"attempt": self.attempt, **data})
-        except FrostlineError as exc:
-            self._event_failed(kind, exc)
+    def _settle_write(self, on_done: Callable[[BaseException | None, Any], None], method: str,
+                      *args: Any, **kwargs: Any) -> None:
+        """Queue a write whose durability no reply waits for; `on_done(error, value)` runs
+        on the loop once it is settled (see the module docstring)."""
+        loop = asyncio.get_running_loop()
+        future = self.store.write_nowait(method, *args, **kwargs)
+        self._settling[future] = (method, on_done)
+
+        def settled(f: Future[Any]) -> None:  # in the store's thread: hand over to the loop
+            with contextlib.suppress(RuntimeError):  # a closed loop: drain() checked it
+                loop.call_soon_threadsafe(self._check, f)
+
+        future.add_done_callback(settled)
+
+    def _check(self, future: Future[Any]) -> None:
+        """Act once on a settled write: `on_done(error, value)`."""
+        entry = self._settling.pop(future, None)
+        if entry is None:
+            return
+        method, on_done = entry
+        if future.cancelled():
+            on_done(StoreUnavailable(f"the store write {method} was cancelled",
+                                     run_id=self.run_id), None)
+        elif (exc := future.exception()) is not None:
+            on_done(self._unavailable(method, exc), None)
+        else:
+            on_done(None, future.result())
+
+    async def _settled(self, futures: tuple[Future[Any], ...]) -> None:
+        """Wait until `futures` are settled and act on each (already done, in the usual case:
+        the store makes writes durable in queue order)."""
+        for future in futures:
+            if not future.done():
+                await asyncio.wait([asyncio.wrap_future(future)])
+            self._check(future)
+
+    def _stop_on_failure(self, operation: str) -> Callable[[BaseException | None, Any], None]:
+        def check(exc: BaseException | None, _: Any) -> None:
+            if exc is not None:
+                self._event_failed(operation, self._unavailable(operation, exc))
+        return check
+
+    def _event(self, kind: str, data: dict[str, Any]) -> None:
+        """Append an audit event after the replays buffered before it (queue order)."""
+        self._queue_replays()
+        self._settle_write(self._stop_on_failure(f"event {kind}"), "append_event",
+                           self.run_id, kind, {"attempt": self.attempt, **data})
 
     def _event_failed(self, kind: str, exc: FrostlineError) -> None:
         if self.fail_open:
-            log.error("FAIL-OPEN: could not record event %s for run %s: %s", kind,
-                      self.run_id, exc)
+            log.error("FAIL-OPEN: could not record %s for run %s: %s", kind, self.run_id, exc)
             return
         # The audit trail is part of the contract: stop before anything else happens.
         self._stop(exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(
-            f"could not record event {kind}: {exc}", run_id=self.run_id))
+            f"could not record {kind}: {exc}", run_id=self.run_id))
 
-    def _schedule_flush(self) -> asyncio.Task[None] | None:
-        """Hand the buffered replay events to the writer task (started if it is not running).
-
-        Returns the writer task (None when nothing is buffered or being written); once it is
-        done, every replay buffered so far is in the store.
-        """
+    def _queue_replays(self) -> None:
+        """Queue the buffered replay events, in order, ahead of any write queued after."""
         if self._replays:
-            self._unwritten.extend(self._replays)
-            self._replays = []
-        tail = self._flush_tail
-        if tail is not None and not tail.done():
-            return tail  # it takes what was just handed over before it finishes
-        if not self._unwritten:
-            return None
-        task = asyncio.get_running_loop().create_task(self._write_replays())
-        self._flush_tail = task
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    async def _write_replays(self) -> None:
-        # One writer at a time, taking events in buffering order: the log keeps their order.
-        while self._unwritten:
-            batch = self._unwritten[:REPLAY_WRITE_MAX]
-            del self._unwritten[:REPLAY_WRITE_MAX]
-            try:
-                await self._store_call(self.store.append_events, self.run_id, batch)
-            except FrostlineError as exc:
-                self._event_failed("replay", exc)
-
-    async def _flush_replays(self) -> None:
-        """Return once every replay buffered so far is written (or its failure recorded)."""
-        task = self._schedule_flush()
-        if task is not None:
-            # Shielded: a caller that stops waiting must not cancel the shared write.
-            await asyncio.shield(task)
-
-    def _background_event(self, kind: str, data: dict[str, Any]) -> None:
-        task = asyncio.get_running_loop().create_task(self._event(kind, data))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+            batch, self._replays = self._replays, []
+            self._settle_write(self._stop_on_failure("replay events"), "append_events",
+                               self.run_id, batch)
 
     async def drain(self) -> None:
-        """Wait until every admitted call has completed (and committed, if it ran)."""
-        while self._tasks or self._replays or self._unwritten:
-            self._schedule_flush()  # the replay events still buffered
+        """Wait until every admitted call has completed and every write is settled."""
+        while self._tasks or self._replays or self._settling:
+            self._queue_replays()  # the replay events still buffered
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            await self._settled(tuple(self._settling))
 
     def in_flight(self) -> int:
         return len(self._tasks)

@@ -11,7 +11,10 @@ Invariants every backend keeps:
 from __future__ import annotations
 
 import abc
+import os
+import threading
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -140,6 +143,24 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def principal_for_token(self, token: str) -> str | None: ...
 
+    # writes without waiting ---------------------------------------------------------------------
+    NOWAIT_WRITES = frozenset({"begin_call", "commit_call", "fail_call", "append_event",
+                               "append_events", "decide"})
+
+    def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """Start the write `method(*args, **kwargs)` and return a future of its result at once.
+
+        `method` is one of `NOWAIT_WRITES`. The future resolves once the write is durable, or
+        with its error (a bad argument included). Writes started this way from one thread
+        become durable in the order they were started. SQL stores queue the write on their
+        group-commit writer directly; this default runs the blocking method on one worker
+        thread per store, which keeps the order.
+        """
+        if method not in self.NOWAIT_WRITES:
+            raise ValueError(f"write_nowait takes one of {', '.join(sorted(self.NOWAIT_WRITES))}"
+                             f", not {method!r}")
+        return _ordered_worker(self).submit(getattr(self, method), *args, **kwargs)
+
     # concurrency --------------------------------------------------------------------------------
     @abc.abstractmethod
     def run_lock(self, run_id: str) -> AbstractContextManager[None]:
@@ -153,6 +174,19 @@ class Store(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_workers_guard = threading.Lock()
+
+
+def _ordered_worker(store: Store) -> ThreadPoolExecutor:
+    """The store's one write thread (per process: a forked child starts its own)."""
+    with _workers_guard:
+        entry: tuple[int, ThreadPoolExecutor] | None = store.__dict__.get("_write_worker")
+        if entry is None or entry[0] != os.getpid():
+            entry = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="frostline-write"))
+            store.__dict__["_write_worker"] = entry
+        return entry[1]
 
 
 def iter_identities(slots: list[SlotRecord]) -> Iterator[Identity]:

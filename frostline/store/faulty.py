@@ -3,12 +3,15 @@
 `FaultyStore` wraps a real store and raises StoreUnavailable from every read and/or write, the
 way a lost database would, so a test can prove that a component stops (and dispatches nothing)
 when the store does not answer. The flags are plain attributes: a test may let a run commit a
-few calls, then turn the faults on.
+few calls, then turn the faults on. Writes the runtime queues without waiting
+(`write_nowait`) go through the same methods, on the store's ordered write thread, so a
+subclass that overrides one of them sees those writes too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
@@ -143,6 +146,11 @@ class FaultyStore(Store):
 
     def append_events(self, run_id: str, events: list[tuple[str, dict[str, Any]]]) -> list[int]:
         return self._w("append_events", lambda: self.inner.append_events(run_id, events))
+
+    def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        # Not the inner store's queue: the write must pass this store's own (faulty or
+        # overridden) method, so it runs on the ordered write thread of the base class.
+        return Store.write_nowait(self, method, *args, **kwargs)
 
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]:
         return self._r("list_events", lambda: self.inner.list_events(run_id, after=after,

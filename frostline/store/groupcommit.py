@@ -19,7 +19,7 @@ import os
 import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -89,15 +89,25 @@ class GroupCommitter(Generic[C]):
 
     def submit(self, operation: str, fn: Callable[[C], T]) -> T:
         """Run `fn(conn)` in the writer's next transaction; return once it is durable."""
+        if threading.current_thread() is self._thread:
+            raise RuntimeError(f"{operation}: a write cannot be queued from inside another "
+                               "write (the writer thread would wait for itself)")
+        return self.submit_nowait(operation, fn).result()
+
+    def submit_nowait(self, operation: str, fn: Callable[[C], T]) -> Future[T]:
+        """Queue `fn(conn)` for the writer's next transaction and return at once.
+
+        The future resolves once the transaction holding the write is durable (or with the
+        write's own error). Writes are taken in queue order, so a write queued after another
+        is never durable before it: when a later write's future resolves, every earlier
+        write's future has resolved too.
+        """
         if os.getpid() != self._pid:
             raise StoreUnavailable(
                 f"{self._backend.backend_name} store was opened in another process (before a "
                 "fork); open a new store in this process",
                 backend=self._backend.backend_name, operation=operation,
             )
-        if threading.current_thread() is self._thread:
-            raise RuntimeError(f"{operation}: a write cannot be queued from inside another "
-                               "write (the writer thread would wait for itself)")
         future: Future[T] = Future()
         with self._lock:
             if self._closed:
@@ -106,7 +116,7 @@ class GroupCommitter(Generic[C]):
                     backend=self._backend.backend_name, operation=operation,
                 )
             self._queue.put(_Item(operation, fn, future))
-        return future.result()
+        return future
 
     def close(self) -> None:
         """Commit what is queued, then stop the writer thread and close its connection."""
@@ -140,7 +150,7 @@ class GroupCommitter(Generic[C]):
             except BaseException as exc:  # never leave a caller waiting on a dead writer
                 for item in batch:
                     if not item.future.done():
-                        item.future.set_exception(exc)
+                        _deliver(item.future, False, exc)
         if self._conn is not None:
             self._backend.writer_discard(self._conn)
             self._conn = None
@@ -209,19 +219,16 @@ class GroupCommitter(Generic[C]):
         self.batches += 1
         self.writes += len(batch)
         for item, (ok, value) in zip(batch, outcomes, strict=True):
-            if ok:
-                item.future.set_result(value)
-            else:
-                item.future.set_exception(value)
+            _deliver(item.future, ok, value)
         return True
 
     def _fail_all(self, batch: list[_Item[C]], outcomes: list[tuple[bool, Any]],
                   err: BaseException) -> None:
         for i, item in enumerate(batch):
             if i < len(outcomes) and not outcomes[i][0]:
-                item.future.set_exception(outcomes[i][1])  # its own error came first
+                _deliver(item.future, False, outcomes[i][1])  # its own error came first
             else:
-                item.future.set_exception(_for(err, item.operation, self._backend))
+                _deliver(item.future, False, _for(err, item.operation, self._backend))
 
     def _call(self, item: _Item[C], conn: C) -> tuple[bool, Any]:
         try:
@@ -235,6 +242,16 @@ class GroupCommitter(Generic[C]):
                 self._backend.writer_rollback(self._conn)
             self._backend.writer_discard(self._conn)
             self._conn = None
+
+
+def _deliver(future: Future[Any], ok: bool, value: Any) -> None:
+    """Resolve a caller's future. A queued write runs even if its caller cancelled the future
+    (it stopped waiting; the write was already decided), so a cancelled future is left as is."""
+    with contextlib.suppress(InvalidStateError):  # cancelled, even while we got here
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
 
 
 def _for(err: BaseException, operation: str, backend: WriterBackend[Any]) -> BaseException:

@@ -149,7 +149,7 @@ class PostgresStore(SqlStore):
                     supported=schema.LATEST)
             for migration in schema.pending(current, target):
                 for statement in migration.statements("postgres"):
-                    conn.execute(statement)  # type: ignore[call-overload]
+                    conn.execute(statement)  # type: ignore[call-overload,unused-ignore]
                 conn.execute("INSERT INTO schema_version (version, description, applied_at) "
                              "VALUES (%s, %s, %s)",
                              (migration.version, migration.description, time.time()))

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from frostline.contract.identity import Identity, Path
+from frostline.errors import FrostlineError
+
+
+def json_text(value: Any, what: str) -> str:
+    """The compact JSON text a store keeps for `value`; a value JSON cannot carry is refused
+    by name."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise FrostlineError(
+            f"{what} cannot be stored: it is not JSON ({exc}); store binary data with "
+            "put_artifact and keep its ref in the result", field=what,
+        ) from exc
 
 
 class CallStatus(StrEnum):

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from frostline.contract.identity import Identity, parse_path, path_text
@@ -198,6 +199,11 @@ class SqlStore(SqlBackend):
     # call attempts ------------------------------------------------------------------------------
     def begin_call(self, run_id: str, attempt: int, identity: Identity, capability: str,
                    digest: str, idempotency_key: str | None = None) -> int:
+        return self._write("begin_call", self._begin_call_op(
+            run_id, attempt, identity, capability, digest, idempotency_key))
+
+    def _begin_call_op(self, run_id: str, attempt: int, identity: Identity, capability: str,
+                       digest: str, idempotency_key: str | None = None) -> Callable[[Any], int]:
         now = self._clock()
         params = (run_id, identity.site, path_text(identity.path), identity.occurrence,
                   capability, digest, attempt, idempotency_key, now, now)
@@ -210,10 +216,15 @@ class SqlStore(SqlBackend):
                 "(?, ?, ?, ?, ?, ?, ?, 'pending', ?, NULL, ?, ?) RETURNING call_id", params)
             return int(rows[0][0])
 
-        return self._write("begin_call", op)
+        return op
 
     def commit_call(self, call_id: int, slot: SlotRecord, *,
                     event: tuple[str, dict[str, Any]] | None = None) -> SlotRecord:
+        return self._write("commit_call", self._commit_call_op(call_id, slot, event=event))
+
+    def _commit_call_op(self, call_id: int, slot: SlotRecord, *,
+                        event: tuple[str, dict[str, Any]] | None = None
+                        ) -> Callable[[Any], SlotRecord]:
         result, usage = self._j(slot.result, "result"), self._j(slot.usage, "usage")
         audit = None if event is None else (_event_kind(event[0]), self._j(event[1], "event"))
         now = self._clock()
@@ -250,7 +261,7 @@ class SqlStore(SqlBackend):
             return self._slot(inserted[0] if inserted else
                               self._get_slot(conn, run_id, identity)[0])
 
-        return self._write("commit_call", op)
+        return op
 
     def _insert_slot(self, conn: Any, slot: SlotRecord, result: Any, usage: Any,
                      call_id: int | None, now: float) -> list[Any]:
@@ -263,6 +274,9 @@ class SqlStore(SqlBackend):
              slot.digest, result, usage, slot.attempt, now, call_id))
 
     def fail_call(self, call_id: int, error: dict[str, Any]) -> None:
+        self._write("fail_call", self._fail_call_op(call_id, error))
+
+    def _fail_call_op(self, call_id: int, error: dict[str, Any]) -> Callable[[Any], None]:
         err = self._j(error, "error")
         now = self._clock()
 
@@ -276,7 +290,7 @@ class SqlStore(SqlBackend):
                                      "only a pending call can fail", call_id=call_id,
                                      status=call.status.value)
 
-        self._write("fail_call", op)
+        return op
 
     def list_calls(self, run_id: str) -> list[CallRecord]:
         rows = self._read("list_calls", lambda c: self._x(
@@ -390,6 +404,9 @@ class SqlStore(SqlBackend):
         return [self._load(r[0]) for r in rows]
 
     def decide(self, run_id: str, key: str, value: Any) -> Any:
+        return self._write("decide", self._decide_op(run_id, key, value))
+
+    def _decide_op(self, run_id: str, key: str, value: Any) -> Callable[[Any], Any]:
         val, now = self._j(value, "decision"), self._clock()
 
         def op(conn: Any) -> Any:
@@ -400,22 +417,29 @@ class SqlStore(SqlBackend):
                            (run_id, key)).fetchall()
             return self._load(rows[0][0])
 
-        return self._write("decide", op)
+        return op
 
     def append_event(self, run_id: str, kind: str, data: dict[str, Any]) -> int:
+        return self._write("append_event", self._append_event_op(run_id, kind, data))
+
+    def _append_event_op(self, run_id: str, kind: str, data: dict[str, Any]
+                         ) -> Callable[[Any], int]:
         payload, now = self._j(data, "event"), self._clock()
-        return self._write("append_event",
-                           lambda c: self._insert_event(c, run_id, kind, payload, now))
+        return lambda c: self._insert_event(c, run_id, kind, payload, now)
 
     def append_events(self, run_id: str, events: list[tuple[str, dict[str, Any]]]) -> list[int]:
+        if isinstance(events, list | tuple) and not events:
+            return []  # nothing to make durable: no transaction
+        return self._write("append_events", self._append_events_op(run_id, events))
+
+    def _append_events_op(self, run_id: str, events: list[tuple[str, dict[str, Any]]]
+                          ) -> Callable[[Any], list[int]]:
         if not isinstance(events, list | tuple):
             raise DefinitionError("append_events takes a list of (kind, data) pairs")
         if not all(isinstance(e, list | tuple) and len(e) == 2 for e in events):
             raise DefinitionError("append_events takes (kind, data) pairs, e.g. "
                                   "[('replay', {'identity': 'main/#0@0'})]")
         rows = [(_event_kind(kind), self._j(data, "event")) for kind, data in events]
-        if not rows:
-            return []
         now = self._clock()
 
         def op(conn: Any) -> list[int]:
@@ -425,7 +449,7 @@ class SqlStore(SqlBackend):
             return [self._insert_event(conn, run_id, kind, payload, now, locked=True)
                     for kind, payload in rows]
 
-        return self._write("append_events", op)
+        return op
 
     def _insert_event(self, conn: Any, run_id: str, kind: str, payload: Any, now: float, *,
                       locked: bool = False) -> int:

@@ -13,28 +13,19 @@ import json
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from frostline.errors import FrostlineError, RunNotFound, StoreUnavailable
+from frostline.errors import RunNotFound, StoreUnavailable
 from frostline.store.base import Store
 from frostline.store.connections import ThreadConnections
 from frostline.store.groupcommit import GroupCommitter
+from frostline.store.records import json_text as dumps
 from frostline.store.schema import Dialect
 
 T = TypeVar("T")
 
 _decode = json.JSONDecoder().decode  # skips json.loads' per-call argument checks
-
-
-def dumps(value: Any, what: str) -> str:
-    """Compact JSON text for a JSON column; a value JSON cannot carry is refused by name."""
-    try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise FrostlineError(
-            f"{what} cannot be stored: it is not JSON ({exc}); store binary data with "
-            "put_artifact and keep its ref in the result", field=what,
-        ) from exc
 
 
 class SqlBackend(Store):
@@ -172,6 +163,24 @@ class SqlBackend(Store):
     def _write(self, operation: str, fn: Callable[[Any], T]) -> T:
         self._check_open(operation)
         return self._writer.submit(operation, fn)
+
+    def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """Queue the write on the group-commit writer and return its future at once.
+
+        The write is prepared here (JSON encoded, timestamped) by `_<method>_op`, the same
+        preparation the blocking method does; a bad argument fails the future.
+        """
+        if method not in self.NOWAIT_WRITES:
+            raise ValueError(f"write_nowait takes one of {', '.join(sorted(self.NOWAIT_WRITES))}"
+                             f", not {method!r}")
+        try:
+            self._check_open(method)
+            op = getattr(self, f"_{method}_op")(*args, **kwargs)
+            return self._writer.submit_nowait(method, op)
+        except Exception as exc:
+            failed: Future[Any] = Future()
+            failed.set_exception(exc)
+            return failed
 
     def _x(self, conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
         return conn.execute(self._sql(sql), params)

@@ -8,6 +8,7 @@ invocation order, before any later event.
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import Future
 from typing import Any
 
 from frostline.capabilities.envelope import Budget, Envelope
@@ -22,25 +23,22 @@ SITE = "orchestrate/#0"
 
 
 class Recording:
-    """A store proxy that records which write methods the broker calls, and how."""
+    """A store proxy that records which writes the broker queues, and how."""
 
     def __init__(self, inner: Store) -> None:
         self._inner = inner
         self.writes: list[str] = []
         self.commit_events: list[Any] = []
 
-    def commit_call(self, call_id: int, slot: Any, **kwargs: Any) -> Any:
-        self.writes.append("commit_call")
-        self.commit_events.append(kwargs.get("event"))
-        return self._inner.commit_call(call_id, slot, **kwargs)
-
-    def append_event(self, *args: Any) -> int:
-        self.writes.append("append_event")
-        return self._inner.append_event(*args)
-
-    def append_events(self, run_id: str, events: list[tuple[str, dict[str, Any]]]) -> list[int]:
-        self.writes.append(f"append_events:{len(events)}")
-        return self._inner.append_events(run_id, events)
+    def write_nowait(self, method: str, *args: Any, **kwargs: Any) -> Future[Any]:
+        if method == "commit_call":
+            self.writes.append("commit_call")
+            self.commit_events.append(kwargs.get("event"))
+        elif method == "append_events":
+            self.writes.append(f"append_events:{len(args[1])}")
+        elif method == "append_event":
+            self.writes.append("append_event")
+        return self._inner.write_nowait(method, *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
