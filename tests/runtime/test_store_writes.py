@@ -190,7 +190,7 @@ def test_a_commit_that_finds_another_result_stops_the_run(store: Store, tmp_path
     async def go() -> dict[str, Any]:
         assert (await broker.submit(_frame(broker, {"n": 1}, [])))["ok"]
         # The store answers with a slot someone else committed for this identity.
-        (call_id, slot), _ = proxy.held_args
+        (_call_id, slot), _ = proxy.held_args
         assert proxy.held is not None
         proxy.held.set_result(replace(slot, result={"n": "someone else's"}))
         reply = await broker.submit(_frame(broker, {"n": 2}, []))
