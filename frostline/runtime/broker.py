@@ -33,17 +33,17 @@ own attempt record succeeded (queue order makes them durable by then), and `drai
 all of them before the attempt can finish. The script may compute with a result whose commit is
 still in flight, but its only way to act is another call, which waits. A crash in that window
 leaves the call's attempt record pending, exactly like a crash between the provider's return and
-the commit: the next attempt fails closed on it. A settlement that fails stops the run.
+the commit: the next attempt fails closed on it. A settlement that fails is found before the
+next dispatch (or by `drain()`) and stops the run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import secrets
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -79,6 +79,7 @@ MAX_PATH_DEPTH = 32
 # its audit row may wait for company; it never waits past the next other event or drain().
 REPLAY_BATCH = 256
 Reply = dict[str, Any]
+OnDone = Callable[[BaseException | None, Any], None]  # (error, value) of a settled write
 _decode = json.JSONDecoder().decode
 
 
@@ -169,8 +170,9 @@ class Broker:
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
         self._replays: list[tuple[str, dict[str, Any]]] = []  # buffered replay events
         # Settling writes (queued, not yet checked) and what to do if one fails.
-        self._settling: dict[Future[Any],
-                             tuple[str, Callable[[BaseException | None, Any], None]]] = {}
+        # Settling writes in queue order: (sequence number, future, method, on_done).
+        self._settling: deque[tuple[int, Future[Any], str, OnDone]] = deque()
+        self._queued = 0  # settling writes queued so far
         self._sink = StoreSink(store)
 
     # admission ------------------------------------------------------------------------
@@ -404,7 +406,7 @@ class Broker:
         async with self._dispatch:
             if self.stop_error is not None:  # stopped while this call waited for a slot
                 return self._undispatched(row, price, None)
-            earlier = tuple(self._settling)  # writes queued before this attempt record
+            earlier = self._queued  # writes queued before this attempt record
             call_id = await self._begin(identity, capability, h, key)
             # Queue order makes those writes durable by now; each must have succeeded, and
             # nothing may have stopped the run meanwhile, before this effect may happen.
@@ -470,8 +472,7 @@ class Broker:
                 "dispatched: " + self.stop_error.message})
         return stop_reply(self.stop_error)
 
-    def _commit_checker(self, row: dict[str, Any], slot: SlotRecord,
-                        result: Any) -> Callable[[BaseException | None, Any], None]:
+    def _commit_checker(self, row: dict[str, Any], slot: SlotRecord, result: Any) -> OnDone:
         def check(exc: BaseException | None, stored: Any) -> None:
             if exc is None and (stored.digest != slot.digest or stored.result != result):
                 # The identity was committed by someone else meanwhile, with another result:
@@ -561,43 +562,34 @@ class Broker:
         except Exception as exc:
             raise self._unavailable(method, exc) from exc
 
-    def _settle_write(self, on_done: Callable[[BaseException | None, Any], None], method: str,
-                      *args: Any, **kwargs: Any) -> None:
+    def _settle_write(self, on_done: OnDone, method: str, *args: Any, **kwargs: Any) -> None:
         """Queue a write whose durability no reply waits for; `on_done(error, value)` runs
-        on the loop once it is settled (see the module docstring)."""
-        loop = asyncio.get_running_loop()
+        once it is settled and checked — before the next dispatch, or in drain()."""
         future = self.store.write_nowait(method, *args, **kwargs)
-        self._settling[future] = (method, on_done)
+        self._queued += 1
+        self._settling.append((self._queued, future, method, on_done))
 
-        def settled(f: Future[Any]) -> None:  # in the store's thread: hand over to the loop
-            with contextlib.suppress(RuntimeError):  # a closed loop: drain() checked it
-                loop.call_soon_threadsafe(self._check, f)
+    async def _settled(self, upto: int) -> None:
+        """Check, in queue order, every settling write numbered up to `upto`.
 
-        future.add_done_callback(settled)
-
-    def _check(self, future: Future[Any]) -> None:
-        """Act once on a settled write: `on_done(error, value)`."""
-        entry = self._settling.pop(future, None)
-        if entry is None:
-            return
-        method, on_done = entry
-        if future.cancelled():
-            on_done(StoreUnavailable(f"the store write {method} was cancelled",
-                                     run_id=self.run_id), None)
-        elif (exc := future.exception()) is not None:
-            on_done(self._unavailable(method, exc), None)
-        else:
-            on_done(None, future.result())
-
-    async def _settled(self, futures: tuple[Future[Any], ...]) -> None:
-        """Wait until `futures` are settled and act on each (already done, in the usual case:
-        the store makes writes durable in queue order)."""
-        for future in futures:
+        The store makes writes durable in queue order, so once a later write is durable these
+        are done and this costs no wait; each write is checked once. A failure stops the run.
+        """
+        while self._settling and self._settling[0][0] <= upto:
+            _, future, method, on_done = self._settling[0]
             if not future.done():
                 await asyncio.wait([asyncio.wrap_future(future)])
-            self._check(future)
+                continue  # another waiter may have checked it meanwhile
+            self._settling.popleft()
+            if future.cancelled():
+                on_done(StoreUnavailable(f"the store write {method} was cancelled",
+                                         run_id=self.run_id), None)
+            elif (exc := future.exception()) is not None:
+                on_done(self._unavailable(method, exc), None)
+            else:
+                on_done(None, future.result())
 
-    def _stop_on_failure(self, operation: str) -> Callable[[BaseException | None, Any], None]:
+    def _stop_on_failure(self, operation: str) -> OnDone:
         def check(exc: BaseException | None, _: Any) -> None:
             if exc is not None:
                 self._event_failed(operation, self._unavailable(operation, exc))
@@ -629,7 +621,7 @@ class Broker:
         while self._tasks or self._replays or self._settling:
             self._queue_replays()  # the replay events still buffered
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
-            await self._settled(tuple(self._settling))
+            await self._settled(self._queued)
 
     def in_flight(self) -> int:
         return len(self._tasks)

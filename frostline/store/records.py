@@ -10,12 +10,15 @@ from typing import Any
 from frostline.contract.identity import Identity, Path
 from frostline.errors import FrostlineError
 
+# One encoder for every JSON column: json.dumps with options builds a new encoder per call.
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
 
 def json_text(value: Any, what: str) -> str:
     """The compact JSON text a store keeps for `value`; a value JSON cannot carry is refused
     by name."""
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return _encode(value)
     except (TypeError, ValueError) as exc:
         raise FrostlineError(
             f"{what} cannot be stored: it is not JSON ({exc}); store binary data with "

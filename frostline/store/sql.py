@@ -444,10 +444,8 @@ class SqlStore(SqlBackend):
 
         def op(conn: Any) -> list[int]:
             self._before_event_insert(conn)
-            # One statement per event keeps seq in list order on both backends; they share
-            # the transaction (and its fsync), which is what the batching is for.
-            return [self._insert_event(conn, run_id, kind, payload, now, locked=True)
-                    for kind, payload in rows]
+            return self._insert_events(conn, [(run_id, now, kind, payload)
+                                              for kind, payload in rows])
 
         return op
 

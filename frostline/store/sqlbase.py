@@ -115,6 +115,11 @@ class SqlBackend(Store):
     def _before_event_insert(self, conn: Any) -> None:
         """Serialize event inserts where seq order could differ from commit order."""
 
+    @abc.abstractmethod
+    def _insert_events(self, conn: Any, rows: list[tuple[str, float, str, Any]]) -> list[int]:
+        """Insert `(run_id, ts, kind, data)` event rows in list order, in one round of the
+        driver; return their seqs (ascending, in list order)."""
+
     def _redacted_url(self) -> str:
         return self.url
 
