@@ -12,6 +12,7 @@ Text form of an identity: ``<site>@<path>:<occurrence>`` with the path dot-joine
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,8 +61,45 @@ def parse_path(text: str) -> Path:
     return tuple(int(p) for p in text.split(".")) if text else ()
 
 
+# Plain payloads — strings, booleans, null, integers within ±(2**53 - 1), and lists and
+# objects of them with ASCII keys — have one RFC 8785 form that the C JSON encoder writes with
+# sorted keys (ASCII keys sort alike by code point and by UTF-16 unit, and both escape the same
+# characters), at a fraction of the library's cost; a test pins the two equal. Anything else
+# (floats, big integers, non-ASCII keys, other types) goes to the library.
+_sorted_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True,
+                                separators=(",", ":")).encode
+_SAFE_INT = 2**53 - 1
+_PLAIN_DEPTH = 32
+
+
+def _plain(value: Any, depth: int) -> bool:
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return -_SAFE_INT <= value <= _SAFE_INT
+    if depth >= _PLAIN_DEPTH:
+        return False
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str or not key.isascii() or not _plain(item, depth + 1):
+                return False
+        return True
+    if kind is list:
+        for item in value:
+            if not _plain(item, depth + 1):
+                return False
+        return True
+    return False
+
+
 def canonical(payload: Any) -> bytes:
     """RFC 8785 canonical JSON bytes; raises PayloadInvalid for values JSON cannot carry."""
+    if _plain(payload, 0):
+        try:
+            return _sorted_json(payload).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: let the library give its verdict
+            pass
     try:
         return bytes(rfc8785.dumps(payload))
     except Exception as exc:  # rfc8785 raises several types (domain, type, float errors)

@@ -168,6 +168,7 @@ class Broker:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._dispatch: asyncio.Semaphore | None = None
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self._servable: dict[str, bool] = {}  # capability → may be replayed in this attempt
         self._replays: list[tuple[str, dict[str, Any]]] = []  # buffered replay events
         # Settling writes (queued, not yet checked) and what to do if one fails.
         # Settling writes in queue order: (sequence number, future, method, on_done).
@@ -230,7 +231,9 @@ class Broker:
         self._occurrences[(site, steps)] += 1
         identity = Identity(site, steps, occurrence)
         self.invoked.append(identity)
-        ident, cap_name = str(identity), str(capability)
+        # str(identity), spelled out: this runs for every frame of a replayed prefix.
+        ident = f"{site}@{'.'.join(map(str, steps)) if steps else ''}:{occurrence}"
+        cap_name = str(capability)
         row: dict[str, Any] = {"identity": ident, "capability": cap_name}
         hit = self._replay_hit(identity, ident, cap_name, payload, row)
         if hit is not None:
@@ -283,10 +286,15 @@ class Broker:
         every other call takes the whole rule (schema included) in `_rule`.
         """
         slot = self.prefix.get(identity)
-        if (slot is None or slot.capability != capability
-                or not self.envelope.granted(capability, self.catalog)
-                or self.catalog.get(capability) is None
-                or capability not in self.providers.capabilities()):
+        if slot is None or slot.capability != capability:
+            return None
+        servable = self._servable.get(capability)
+        if servable is None:  # granted, in the catalog, served here: fixed for the attempt
+            servable = self._servable[capability] = (
+                self.envelope.granted(capability, self.catalog)
+                and self.catalog.get(capability) is not None
+                and capability in self.providers.capabilities())
+        if not servable:
             return None
         try:
             h = digest(payload)

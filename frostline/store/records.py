@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -81,8 +82,8 @@ class SlotRecord:
     attempt: int
     committed_at: float = 0.0
 
-    @property
-    def identity(self) -> Identity:
+    @functools.cached_property
+    def identity(self) -> Identity:  # cached: a replayed prefix asks for it several times
         return Identity(self.site, self.path, self.occurrence)
 
 

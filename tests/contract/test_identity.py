@@ -1,8 +1,10 @@
 import pytest
-from hypothesis import given
+import rfc8785
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frostline.contract.identity import Identity, digest
+from frostline.contract import identity as identity_mod
+from frostline.contract.identity import Identity, canonical, digest
 from frostline.errors import PayloadInvalid
 
 
@@ -31,3 +33,54 @@ def test_identity_text_round_trip(site, path, occ):
 def test_identity_parse_rejects(bad):
     with pytest.raises(ValueError):
         Identity.parse(bad)
+
+
+# The plain-payload fast path of `canonical` writes exactly RFC 8785 -------------------------
+_ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=12)
+_KEYS = st.one_of(st.text(st.characters(codec="ascii"), max_size=6), _ANY_TEXT)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**60), 2**60) | _ANY_TEXT
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=12)
+
+
+def _reference(value: object) -> bytes | None:
+    try:
+        return bytes(rfc8785.dumps(value))
+    except Exception:
+        return None
+
+
+@settings(max_examples=600, deadline=None)
+@given(_JSON)
+def test_canonical_equals_the_rfc8785_library(value: object) -> None:
+    expected = _reference(value)
+    if expected is None:
+        with pytest.raises(PayloadInvalid):
+            canonical(value)
+    else:
+        assert canonical(value) == expected
+
+
+@pytest.mark.parametrize("value", [
+    {"b": 1, "a": {"d": [True, None, "x"], "c": ""}},
+    {"ctl": "\x00\x01\x08\t\n\x0b\x0c\r\x1f\x7f\"\\/ \u2028\u2029"},
+    {"emoji": "🦊 snow ❄", "nested": [[[]], {}]},
+    {"edge": [2**53 - 1, -(2**53 - 1), 0, -1]},
+])
+def test_canonical_fast_path_on_plain_payloads(value: object) -> None:
+    assert identity_mod._plain(value, 0)
+    assert canonical(value) == rfc8785.dumps(value)
+
+
+@pytest.mark.parametrize("value", [
+    {"big": 2**53}, {"f": 1.5}, {"é": 1}, {"t": (1, 2)}, {1: "x"}, {"s": "\ud800"},
+])
+def test_values_outside_the_plain_subset_go_to_the_library(value: object) -> None:
+    expected = _reference(value)
+    if expected is None:
+        with pytest.raises(PayloadInvalid):
+            canonical(value)
+    else:
+        assert canonical(value) == expected
