@@ -77,7 +77,7 @@ def _plain(value: Any, depth: int) -> bool:
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return -_SAFE_INT <= value <= _SAFE_INT
+        return bool(-_SAFE_INT <= value <= _SAFE_INT)
     if depth >= _PLAIN_DEPTH:
         return False
     if kind is dict:
@@ -86,10 +86,7 @@ def _plain(value: Any, depth: int) -> bool:
                 return False
         return True
     if kind is list:
-        for item in value:
-            if not _plain(item, depth + 1):
-                return False
-        return True
+        return all(_plain(item, depth + 1) for item in value)
     return False
 
 
