@@ -66,6 +66,7 @@ class PostgresStore(SqlStore):
                 f"cannot open the postgres store at {redact(url)}: {exc}. Check that the server "
                 "is running and the URL's user, host and database are right",
                 backend="postgres", operation="open") from exc
+        self._events_locked = False  # does the writer's transaction hold the events lock?
         super().__init__(url, clock=clock)
 
     def _key(self, name: str) -> int:
@@ -92,7 +93,8 @@ class PostgresStore(SqlStore):
         return self._connect(autocommit=False)
 
     def writer_begin(self, conn: psycopg.Connection[Any]) -> None:
-        pass  # psycopg opens the transaction with the batch's first statement
+        # psycopg opens the transaction with the batch's first statement.
+        self._events_locked = False
 
     def writer_usable(self, conn: psycopg.Connection[Any]) -> bool:
         return not (conn.broken or conn.closed)
@@ -106,6 +108,16 @@ class PostgresStore(SqlStore):
 
     def writer_execute(self, conn: psycopg.Connection[Any], sql: str) -> None:
         conn.execute(sql)
+        if sql.startswith("ROLLBACK TO SAVEPOINT"):
+            self._events_locked = False  # a lock taken after the savepoint is released too
+
+    def _before_event_insert(self, conn: Any) -> None:
+        # Event inserts are ordered across processes (seq order = commit order) by a lock
+        # held to the end of the transaction: taken once per batch that writes events, not
+        # once per event write. Only the writer thread writes, so a plain flag suffices.
+        if not self._events_locked:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._key("events"),))
+            self._events_locked = True
 
     def writer_discard(self, conn: psycopg.Connection[Any]) -> None:
         with contextlib.suppress(psycopg.Error):
@@ -125,13 +137,9 @@ class PostgresStore(SqlStore):
         # The text is already encoded (and validated) by the caller; pass it through as jsonb.
         return Jsonb(text, dumps=_identity)
 
-
-    def _before_event_insert(self, conn: Any) -> None:
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._key("events"),))
-
     def _insert_events(self, conn: Any, rows: list[tuple[str, float, str, Any]]) -> list[int]:
-        # executemany pipelines the statements (one round trip, not one per event); the
-        # advisory lock taken before keeps seq in list order.
+        # executemany pipelines the statements (one round trip, not one per event); in list
+        # order, so seq follows it.
         with conn.cursor() as cur:
             cur.executemany("INSERT INTO events (run_id, ts, kind, data) VALUES (%s, %s, %s, %s) "
                             "RETURNING seq", rows, returning=True)

@@ -449,10 +449,8 @@ class SqlStore(SqlBackend):
 
         return op
 
-    def _insert_event(self, conn: Any, run_id: str, kind: str, payload: Any, now: float, *,
-                      locked: bool = False) -> int:
-        if not locked:
-            self._before_event_insert(conn)
+    def _insert_event(self, conn: Any, run_id: str, kind: str, payload: Any, now: float) -> int:
+        self._before_event_insert(conn)
         rows = self._x(conn, "INSERT INTO events (run_id, ts, kind, data) VALUES (?, ?, ?, ?) "
                        "RETURNING seq", (run_id, now, kind, payload)).fetchall()
         return int(rows[0][0])

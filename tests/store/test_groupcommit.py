@@ -211,7 +211,12 @@ def test_lost_writer_connection_fails_a_whole_batch(pg_url: str) -> None:
     with open_store(pg_url) as store:
         assert isinstance(store, SqlStore)
         store.create_run("r1", {})
-        pid = store._writer._conn.info.backend_pid  # type: ignore[union-attr]
+        inside, release = threading.Event(), threading.Event()
+
+        def park(conn: Any) -> None:  # the last write of the batch: the others ran before it
+            inside.set()
+            release.wait(60)
+
         with HeldWriter(store) as held:
             results: list[tuple[bool, Any]] = []
             fns: list[Callable[[], Any]] = [
@@ -220,16 +225,28 @@ def test_lost_writer_connection_fails_a_whole_batch(pg_url: str) -> None:
             runner = threading.Thread(target=lambda: results.extend(run_all(fns)))
             runner.start()
             held.wait_queued(8)
+            parker = threading.Thread(target=lambda: results.append(run_all(
+                [lambda: store._write("park", park)])[0]))
+            parker.start()
+            held.wait_queued(9)
+            held.release.set()  # the nine writes now run as one batch, up to the parked one
+            assert inside.wait(30)
+            pid = store._writer._conn.info.backend_pid  # type: ignore[union-attr]
             raw = Raw(pg_url)
             try:
                 raw.execute(f"SELECT pg_terminate_backend({pid})")
             finally:
                 raw.close()
-            held.release.set()
+            release.set()
             runner.join()
+            parker.join()
+        assert len(results) == 9
         assert all(not ok and isinstance(v, StoreUnavailable) for ok, v in results), results
-        assert {v.fields["operation"] for _, v in results} == {"begin_call"}
-        assert store.list_calls("r1") == []
+        assert {v.fields["operation"] for _, v in results} == {"begin_call", "park"}
+        assert store.list_calls("r1") == []  # the eight inserts did not outlive the batch
+        # The next write reconnects.
+        store.begin_call("r1", 1, ident(99), CAP, digest({}))
+        assert len(store.list_calls("r1")) == 1
 
 
 def test_a_poller_sees_every_event_exactly_once(store_url: str) -> None:
