@@ -1,7 +1,8 @@
 """The scale-out run store: PostgreSQL through psycopg 3, shared by many worker processes.
 
 Same schema and queries as the SQLite store (see `schema` and `sql`); what differs lives here:
-JSON columns are jsonb, each thread reads on its own connection, the group-commit writer owns
+JSON columns are jsonb except a slot's result and usage, which are json (exact text, as
+SQLite keeps them: see schema migration 5); each thread reads on its own connection, the group-commit writer owns
 one connection, and the locks are advisory locks keyed by the schema and a name, so stores in
 different schemas of one database never contend.
 
@@ -25,7 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json
 from psycopg.types.string import TextLoader
 
 from frostline.errors import RunBusy, StoreUnavailable
@@ -80,6 +81,7 @@ class PostgresStore(SqlStore):
         # Hand jsonb over as text, as SQLite does: the shared code decodes it, in bulk where
         # a whole prefix is read.
         conn.adapters.register_loader("jsonb", TextLoader)
+        conn.adapters.register_loader("json", TextLoader)
         return conn
 
     def _connect_reader(self) -> psycopg.Connection[Any]:
@@ -134,8 +136,9 @@ class PostgresStore(SqlStore):
         return _pg_sql(sql)
 
     def _json_param(self, text: str) -> Any:
-        # The text is already encoded (and validated) by the caller; pass it through as jsonb.
-        return Jsonb(text, dumps=_identity)
+        # The text is already encoded (and validated) by the caller; pass it through as json:
+        # a json column keeps it exactly, a jsonb column converts it on assignment.
+        return Json(text, dumps=_identity)
 
     def _insert_events(self, conn: Any, rows: list[tuple[str, float, str, Any]]) -> list[int]:
         # executemany pipelines the statements (one round trip, not one per event); in list

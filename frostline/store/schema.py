@@ -213,6 +213,13 @@ MIGRATIONS: tuple[Migration, ...] = (
     # The args an attempt ran with, so a later attempt (a repair, an API call without args)
     # can run with the same inputs. NULL for attempts recorded before this migration.
     Migration(4, "attempt args", common=("ALTER TABLE attempts ADD COLUMN args {json}",)),
+    # A committed result is kept as the exact JSON text it was committed with, as SQLite keeps
+    # it: jsonb reorders object keys and respells numbers (1e100 becomes an integer), so a
+    # replay would hand a script another value than the one its first run received.
+    Migration(5, "slot results as exact JSON text", postgres=(
+        "ALTER TABLE slots ALTER COLUMN result TYPE JSON USING result::json, "
+        "ALTER COLUMN usage TYPE JSON USING usage::json",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

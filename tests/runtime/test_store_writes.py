@@ -246,3 +246,47 @@ def test_a_32_way_fanout_queues_32_attempt_records_at_once(store: Store) -> None
     assert all(r["ok"] for r in replies)
     assert proxy.most_at_once == width  # no write waited for another to be queued
     assert len(store.list_slots("queue-32")) == width
+
+
+class Fixed:
+    """A provider whose result has keys out of order and numbers a database might respell."""
+
+    RESULT = {"zeta": 1, "a": [1e100, 1.5e-7, -0.5, 10**15], "mid": {"y": "é", "b": None}}
+
+    def capabilities(self) -> frozenset[str]:
+        return frozenset({"echo"})
+
+    def honours_idempotency_keys(self, capability: str) -> bool:
+        return False
+
+    async def invoke(self, capability: str, payload: Mapping[str, Any],
+                     ctx: CallContext) -> ProviderResult:
+        return ProviderResult(self.RESULT)
+
+
+def _shape(value: Any) -> Any:
+    """The value with its key order and number types made visible."""
+    if isinstance(value, dict):
+        return [(k, _shape(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    return (type(value).__name__, value)
+
+
+def test_the_first_reply_is_what_a_replay_returns(store: Store) -> None:
+    first = _broker(store, store, "same-1", Fixed())
+
+    async def once(broker: Broker) -> dict[str, Any]:
+        reply = await broker.submit(_frame(broker, {"n": 1}, []))
+        await broker.drain()
+        return reply
+
+    executed = asyncio.run(once(first))
+    assert executed["ok"] and first.stats.executed == 1
+    number = store.start_attempt("same-1", source="#", annotated="#", report={}).number
+    second = Broker(store, "same-1", number, envelope=_env(10), providers=Fixed(),
+                    whitelist={SITE: "echo"}, prefix=load_prefix(store, "same-1"))
+    replayed = asyncio.run(once(second))
+    assert second.stats.replayed == 1
+    assert _shape(executed["result"]) == _shape(replayed["result"])
+    assert _shape(executed["result"]) == _shape(Fixed.RESULT)
