@@ -25,6 +25,7 @@ from frostline.store.records import (
     Event,
     RunRecord,
     SlotRecord,
+    json_text,
 )
 from frostline.store.sqlbase import SqlBackend, no_run
 
@@ -439,13 +440,12 @@ class SqlStore(SqlBackend):
         if not all(isinstance(e, list | tuple) and len(e) == 2 for e in events):
             raise DefinitionError("append_events takes (kind, data) pairs, e.g. "
                                   "[('replay', {'identity': 'main/#0@0'})]")
-        rows = [(_event_kind(kind), self._j(data, "event")) for kind, data in events]
+        rows = [(_event_kind(kind), json_text(data, "event")) for kind, data in events]
         now = self._clock()
 
         def op(conn: Any) -> list[int]:
             self._before_event_insert(conn)
-            return self._insert_events(conn, [(run_id, now, kind, payload)
-                                              for kind, payload in rows])
+            return self._insert_events(conn, run_id, now, rows)
 
         return op
 

@@ -116,9 +116,10 @@ class SqlBackend(Store):
         """Serialize event inserts where seq order could differ from commit order."""
 
     @abc.abstractmethod
-    def _insert_events(self, conn: Any, rows: list[tuple[str, float, str, Any]]) -> list[int]:
-        """Insert `(run_id, ts, kind, data)` event rows in list order, in one round of the
-        driver; return their seqs (ascending, in list order)."""
+    def _insert_events(self, conn: Any, run_id: str, ts: float,
+                       events: list[tuple[str, str]]) -> list[int]:
+        """Insert `(kind, data as JSON text)` events of one run in list order, in one round of
+        the driver; return their seqs (ascending, in list order)."""
 
     def _redacted_url(self) -> str:
         return self.url

@@ -108,12 +108,14 @@ class SQLiteStore(SqlStore):
     def _json_param(self, text: str) -> Any:
         return text
 
-    def _insert_events(self, conn: Any, rows: list[tuple[str, float, str, Any]]) -> list[int]:
-        conn.executemany("INSERT INTO events (run_id, ts, kind, data) VALUES (?, ?, ?, ?)", rows)
+    def _insert_events(self, conn: Any, run_id: str, ts: float,
+                       events: list[tuple[str, str]]) -> list[int]:
+        conn.executemany("INSERT INTO events (run_id, ts, kind, data) VALUES (?, ?, ?, ?)",
+                         [(run_id, ts, kind, data) for kind, data in events])
         # The writer holds the database's write lock (BEGIN IMMEDIATE) and seq is an
         # AUTOINCREMENT key, so the rows just inserted hold the last len(rows) consecutive seqs.
         last = int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
-        return list(range(last - len(rows) + 1, last + 1))
+        return list(range(last - len(events) + 1, last + 1))
 
     # schema -------------------------------------------------------------------------------------
     def _migrate(self, target: int) -> None:
