@@ -116,6 +116,7 @@ class Row:
     per_call_ms: list[float] = field(default_factory=list)
     latencies_ms: list[float] = field(default_factory=list)
     note: str = ""
+    commits_per_call: list[float] = field(default_factory=list)  # durable transactions / call
 
     @property
     def median(self) -> float:
@@ -128,7 +129,8 @@ class Row:
     def to_dict(self) -> dict[str, object]:
         return {"system": self.system, "store": self.store, "mode": self.mode,
                 "median_ms": self.median, "p95_ms": self.p95, "reps": len(self.per_call_ms),
-                "note": self.note}
+                "note": self.note, "commits_per_call": (statistics.median(self.commits_per_call)
+                                                        if self.commits_per_call else None)}
 
 
 def ratio(a: float, b: float) -> float:

@@ -462,7 +462,8 @@ class Broker:
                 self._queue_replays()
                 self._settle_write(self._commit_checker(row, slot, result), "commit_call",
                                    call_id, slot,
-                                   event=("executed", {"attempt": self.attempt, **audit}))
+                                   event=("executed", {"attempt": self.attempt, **audit}),
+                                   resolve_pending="retry_of" in row)
             else:  # fail-open with no attempt record: nothing to commit, audit on its own
                 self._event("executed", audit)
             return {"ok": True, "result": result}

@@ -77,13 +77,17 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def commit_call(self, call_id: int, slot: SlotRecord, *,
-                    event: tuple[str, dict[str, Any]] | None = None) -> SlotRecord:
+                    event: tuple[str, dict[str, Any]] | None = None,
+                    resolve_pending: bool = False) -> SlotRecord:
         """Insert the slot if absent and mark the call committed, in one transaction.
 
         `event`, a `(kind, data)` pair, is appended to the run's events in that same
         transaction: the audit row is durable exactly when the commit is, and costs no
-        transaction of its own. Returns the stored slot (the existing one when the identity
-        was already committed).
+        transaction of its own. With `resolve_pending`, other calls of the same identity still
+        pending from a crash (this call retried them: same idempotency key, or a read-only
+        re-execution) are marked reconciled in that transaction too, with a `call.reconciled`
+        event. Returns the stored slot (the existing one when the identity was already
+        committed).
         """
 
     @abc.abstractmethod

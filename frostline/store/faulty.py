@@ -105,8 +105,10 @@ class FaultyStore(Store):
             run_id, attempt, identity, capability, digest, idempotency_key))
 
     def commit_call(self, call_id: int, slot: SlotRecord, *,
-                    event: tuple[str, dict[str, Any]] | None = None) -> SlotRecord:
-        return self._w("commit_call", lambda: self.inner.commit_call(call_id, slot, event=event))
+                    event: tuple[str, dict[str, Any]] | None = None,
+                    resolve_pending: bool = False) -> SlotRecord:
+        return self._w("commit_call", lambda: self.inner.commit_call(
+            call_id, slot, event=event, resolve_pending=resolve_pending))
 
     def fail_call(self, call_id: int, error: dict[str, Any]) -> None:
         self._w("fail_call", lambda: self.inner.fail_call(call_id, error))

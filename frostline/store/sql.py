@@ -220,12 +220,14 @@ class SqlStore(SqlBackend):
         return op
 
     def commit_call(self, call_id: int, slot: SlotRecord, *,
-                    event: tuple[str, dict[str, Any]] | None = None) -> SlotRecord:
-        return self._write("commit_call", self._commit_call_op(call_id, slot, event=event))
+                    event: tuple[str, dict[str, Any]] | None = None,
+                    resolve_pending: bool = False) -> SlotRecord:
+        return self._write("commit_call", self._commit_call_op(
+            call_id, slot, event=event, resolve_pending=resolve_pending))
 
     def _commit_call_op(self, call_id: int, slot: SlotRecord, *,
-                        event: tuple[str, dict[str, Any]] | None = None
-                        ) -> Callable[[Any], SlotRecord]:
+                        event: tuple[str, dict[str, Any]] | None = None,
+                        resolve_pending: bool = False) -> Callable[[Any], SlotRecord]:
         result, usage = self._j(slot.result, "result"), self._j(slot.usage, "usage")
         audit = None if event is None else (_event_kind(event[0]), self._j(event[1], "event"))
         now = self._clock()
@@ -258,11 +260,28 @@ class SqlStore(SqlBackend):
             if audit is not None:
                 # In the commit's transaction: the audit row exists iff the commit does.
                 self._insert_event(conn, run_id, audit[0], audit[1], now)
+            if resolve_pending:
+                self._resolve_retried(conn, run_id, identity, call_id, capability,
+                                      call_digest, now)
             # Read back what the database holds, so a first run and a replay see one value.
             return self._slot(inserted[0] if inserted else
                               self._get_slot(conn, run_id, identity)[0])
 
         return op
+
+    def _resolve_retried(self, conn: Any, run_id: str, identity: Identity, call_id: int,
+                         capability: str, call_digest: str, now: float) -> None:
+        """Mark reconciled the crashed dispatches of `identity` that call `call_id` retried."""
+        rows = self._x(conn, "UPDATE calls SET status = 'reconciled', updated_at = ? "
+                       "WHERE run_id = ? AND site = ? AND path = ? AND occurrence = ? "
+                       "AND status = 'pending' AND call_id <> ? RETURNING call_id",
+                       (now, run_id, identity.site, path_text(identity.path),
+                        identity.occurrence, call_id)).fetchall()
+        if rows:
+            self._insert_event(conn, run_id, "call.reconciled", self._j({
+                "identity": str(identity), "call_ids": sorted(int(r[0]) for r in rows),
+                "capability": capability, "digest": call_digest, "by": "retry",
+                "committed_call": call_id}, "event"), now)
 
     def _insert_slot(self, conn: Any, slot: SlotRecord, result: Any, usage: Any,
                      call_id: int | None, now: float) -> list[Any]:

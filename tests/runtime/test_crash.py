@@ -150,6 +150,14 @@ def test_an_idempotent_provider_closes_the_window_automatically(url, tmp_path):
         retry = [e.data for e in store.list_events("r") if e.kind == "unresolved_retry"]
         assert retry and retry[0]["reason"] == "idempotency key"
         assert [str(s.identity) for s in store.list_slots("r")] == [out.calls[0]["identity"]]
+        # The crashed dispatch is resolved by the retry's commit: nothing is left pending.
+        assert store.unresolved_calls("r") == []
+        calls = store.list_calls("r")
+        assert [c.status.value for c in calls] == ["reconciled", "committed"]
+        resolved = [e.data for e in store.list_events("r") if e.kind == "call.reconciled"]
+        assert resolved == [{"identity": out.calls[0]["identity"], "call_ids": [calls[0].call_id],
+                             "capability": calls[0].capability, "digest": calls[0].digest,
+                             "by": "retry", "committed_call": calls[1].call_id}]
 
 
 def test_a_read_only_capability_may_re_execute_after_a_crash(url, tmp_path):
@@ -158,3 +166,4 @@ def test_a_read_only_capability_may_re_execute_after_a_crash(url, tmp_path):
         out = run(store, "r", ONE_REVIEW, provider(tmp_path))
         assert (out.status, out.executed) == ("succeeded", 1)
         assert executions(tmp_path, "text.generate") == 1
+        assert store.unresolved_calls("r") == []  # the re-execution resolved the crashed one
