@@ -14,13 +14,17 @@ commit is still becoming durable. What must hold instead (see frostline.runtime.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import threading
 from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from frostline.capabilities.envelope import Budget, Envelope
 from frostline.capabilities.local import LocalProviders
@@ -251,7 +255,7 @@ def test_a_32_way_fanout_queues_32_attempt_records_at_once(store: Store) -> None
 class Fixed:
     """A provider whose result has keys out of order and numbers a database might respell."""
 
-    RESULT = {"zeta": 1, "a": [1e100, 1.5e-7, -0.5, 10**15], "mid": {"y": "é", "b": None}}
+    RESULT: ClassVar[dict[str, Any]] = {"zeta": 1, "a": [1e100, 1.5e-7, -0.5, 10**15], "mid": {"y": "é", "b": None}}
 
     def capabilities(self) -> frozenset[str]:
         return frozenset({"echo"})
@@ -290,3 +294,84 @@ def test_the_first_reply_is_what_a_replay_returns(store: Store) -> None:
     assert second.stats.replayed == 1
     assert _shape(executed["result"]) == _shape(replayed["result"])
     assert _shape(executed["result"]) == _shape(Fixed.RESULT)
+
+
+class FailsNthCommit:
+    """A store proxy that fails the n-th commit write (0-based), now or a moment later."""
+
+    def __init__(self, inner: Store, n: int | None, delay_s: float) -> None:
+        self._inner = inner
+        self.n = n
+        self.delay_s = delay_s
+        self.commits = 0
+        self.failed_identity: str | None = None
+
+    def write_nowait(self, method: str, *args: Any, **kwargs: Any) -> Future[Any]:
+        if method == "commit_call":
+            index, self.commits = self.commits, self.commits + 1
+            if index == self.n:
+                self.failed_identity = str(args[1].identity)
+                failed: Future[Any] = Future()
+                err = StoreUnavailable("injected: this commit did not become durable")
+                if self.delay_s:
+                    threading.Timer(self.delay_s, failed.set_exception, (err,)).start()
+                else:
+                    failed.set_exception(err)
+                return failed
+        return self._inner.write_nowait(method, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+_RUNS = itertools.count()
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(width=st.integers(1, 5), per_branch=st.integers(1, 5),
+       fail=st.one_of(st.none(), st.integers(0, 24)),
+       delay_s=st.sampled_from([0.0, 0.001, 0.004]))
+def test_nothing_acts_on_a_result_whose_commit_failed(
+        sqlite_store: Store, width: int, per_branch: int, fail: int | None,
+        delay_s: float) -> None:
+    store = sqlite_store
+    run_id = f"prop-{next(_RUNS)}"
+    proxy = FailsNthCommit(store, fail, delay_s)
+    checker = CommittedBeforeDispatch(store, run_id)
+    broker = _broker(proxy, store, run_id, checker, calls=width * per_branch)
+    paths = [[]] if width == 1 else [[b] for b in range(width)]
+    submitted_after: dict[str, list[str]] = {}
+
+    async def branch(path: list[int]) -> None:
+        for n in range(per_branch):
+            ident = f"{SITE}@{','.join(map(str, path))}:{n}"
+            checker.seen_at_submit[ident] = known = list(checker.replied)
+            submitted_after[ident] = known
+            reply = await broker.submit(_frame(broker, {"p": path, "n": n}, path))
+            if not reply["ok"]:
+                return
+            checker.replied.append(ident)
+
+    async def go() -> None:
+        await asyncio.gather(*(branch(p) for p in paths))
+        await broker.drain()
+
+    asyncio.run(go())
+    committed = {str(s.identity) for s in store.list_slots(run_id)}
+    dispatched = [c for c in store.list_calls(run_id) if c.status is not CallStatus.FAILED]
+    # No dispatch saw a result the store had not committed.
+    assert checker.violations == []
+    # Every dispatched call is committed, except the one whose commit was lost (pending).
+    lost = proxy.failed_identity
+    assert {str(c.identity) for c in dispatched} - committed == ({lost} if lost else set())
+    assert checker.dispatches == len(dispatched)
+    if lost is None:
+        assert broker.stop_error is None and len(committed) == width * per_branch
+    else:
+        assert isinstance(broker.stop_error, StoreUnavailable)
+        # A frame sent after the lost result reached the script never reached the provider.
+        dispatched_ids = {str(c.identity) for c in dispatched}
+        assert not [i for i, seen in submitted_after.items()
+                    if lost in seen and i in dispatched_ids]
+        assert [str(c.identity) for c in store.unresolved_calls(run_id)] == [lost]
