@@ -29,6 +29,7 @@ import psycopg
 from psycopg.types.json import Json
 from psycopg.types.string import TextLoader
 
+from frostline.contract.identity import path_text
 from frostline.errors import RunBusy, StoreUnavailable
 from frostline.store import schema
 from frostline.store.sql import SqlStore
@@ -140,6 +141,31 @@ class PostgresStore(SqlStore):
         # a json column keeps it exactly, a jsonb column converts it on assignment.
         return Json(text, dumps=_identity)
 
+    def _commit_in_one(self, conn: Any, call_id: int, slot: Any, result: Any, usage: Any,
+                       audit: tuple[str, Any] | None, now: float) -> Any | None:
+        # Mark the call committed, insert the slot and the audit row, in one round trip. Each
+        # insert reads from the UPDATE, so when the call is not the pending one this slot
+        # belongs to, nothing is written and the general path says why.
+        if audit is not None:
+            self._before_event_insert(conn)
+        params = {"now": now, "call_id": call_id, "run": slot.run_id, "site": slot.site,
+                  "path": path_text(slot.path), "occ": slot.occurrence,
+                  "cap": slot.capability, "digest": slot.digest, "result": result,
+                  "usage": usage, "attempt": slot.attempt,
+                  "kind": None if audit is None else audit[0],
+                  "data": None if audit is None else audit[1]}
+        row = conn.execute(_COMMIT_IN_ONE, params).fetchone()
+        if not row or not row[0]:
+            return None
+        if row[1] is not None:
+            return row[1:]
+        # The identity was committed already (insert-if-absent): return what is stored.
+        existing = conn.execute(
+            f"SELECT {_SLOT_COLS} FROM slots WHERE run_id = %s AND site = %s AND path = %s "
+            "AND occurrence = %s", (slot.run_id, slot.site, path_text(slot.path),
+                                    slot.occurrence)).fetchone()
+        return existing
+
     def _insert_events(self, conn: Any, run_id: str, ts: float,
                        events: list[tuple[str, str]]) -> list[int]:
         # One statement for the whole batch, its documents as one JSON array (a text[] of JSON
@@ -208,6 +234,29 @@ class PostgresStore(SqlStore):
         finally:
             with contextlib.suppress(psycopg.Error):
                 conn.close()
+
+
+_SLOT_COLS = ("run_id, site, path, occurrence, capability, digest, result, usage, attempt, "
+              "committed_at")
+_COMMIT_IN_ONE = f"""
+WITH c AS (
+    UPDATE calls SET status = 'committed', updated_at = %(now)s
+    WHERE call_id = %(call_id)s AND status IN ('pending', 'abandoned') AND run_id = %(run)s
+      AND site = %(site)s AND path = %(path)s AND occurrence = %(occ)s
+      AND capability = %(cap)s AND digest = %(digest)s
+    RETURNING call_id),
+s AS (
+    INSERT INTO slots ({_SLOT_COLS}, call_id)
+    SELECT %(run)s, %(site)s, %(path)s, %(occ)s, %(cap)s, %(digest)s, %(result)s, %(usage)s,
+           %(attempt)s, %(now)s, call_id FROM c
+    ON CONFLICT DO NOTHING
+    RETURNING {_SLOT_COLS}),
+e AS (
+    INSERT INTO events (run_id, ts, kind, data)
+    SELECT %(run)s, %(now)s, %(kind)s::text, %(data)s FROM c WHERE %(kind)s::text IS NOT NULL
+    RETURNING seq)  -- runs to completion though the query does not read it
+SELECT (SELECT count(*) FROM c), s.* FROM (SELECT 1) AS one LEFT JOIN s ON true
+"""
 
 
 @functools.lru_cache(maxsize=512)

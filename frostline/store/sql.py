@@ -233,6 +233,12 @@ class SqlStore(SqlBackend):
         now = self._clock()
 
         def op(conn: Any) -> SlotRecord:
+            fast = self._commit_in_one(conn, call_id, slot, result, usage, audit, now)
+            if fast is not None:
+                if resolve_pending:
+                    self._resolve_retried(conn, slot.run_id, slot.identity, call_id,
+                                          slot.capability, slot.digest, now)
+                return self._slot(fast)
             # Common case in one statement: mark the pending call committed and learn what
             # it was. Raising below undoes the update with the rest of this write.
             rows = self._x(conn, "UPDATE calls SET status = 'committed', updated_at = ? "

@@ -115,6 +115,14 @@ class SqlBackend(Store):
     def _before_event_insert(self, conn: Any) -> None:
         """Serialize event inserts where seq order could differ from commit order."""
 
+    def _commit_in_one(self, conn: Any, call_id: int, slot: Any, result: Any, usage: Any,
+                       audit: tuple[str, Any] | None, now: float) -> Any | None:
+        """The usual commit (a pending call whose identity, capability and digest match the
+        slot) in one statement where a round trip costs more than a statement: returns the
+        stored slot row, or None to take the general path. None by default: a statement is
+        a function call on SQLite."""
+        return None
+
     @abc.abstractmethod
     def _insert_events(self, conn: Any, run_id: str, ts: float,
                        events: list[tuple[str, str]]) -> list[int]:

@@ -128,3 +128,35 @@ def test_faulty_store_passes_the_event_and_batch_through(sqlite_store: Store) ->
     with pytest.raises(StoreUnavailable):
         faulty.append_events("r1", [("replay", {"c": 3})])
     assert len(sqlite_store.list_events("r1")) == 2
+
+
+def test_postgres_commits_the_usual_call_in_one_statement(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from frostline.store import open_store
+    from frostline.store.postgres import PostgresStore
+
+    taken: list[bool] = []
+    one = PostgresStore._commit_in_one
+
+    def counted(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
+        row = one(self, *args, **kwargs)
+        taken.append(row is not None)
+        return row
+
+    monkeypatch.setattr(PostgresStore, "_commit_in_one", counted)
+    with open_store(pg_url) as store:
+        store.create_run("r1", {})
+        call = store.begin_call("r1", 1, ident(), CAP, digest({"p": 1}))
+        stored = store.commit_call(call, slot_for("r1", ident(), {"p": 1}, {"b": 1, "a": 2}),
+                                   event=("executed", {"n": 1}))
+        assert taken == [True]  # the usual commit: one statement
+        assert list(stored.result) == ["b", "a"] and store.get_slot("r1", ident()) == stored
+        assert _kinds(store, "r1") == ["executed"]
+        # Not the usual case (the call failed): the general path refuses it, nothing written.
+        failed = store.begin_call("r1", 1, ident(1), CAP, digest({"p": 2}))
+        store.fail_call(failed, {"code": "boom"})
+        with pytest.raises(FrostlineError, match="failed"):
+            store.commit_call(failed, slot_for("r1", ident(1), {"p": 2}, 2),
+                              event=("executed", {"n": 2}))
+        assert taken == [True, False]
+        assert _kinds(store, "r1") == ["executed"] and len(store.list_slots("r1")) == 1
