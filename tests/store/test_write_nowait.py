@@ -1,0 +1,84 @@
+"""`Store.write_nowait`: the broker's writes, queued without waiting, durable in queue order."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+
+from frostline.contract.identity import digest
+from frostline.errors import FrostlineError, RunNotFound, StoreUnavailable
+from frostline.store import Store, open_store
+from frostline.store.faulty import FaultyStore
+from frostline.store.records import CallStatus
+
+from .helpers import CAP, ident, slot_for
+
+
+def test_writes_resolve_with_what_the_blocking_methods_return(store: Store) -> None:
+    store.create_run("r1", {})
+    begin = store.write_nowait("begin_call", "r1", 1, ident(), CAP, digest({"p": 1}))
+    call_id = begin.result(timeout=30)
+    assert [c.call_id for c in store.unresolved_calls("r1")] == [call_id]
+    commit = store.write_nowait("commit_call", call_id, slot_for("r1", ident(), {"p": 1},
+                                                                  {"v": 1}),
+                                event=("executed", {"n": 1}))
+    assert commit.result(timeout=30) == store.get_slot("r1", ident())
+    seq = store.write_nowait("append_event", "r1", "note", {"x": 1}).result(timeout=30)
+    seqs = store.write_nowait("append_events", "r1", [("a", {}), ("b", {})]).result(timeout=30)
+    assert seqs == [seq + 1, seq + 2]
+    assert store.write_nowait("decide", "r1", "race:#0", 2).result(timeout=30) == 2
+    assert store.write_nowait("decide", "r1", "race:#0", 5).result(timeout=30) == 2
+    failed = store.write_nowait("begin_call", "r1", 1, ident(1), CAP, digest({}))
+    store.write_nowait("fail_call", failed.result(timeout=30), {"code": "x"}).result(timeout=30)
+    assert {c.status for c in store.list_calls("r1")} == {CallStatus.COMMITTED,
+                                                          CallStatus.FAILED}
+
+
+def test_writes_become_durable_in_the_order_they_were_queued(store: Store) -> None:
+    store.create_run("r1", {})
+    futures = [store.write_nowait("append_event", "r1", "n", {"i": i}) for i in range(200)]
+    seqs = [f.result(timeout=30) for f in futures]
+    assert seqs == sorted(seqs) and len(set(seqs)) == 200
+    assert [e.data["i"] for e in store.list_events("r1")] == list(range(200))
+
+
+def test_a_bad_write_fails_its_future_not_the_caller(store: Store) -> None:
+    store.create_run("r1", {})
+    not_json = store.write_nowait("append_event", "r1", "n", {"x": object()})
+    with pytest.raises(FrostlineError, match="not JSON"):
+        not_json.result(timeout=30)
+    no_run = store.write_nowait("begin_call", "nope", 1, ident(), CAP, digest({}))
+    with pytest.raises(RunNotFound):
+        no_run.result(timeout=30)
+    # The writer carries on with the next write.
+    assert store.write_nowait("append_event", "r1", "ok", {}).result(timeout=30) > 0
+
+
+def test_only_the_broker_writes_can_be_queued(store: Store) -> None:
+    with pytest.raises(ValueError, match="write_nowait takes one of"):
+        store.write_nowait("create_run", "r1", {})
+    with pytest.raises(ValueError, match="write_nowait takes one of"):
+        FaultyStore(store, fail_reads=False, fail_writes=False).write_nowait("close")
+
+
+def test_a_closed_store_fails_the_future(store_url: str) -> None:
+    store = open_store(store_url)
+    store.create_run("r1", {})
+    store.close()
+    future = store.write_nowait("append_event", "r1", "n", {})
+    with pytest.raises(StoreUnavailable, match="closed"):
+        future.result(timeout=30)
+
+
+def test_faulty_store_refuses_queued_writes_through_its_own_methods(store: Store) -> None:
+    store.create_run("r1", {})
+    faulty = FaultyStore(store, fail_reads=False, fail_writes=True)
+    future: Future[Any] = faulty.write_nowait("begin_call", "r1", 1, ident(), CAP, digest({}))
+    with pytest.raises(StoreUnavailable, match="injected write failure"):
+        future.result(timeout=30)
+    assert faulty.faults == 1 and store.list_calls("r1") == []
+    faulty.fail_writes = False
+    assert faulty.write_nowait("begin_call", "r1", 1, ident(), CAP,
+                               digest({})).result(timeout=30) > 0
