@@ -168,7 +168,9 @@ class Broker:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._dispatch: asyncio.Semaphore | None = None
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
-        self._servable: dict[str, bool] = {}  # capability → may be replayed in this attempt
+        # capability → may be replayed, under the envelope it was decided for
+        self._servable: dict[str, bool] = {}
+        self._servable_under: Envelope | None = None
         self._replays: list[tuple[str, dict[str, Any]]] = []  # buffered replay events
         # Settling writes (queued, not yet checked) and what to do if one fails.
         # Settling writes in queue order: (sequence number, future, method, on_done).
@@ -288,8 +290,10 @@ class Broker:
         slot = self.prefix.get(identity)
         if slot is None or slot.capability != capability:
             return None
+        if self._servable_under is not self.envelope:  # grants changed (a graph state's)
+            self._servable, self._servable_under = {}, self.envelope
         servable = self._servable.get(capability)
-        if servable is None:  # granted, in the catalog, served here: fixed for the attempt
+        if servable is None:  # granted, in the catalog, served here
             servable = self._servable[capability] = (
                 self.envelope.granted(capability, self.catalog)
                 and self.catalog.get(capability) is not None

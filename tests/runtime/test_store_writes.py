@@ -375,3 +375,29 @@ def test_nothing_acts_on_a_result_whose_commit_failed(
         assert not [i for i, seen in submitted_after.items()
                     if lost in seen and i in dispatched_ids]
         assert [str(c.identity) for c in store.unresolved_calls(run_id)] == [lost]
+
+
+def test_a_replay_follows_grants_changed_during_the_attempt(store: Store) -> None:
+    # The graph runtime narrows the grants to each state's allowlist between calls.
+    first = _broker(store, store, "grants-1", LocalProviders())
+
+    async def calls(broker: Broker, n: int) -> list[dict[str, Any]]:
+        replies = [await broker.submit(_frame(broker, {"n": i}, [])) for i in range(n)]
+        await broker.drain()
+        return replies
+
+    assert all(r["ok"] for r in asyncio.run(calls(first, 2)))
+    number = store.start_attempt("grants-1", source="#", annotated="#", report={}).number
+    second = Broker(store, "grants-1", number, envelope=_env(10), providers=LocalProviders(),
+                    whitelist={SITE: "echo"}, prefix=load_prefix(store, "grants-1"))
+
+    async def narrowed() -> list[dict[str, Any]]:
+        ok = await second.submit(_frame(second, {"n": 0}, []))
+        second.envelope = _env(10).with_grants(("image.generate",))  # echo no longer granted
+        denied = await second.submit(_frame(second, {"n": 1}, []))
+        await second.drain()
+        return [ok, denied]
+
+    ok, denied = asyncio.run(narrowed())
+    assert ok["ok"] and second.stats.replayed == 1
+    assert not denied["ok"] and denied["error"]["code"] == "grant_denied"
