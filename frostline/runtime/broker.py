@@ -172,8 +172,7 @@ class Broker:
         self._servable: dict[str, bool] = {}
         self._servable_under: Envelope | None = None
         self._replays: list[tuple[str, dict[str, Any]]] = []  # buffered replay events
-        # Settling writes (queued, not yet checked) and what to do if one fails.
-        # Settling writes in queue order: (sequence number, future, method, on_done).
+        # Writes queued and not yet checked, in queue order: (number, future, method, on_done).
         self._settling: deque[tuple[int, Future[Any], str, OnDone]] = deque()
         self._queued = 0  # settling writes queued so far
         self._sink = StoreSink(store)
@@ -394,7 +393,7 @@ class Broker:
         price = float(cap.price_usd)
         if self._calls_used + 1 > budget.calls:
             return self._deny(row, _budget(f"{ident} would be call {self._calls_used + 1} "
-                                                 f"of a budget of {budget.calls} calls", ident))
+                                           f"of a budget of {budget.calls} calls", ident))
         if self._spend_used + price > budget.usd + 1e-12:
             return self._deny(row, _budget(
                 f"{ident} ({capability}, ${price:.4f}) would bring spend to "
@@ -498,8 +497,7 @@ class Broker:
                 return
             row["outcome"] = "store_unavailable" if isinstance(exc, StoreUnavailable) else "failed"
             self.stats.executed -= 1
-            self._stop(exc if isinstance(exc, FrostlineError) else self._unavailable(
-                "commit_call", exc))
+            self._stop(self._unavailable("commit_call", exc))
         return check
 
     async def _begin(self, identity: Identity, capability: str, h: str,
@@ -544,7 +542,7 @@ class Broker:
         return f"{where}: {first.message}{more}"
 
     def _deny(self, row: dict[str, Any], err: CallDenied, *, stop: bool = True,
-                    event: bool = True) -> Reply:
+              event: bool = True) -> Reply:
         row["outcome"] = "invalid" if isinstance(err, PayloadInvalid) else "denied"
         row["error"] = err.to_dict()
         self.stats.denials.append(err.to_dict())

@@ -2,9 +2,9 @@
 
 Same schema and queries as the SQLite store (see `schema` and `sql`); what differs lives here:
 JSON columns are jsonb except a slot's result and usage, which are json (exact text, as
-SQLite keeps them: see schema migration 5); each thread reads on its own connection, the group-commit writer owns
-one connection, and the locks are advisory locks keyed by the schema and a name, so stores in
-different schemas of one database never contend.
+SQLite keeps them: see schema migration 5); each thread reads on its own connection, the
+group-commit writer owns one connection, and the locks are advisory locks keyed by the schema
+and a name, so stores in different schemas of one database never contend.
 
 `run_lock` holds a session-level ``pg_try_advisory_lock`` on a dedicated connection for as long
 as the run executes: two processes on any hosts never execute one run at once, and the server
@@ -32,7 +32,7 @@ from psycopg.types.string import TextLoader
 from frostline.contract.identity import path_text
 from frostline.errors import RunBusy, StoreUnavailable
 from frostline.store import schema
-from frostline.store.sql import SqlStore
+from frostline.store.sql import SLOT_COLUMNS, SqlStore
 from frostline.store.url import redact
 
 CONNECT_TIMEOUT_S = 10
@@ -161,7 +161,7 @@ class PostgresStore(SqlStore):
             return row[1:]
         # The identity was committed already (insert-if-absent): return what is stored.
         existing = conn.execute(
-            f"SELECT {_SLOT_COLS} FROM slots WHERE run_id = %s AND site = %s AND path = %s "
+            f"SELECT {SLOT_COLUMNS} FROM slots WHERE run_id = %s AND site = %s AND path = %s "
             "AND occurrence = %s", (slot.run_id, slot.site, path_text(slot.path),
                                     slot.occurrence)).fetchone()
         return existing
@@ -236,8 +236,6 @@ class PostgresStore(SqlStore):
                 conn.close()
 
 
-_SLOT_COLS = ("run_id, site, path, occurrence, capability, digest, result, usage, attempt, "
-              "committed_at")
 _COMMIT_IN_ONE = f"""
 WITH c AS (
     UPDATE calls SET status = 'committed', updated_at = %(now)s
@@ -246,11 +244,11 @@ WITH c AS (
       AND capability = %(cap)s AND digest = %(digest)s
     RETURNING call_id),
 s AS (
-    INSERT INTO slots ({_SLOT_COLS}, call_id)
+    INSERT INTO slots ({SLOT_COLUMNS}, call_id)
     SELECT %(run)s, %(site)s, %(path)s, %(occ)s, %(cap)s, %(digest)s, %(result)s, %(usage)s,
            %(attempt)s, %(now)s, call_id FROM c
     ON CONFLICT DO NOTHING
-    RETURNING {_SLOT_COLS}),
+    RETURNING {SLOT_COLUMNS}),
 e AS (
     INSERT INTO events (run_id, ts, kind, data)
     SELECT %(run)s, %(now)s, %(kind)s::text, %(data)s FROM c WHERE %(kind)s::text IS NOT NULL

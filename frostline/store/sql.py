@@ -32,8 +32,8 @@ from frostline.store.sqlbase import SqlBackend, no_run
 _RUN_COLS = "run_id, envelope, status, owner, kind, created_at"
 _ATTEMPT_COLS = ("run_id, number, source, source_digest, annotated, report, status, gate, "
                  "invoked, orphans, result, error, stats, started_at, finished_at, args")
-_SLOT_COLS = ("run_id, site, path, occurrence, capability, digest, result, usage, attempt, "
-              "committed_at")
+SLOT_COLUMNS = ("run_id, site, path, occurrence, capability, digest, result, usage, attempt, "
+                "committed_at")
 _CALL_COLS = ("call_id, run_id, site, path, occurrence, capability, digest, attempt, status, "
               "idempotency_key, error, created_at, updated_at")
 _ARTIFACT_REF = re.compile(r"sha256:[0-9a-f]{64}")
@@ -163,7 +163,7 @@ class SqlStore(SqlBackend):
     # slots --------------------------------------------------------------------------------------
     def list_slots(self, run_id: str) -> list[SlotRecord]:
         rows = self._read("list_slots", lambda c: self._x(
-            c, f"SELECT {_SLOT_COLS} FROM slots WHERE run_id = ?", (run_id,)).fetchall())
+            c, f"SELECT {SLOT_COLUMNS} FROM slots WHERE run_id = ?", (run_id,)).fetchall())
         # Replay reads whole prefixes: decode the JSON columns in bulk, and parse each
         # distinct path once (a prefix repeats few of them).
         results = self._json_values([r[6] for r in rows])
@@ -186,7 +186,7 @@ class SqlStore(SqlBackend):
 
     def _get_slot(self, conn: Any, run_id: str, identity: Identity) -> list[Any]:
         rows: list[Any] = self._x(
-            conn, f"SELECT {_SLOT_COLS} FROM slots WHERE run_id = ? AND site = ? AND path = ? "
+            conn, f"SELECT {SLOT_COLUMNS} FROM slots WHERE run_id = ? AND site = ? AND path = ? "
             "AND occurrence = ?",
             (run_id, identity.site, path_text(identity.path), identity.occurrence)).fetchall()
         return rows
@@ -294,8 +294,8 @@ class SqlStore(SqlBackend):
         """Insert if absent (an identity keeps its first record forever); [] if it existed."""
         return self._insert_for_run(  # type: ignore[no-any-return]
             conn, slot.run_id,
-            f"INSERT INTO slots ({_SLOT_COLS}, call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            f"ON CONFLICT DO NOTHING RETURNING {_SLOT_COLS}",
+            f"INSERT INTO slots ({SLOT_COLUMNS}, call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            f"ON CONFLICT DO NOTHING RETURNING {SLOT_COLUMNS}",
             (slot.run_id, slot.site, path_text(slot.path), slot.occurrence, slot.capability,
              slot.digest, result, usage, slot.attempt, now, call_id))
 
