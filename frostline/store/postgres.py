@@ -68,7 +68,6 @@ class PostgresStore(SqlStore):
                 f"cannot open the postgres store at {redact(url)}: {exc}. Check that the server "
                 "is running and the URL's user, host and database are right",
                 backend="postgres", operation="open") from exc
-        self._events_locked = False  # does the writer's transaction hold the events lock?
         super().__init__(url, clock=clock)
 
     def _key(self, name: str) -> int:
@@ -93,34 +92,29 @@ class PostgresStore(SqlStore):
         conn.close()
 
     def writer_connect(self) -> psycopg.Connection[Any]:
-        return self._connect(autocommit=False)
+        # Autocommit, with the writer's transactions spelled out: BEGIN then travels with the
+        # events lock in one round trip (psycopg would send its implicit BEGIN on its own).
+        return self._connect(autocommit=True)
 
     def writer_begin(self, conn: psycopg.Connection[Any]) -> None:
-        # psycopg opens the transaction with the batch's first statement.
-        self._events_locked = False
+        # Event inserts are ordered across processes (seq order = commit order) by a lock held
+        # to the end of the transaction. Taking it with BEGIN costs no round trip of its own;
+        # savepoints are set after it, so rolling back to one never releases it. No
+        # parameters: psycopg sends the two statements as one simple query.
+        conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({int(self._key('events'))})")
 
     def writer_usable(self, conn: psycopg.Connection[Any]) -> bool:
         return not (conn.broken or conn.closed)
 
     def writer_commit(self, conn: psycopg.Connection[Any]) -> None:
-        conn.commit()
+        conn.execute("COMMIT")
 
     def writer_rollback(self, conn: psycopg.Connection[Any]) -> None:
         if not conn.closed:
-            conn.rollback()
+            conn.execute("ROLLBACK")
 
     def writer_execute(self, conn: psycopg.Connection[Any], sql: str) -> None:
         conn.execute(sql)
-        if sql.startswith("ROLLBACK TO SAVEPOINT"):
-            self._events_locked = False  # a lock taken after the savepoint is released too
-
-    def _before_event_insert(self, conn: Any) -> None:
-        # Event inserts are ordered across processes (seq order = commit order) by a lock
-        # held to the end of the transaction: taken once per batch that writes events, not
-        # once per event write. Only the writer thread writes, so a plain flag suffices.
-        if not self._events_locked:
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._key("events"),))
-            self._events_locked = True
 
     def writer_discard(self, conn: psycopg.Connection[Any]) -> None:
         with contextlib.suppress(psycopg.Error):
@@ -146,8 +140,6 @@ class PostgresStore(SqlStore):
         # Mark the call committed, insert the slot and the audit row, in one round trip. Each
         # insert reads from the UPDATE, so when the call is not the pending one this slot
         # belongs to, nothing is written and the general path says why.
-        if audit is not None:
-            self._before_event_insert(conn)
         params = {"now": now, "call_id": call_id, "run": slot.run_id, "site": slot.site,
                   "path": path_text(slot.path), "occ": slot.occurrence,
                   "cap": slot.capability, "digest": slot.digest, "result": result,
