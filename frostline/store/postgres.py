@@ -12,8 +12,8 @@ releases the lock by itself when the holder's connection dies.
 
 Event sequence numbers come from an identity column. Two transactions may draw numbers in one
 order and commit in the other, which would let a reader that polls `after=seq` skip an event;
-an event insert therefore takes a transaction-scoped advisory lock first, so events commit in
-seq order across every process writing to the store.
+every writer transaction therefore takes a transaction-scoped advisory lock as it begins, so
+events commit in seq order across every process writing to the store.
 """
 
 from __future__ import annotations
