@@ -51,7 +51,7 @@ async def orchestrate(ctx, args):
 
 class _NoSink:
     def put(self, data: bytes, mime: str) -> str:
-        raise NotImplementedError
+        raise RuntimeError("the provider baseline calls echo only, which stores no artifact")
 
     def get(self, ref: str) -> tuple[bytes, str] | None:
         return None
