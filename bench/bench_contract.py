@@ -46,8 +46,10 @@ import rfc8785
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from frostline.contract import certificate
-from frostline.contract.gate import FrozenSite, gate, gate_source
+from frostline.contract.gate import FrozenSite, gate
 from frostline.contract.identity import Identity, digest
+from frostline.runtime import certificates
+from frostline.runtime.gate_check import gate_source
 from frostline.script import sites
 from frostline.store import SlotRecord, Store, open_store
 
@@ -130,11 +132,11 @@ def persist_verify(store: Any, n: int, repeat: int) -> tuple[Timing, Timing]:
             store.add_run(rid, slots_of(rid, n))
         else:
             fill(store, rid, slots_of(rid, n))
-    certificate.persist(store, run_id, 1)
-    if not certificate.verify(store, run_id)["consistent"]:
+    certificates.persist(store, run_id, 1)
+    if not certificates.verify(store, run_id)["consistent"]:
         raise RuntimeError("bench: a freshly persisted certificate does not verify")
-    return (timed(lambda: certificate.persist(store, other, 1), repeat),
-            timed(lambda: certificate.verify(store, run_id), repeat))
+    return (timed(lambda: certificates.persist(store, other, 1), repeat),
+            timed(lambda: certificates.verify(store, run_id), repeat))
 
 
 @contextmanager
@@ -275,12 +277,12 @@ def store_rows(label: str, store: Store, n: int, repeat: int) -> list[tuple[str,
     run_id, other = ("bench-" + uuid.uuid4().hex[:8] for _ in range(2))
     fill(store, run_id, slots_of(run_id, n))
     fill(store, other, slots_of(other, n))
-    certificate.persist(store, run_id, 1)
+    certificates.persist(store, run_id, 1)
     floor = median_ms(lambda: store.list_slots(run_id), repeat)
-    persist = median_ms(lambda: certificate.persist(store, other, 1), repeat)
-    verify = median_ms(lambda: certificate.verify(store, run_id), repeat)
+    persist = median_ms(lambda: certificates.persist(store, other, 1), repeat)
+    verify = median_ms(lambda: certificates.verify(store, run_id), repeat)
     both = persist + verify
-    assert certificate.verify(store, run_id)["consistent"]
+    assert certificates.verify(store, run_id)["consistent"]
     return [
         (f"{label}: persist", persist, "list_slots", floor),
         (f"{label}: verify", verify, "list_slots", floor),

@@ -3,7 +3,7 @@
 Each valid corpus script is first run to completion through the production runtime, so its
 maximal prefix (every capability call it made) is committed and frozen. Seven edits are then
 applied to its source and the candidate is handed to the production gate
-(`frostline.contract.gate.gate_source` against `frozen_map` of the committed slots):
+(`frostline.runtime.gate_check.gate_source` against `frozen_map` of the committed slots):
 
 - literal in payload — a string or number literal inside a frozen call's payload changes;
 - computed payload — the payload expression ``P`` becomes ``{**P}`` (same value, new AST);
@@ -33,7 +33,8 @@ from typing import Any
 
 from bench.corpus import CorpusScript, load
 from bench.paper.common import Lab, table
-from frostline.contract.gate import FrozenSite, frozen_map, gate_source
+from frostline.contract.gate import FrozenSite, frozen_map
+from frostline.runtime.gate_check import gate_source
 from frostline.script import sites
 
 EDITS = ("literal in payload", "computed payload", "statement outside",

@@ -49,9 +49,10 @@ from bench.bench_contract import (
 )
 from bench.paper.common import table
 from frostline.contract import certificate
-from frostline.contract.gate import frozen_map, gate, gate_source
+from frostline.contract.gate import frozen_map, gate
 from frostline.contract.identity import Identity
 from frostline.contract.prefix import load_prefix
+from frostline.runtime.gate_check import gate_source
 from frostline.script import check, sites
 from frostline.store import Store
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.paper.common import Lab, counted, table
-from frostline.contract import certificate
+from frostline.runtime import certificates as certificate
 
 _FOUR = '''
 SIZES = ["512x512", "512x512", "512x512", "{last}"]

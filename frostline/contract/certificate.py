@@ -31,11 +31,10 @@ from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
-from frostline.errors import FrostlineError, RunNotFound
+from frostline.errors import FrostlineError
 
-if TYPE_CHECKING:  # the store is passed in; this module only calls its methods
-    from frostline.store.base import Store
-    from frostline.store.records import SlotRecord
+if TYPE_CHECKING:
+    from frostline.contract.records import SlotRecord
 
 VERSION = 1
 DOMAIN = b"frostline/prefix-certificate/v1"
@@ -188,23 +187,15 @@ def _all_int(path: Iterable[Any]) -> bool:
     return True
 
 
-def persist(store: Store, run_id: str, attempt: int) -> dict[str, Any]:
-    """Build the certificate of the run's current slots and write it for `attempt`."""
-    if store.get_run(run_id) is None:
-        raise RunNotFound(f"no run {run_id!r} in the store", run_id=run_id)
-    cert = build(store.list_slots(run_id), run_id, attempt)
-    store.put_certificate(run_id, attempt, cert)
-    return cert
-
-
-def latest(store: Store, run_id: str, *, check_chain: bool = True) -> dict[str, Any] | None:
-    """The most recent persisted certificate of a run (highest attempt), or None.
+def latest_of(stored: Iterable[Any], run_id: str, *,
+              check_chain: bool = True) -> dict[str, Any] | None:
+    """The most recent of a run's stored certificates (highest attempt), or None.
 
     Every stored certificate must be well formed; with `check_chain` the chosen one must also
     match its own entries. Raises CertificateCorrupted otherwise.
     """
     best: dict[str, Any] | None = None
-    for raw in store.list_certificates(run_id):
+    for raw in stored:
         cert = _check_shape(raw, run_id)
         if best is None or cert["attempt"] >= best["attempt"]:
             best = cert
@@ -349,20 +340,16 @@ def _order_key(text: str) -> tuple[str, tuple[int, ...], int]:
     return _parse_identity(text)
 
 
-def verify(store: Store, run_id: str) -> dict[str, Any]:
-    """Recompute the certificate from the store and compare it with the latest persisted one.
+def compare(certified: Mapping[str, Any] | None, slots: Iterable[SlotRecord],
+            run_id: str) -> dict[str, Any]:
+    """Recompute the certificate from `slots` and compare it with `certified`, the run's latest
+    stored certificate (None when it has none, in which case every slot is an `extra`).
 
     Returns ``{"consistent", "differences", "entries", "chain_digest", "frozen_sites",
-    "certificate"}``; `certificate` is the latest persisted one (None when the run has none, in
-    which case every committed slot is an `extra` difference). Raises RunNotFound for an
-    unknown run and CertificateCorrupted for a stored certificate that is not one.
+    "certificate"}``. Raises CertificateCorrupted for a stored certificate that is not one.
     """
-    if store.get_run(run_id) is None:
-        raise RunNotFound(f"no run {run_id!r} in the store; list runs with `frostline runs`",
-                          run_id=run_id)
-    certified = latest(store, run_id, check_chain=False)
     attempt = certified["attempt"] if certified is not None else 0
-    current = build(store.list_slots(run_id), run_id, attempt)
+    current = build(slots, run_id, attempt)
     if certified is None:
         diffs = differences({"items": {}}, current)
     elif (certified["items"] == current["items"] and certified["entries"] == current["entries"]
@@ -372,7 +359,7 @@ def verify(store: Store, run_id: str) -> dict[str, Any]:
         # chain is a function of the entries), so the full chain check would only repeat this.
         diffs = []
     else:
-        _check_chain(certified, run_id)  # a corrupted certificate is an error, not a diff
+        _check_chain(dict(certified), run_id)  # a corrupted certificate is an error, not a diff
         diffs = differences(certified, current)
     consistent = not diffs and (certified is None
                                 or certified["chain_digest"] == current["chain_digest"])
@@ -386,5 +373,5 @@ def verify(store: Store, run_id: str) -> dict[str, Any]:
     }
 
 
-__all__ = ["DOMAIN", "CertificateCorrupted", "build", "chain_digest", "differences", "entry",
-           "latest", "persist", "result_digest", "validate", "verify"]
+__all__ = ["DOMAIN", "CertificateCorrupted", "build", "chain_digest", "compare", "differences",
+           "entry", "latest_of", "result_digest", "validate"]

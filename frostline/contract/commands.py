@@ -19,9 +19,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from frostline.contract import certificate
-from frostline.contract.gate import GateResult, frozen_map, gate_source
+from frostline.contract.gate import GateResult, frozen_map
 from frostline.errors import DefinitionError, FrostlineError, RunNotFound, ScriptRejected
+from frostline.runtime import certificates as certificate
+from frostline.runtime.gate_check import gate_source
 
 EXIT_OK, EXIT_DIFFERENCES, EXIT_USAGE, EXIT_STOPPED = 0, 1, 2, 3
 

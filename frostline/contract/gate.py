@@ -28,10 +28,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from frostline.errors import GateStopped, PrefixConflict, ScriptRejected
+from frostline.errors import GateStopped, PrefixConflict
 
 if TYPE_CHECKING:  # records are read by attribute only; no runtime dependency on the store
-    from frostline.store.records import AttemptRecord, SlotRecord
+    from frostline.contract.records import AttemptRecord, SlotRecord
 
 CounterexampleKind = Literal["removed", "capability_changed", "call_changed"]
 NearestMatch = Literal["relocated", "same_capability", "closest"]
@@ -275,24 +275,6 @@ def gate(frozen: Mapping[str, FrozenSite], candidate: Sequence[CandidateSite]) -
         for fs, kind, cand in sorted(problems, key=lambda p: (p[0].line, p[0].site))
     )
     return GateResult(False, counterexamples)
-
-
-def gate_source(frozen: Mapping[str, FrozenSite], candidate_source: str) -> GateResult:
-    """Parse `candidate_source`, compute its sites and gate them.
-
-    Raises ScriptRejected (never a GateResult) when the candidate does not parse.
-    """
-    from frostline.script import sites  # the static side owns σ; imported late, no cycle
-
-    try:
-        candidate = sites(candidate_source)
-    except ScriptRejected as exc:
-        raise ScriptRejected(
-            f"the candidate does not parse ({exc.message}); fix the syntax, the gate can only "
-            "compare a parsed script", rule="R00", line=exc.fields.get("line")) from None
-    except (SyntaxError, ValueError) as exc:  # defensive: a parser error that escaped sites()
-        raise ScriptRejected(f"the candidate does not parse: {exc}", rule="R00") from None
-    return gate(frozen, candidate)
 
 
 def nearest_site(fs: FrozenSite, candidate: Sequence[CandidateSite],

@@ -28,7 +28,7 @@ from frostline.capabilities.envelope import LedgerPolicy
 from frostline.contract.identity import Identity, Path, path_text
 
 if TYPE_CHECKING:
-    from frostline.store.records import SlotRecord
+    from frostline.contract.records import SlotRecord
 
 
 class RepeatAction(StrEnum):

@@ -18,7 +18,7 @@ from frostline.contract.identity import Identity
 from frostline.errors import PrefixConflict
 
 if TYPE_CHECKING:
-    from frostline.store.records import SlotRecord
+    from frostline.contract.records import SlotRecord
 
 
 class SlotSource(Protocol):

@@ -24,7 +24,6 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
-from frostline.contract import certificate
 from frostline.contract.commands import (
     EXIT_DIFFERENCES,
     EXIT_OK,
@@ -37,6 +36,7 @@ from frostline.contract.commands import (
 )
 from frostline.errors import DefinitionError, PrefixConflict
 from frostline.repair.loop import RepairResult, repair, task_from_store
+from frostline.runtime import certificates as certificate
 
 
 def _parse_args(text: str | None) -> Any:

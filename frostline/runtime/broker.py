@@ -57,6 +57,7 @@ from frostline.capabilities.provider import CallContext, Provider
 from frostline.contract.identity import Identity, digest, path_text
 from frostline.contract.ledger import OccurrenceLedger, RepeatAction
 from frostline.contract.prefix import Prefix
+from frostline.contract.records import CallRecord, SlotRecord
 from frostline.errors import (
     AttemptUnresolved,
     BudgetExceeded,
@@ -70,7 +71,7 @@ from frostline.errors import (
     StoreUnavailable,
 )
 from frostline.store.base import Store
-from frostline.store.records import CallRecord, SlotRecord, json_text
+from frostline.store.jsontext import json_text
 
 log = logging.getLogger("frostline.broker")
 

@@ -306,9 +306,9 @@ def gate_against_prefix(store: Store, run_id: str, prefix: Prefix,
 
 def persist_certificate(store: Store, run_id: str, attempt: int) -> None:
     """Persist the hash-chain certificate of the prefix as it stands after this attempt."""
-    from frostline.contract import certificate
+    from frostline.runtime import certificates
 
-    certificate.persist(store, run_id, attempt)
+    certificates.persist(store, run_id, attempt)
 
 
 # helpers ------------------------------------------------------------------------------

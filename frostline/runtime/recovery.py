@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from frostline.contract.identity import Identity
 from frostline.contract.prefix import Prefix
+from frostline.contract.records import CallRecord, CallStatus
 from frostline.store.base import Store
-from frostline.store.records import CallRecord, CallStatus
 
 
 def close_crashed_attempts(store: Store, run_id: str) -> None:

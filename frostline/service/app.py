@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from frostline import __version__
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
+from frostline.contract.records import RunRecord
 from frostline.errors import (
     DefinitionError,
     FrostlineError,
@@ -41,7 +42,6 @@ from frostline.service.schemas import (
     RepairRequest,
 )
 from frostline.store.base import Store
-from frostline.store.records import RunRecord
 
 _STATUS = {
     RunNotFound: 404,

@@ -9,10 +9,10 @@ from typing import Any
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
 from frostline.contract.identity import Identity
+from frostline.contract.records import AttemptRecord, RunRecord
 from frostline.errors import ScriptRejected
 from frostline.script import check
 from frostline.store.base import Store
-from frostline.store.records import AttemptRecord, RunRecord
 
 # Outcome of one identity in one attempt, as the timeline shows it.
 OUTCOMES = ("replayed", "executed", "diverged", "orphan", "semantic_repeat", "failed", "denied",
@@ -172,7 +172,7 @@ def frozen_sites(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 
 def certificate(store: Store, run_id: str, *, verify: bool) -> dict[str, Any]:
-    from frostline.contract import certificate as cert
+    from frostline.runtime import certificates as cert
 
     if verify:
         return dict(cert.verify(store, run_id))

@@ -10,8 +10,7 @@ file under ./.frostline/)::
 
 from __future__ import annotations
 
-from frostline.store.base import Store
-from frostline.store.records import (
+from frostline.contract.records import (
     AttemptRecord,
     CallRecord,
     CallStatus,
@@ -19,6 +18,7 @@ from frostline.store.records import (
     RunRecord,
     SlotRecord,
 )
+from frostline.store.base import Store
 from frostline.store.url import DEFAULT_URL, ENV_VAR, parse, resolve
 
 __all__ = [

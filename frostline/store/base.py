@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from frostline.contract.identity import Identity
-from frostline.store.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
+from frostline.contract.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
 
 
 class Store(abc.ABC):
@@ -97,7 +97,7 @@ class Store(abc.ABC):
     def list_calls(self, run_id: str) -> list[CallRecord]: ...
 
     def unresolved_calls(self, run_id: str) -> list[CallRecord]:
-        from frostline.store.records import CallStatus
+        from frostline.contract.records import CallStatus
 
         return [c for c in self.list_calls(run_id) if c.status is CallStatus.PENDING]
 

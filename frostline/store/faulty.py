@@ -16,9 +16,9 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from frostline.contract.identity import Identity
+from frostline.contract.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
 from frostline.errors import StoreUnavailable
 from frostline.store.base import Store
-from frostline.store.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
 
 T = TypeVar("T")
 

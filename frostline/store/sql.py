@@ -17,16 +17,16 @@ from collections.abc import Callable
 from typing import Any
 
 from frostline.contract.identity import Identity, parse_path, path_text
-from frostline.errors import DefinitionError, FrostlineError, RunNotFound, StoreUnavailable
-from frostline.store.records import (
+from frostline.contract.records import (
     AttemptRecord,
     CallRecord,
     CallStatus,
     Event,
     RunRecord,
     SlotRecord,
-    json_text,
 )
+from frostline.errors import DefinitionError, FrostlineError, RunNotFound, StoreUnavailable
+from frostline.store.jsontext import json_text
 from frostline.store.sqlbase import SqlBackend, no_run
 
 _RUN_COLS = "run_id, envelope, status, owner, kind, created_at"

@@ -20,7 +20,7 @@ from frostline.errors import RunNotFound, StoreUnavailable
 from frostline.store.base import Store
 from frostline.store.connections import ThreadConnections
 from frostline.store.groupcommit import GroupCommitter
-from frostline.store.records import json_text as dumps
+from frostline.store.jsontext import json_text as dumps
 from frostline.store.schema import Dialect
 
 T = TypeVar("T")

@@ -22,9 +22,10 @@ from frostline.contract.certificate import (
     validate,
 )
 from frostline.contract.identity import Identity, digest
+from frostline.contract.records import SlotRecord
 from frostline.errors import RunNotFound
+from frostline.runtime import certificates as stored
 from frostline.store import Store
-from frostline.store.records import SlotRecord
 
 
 def slot(site: str, path: tuple[int, ...] = (), occ: int = 0, cap: str = "image.generate",
@@ -236,10 +237,10 @@ def _raw_exec(store: Store, store_url: str, *statements: str) -> None:
 
 def test_persist_then_verify_is_consistent(store: Store) -> None:
     _populate(store)
-    cert = cert_mod.persist(store, "r1", 1)
+    cert = stored.persist(store, "r1", 1)
     assert cert["entries"] == 4
     assert store.list_certificates("r1")[-1] == cert
-    report = cert_mod.verify(store, "r1")
+    report = stored.verify(store, "r1")
     assert report["consistent"] is True and report["differences"] == []
     assert report["entries"] == 4 and report["chain_digest"] == cert["chain_digest"]
     assert report["certificate"] == cert
@@ -263,47 +264,47 @@ def test_chain_is_the_same_on_both_backends_and_any_insertion_order(store: Store
                      {"ref": f"sha256:{i:064d}", "mime": "image/png", "width": 512, "score": 0.5},
                      {}, 1) for i in range(3)],
     ]
-    assert cert_mod.persist(store, "r1", 1)["chain_digest"] == build(expected, "r1", 1)["chain_digest"]
+    assert stored.persist(store, "r1", 1)["chain_digest"] == build(expected, "r1", 1)["chain_digest"]
 
 
 def test_new_commits_after_the_certificate_are_extra(store: Store) -> None:
     _populate(store)
-    cert_mod.persist(store, "r1", 1)
+    stored.persist(store, "r1", 1)
     _commit(store, "r1", "orchestrate/#2", (), 0, {"x": 1}, {"ok": True}, attempt=2, cap="echo")
-    report = cert_mod.verify(store, "r1")
+    report = stored.verify(store, "r1")
     assert not report["consistent"]
     assert report["differences"] == [{"kind": "extra", "identity": "orchestrate/#2@:0",
                                       "capability": "echo", "attempt": 2}]
-    cert_mod.persist(store, "r1", 2)  # certified per attempt: the newest certificate wins
-    assert cert_mod.verify(store, "r1")["consistent"]
+    stored.persist(store, "r1", 2)  # certified per attempt: the newest certificate wins
+    assert stored.verify(store, "r1")["consistent"]
 
 
 def test_run_without_certificate(store: Store) -> None:
     store.create_run("empty", {})
-    assert cert_mod.verify(store, "empty")["consistent"]
+    assert stored.verify(store, "empty")["consistent"]
     _populate(store, "r2")
-    report = cert_mod.verify(store, "r2")
+    report = stored.verify(store, "r2")
     assert not report["consistent"] and report["certificate"] is None
     assert {d["kind"] for d in report["differences"]} == {"extra"}
 
 
 def test_unknown_run(store: Store) -> None:
     with pytest.raises(RunNotFound):
-        cert_mod.verify(store, "nope")
+        stored.verify(store, "nope")
     with pytest.raises(RunNotFound):
-        cert_mod.persist(store, "nope", 1)
+        stored.persist(store, "nope", 1)
 
 
 def test_tampered_slot_is_reported(store: Store, store_url: str) -> None:
     _populate(store)
-    cert_mod.persist(store, "r1", 1)
+    stored.persist(store, "r1", 1)
     _raw_exec(store, store_url,
               "DROP TRIGGER IF EXISTS slots_immutable_update"
               + ("" if store_url.startswith("sqlite") else " ON slots"),
               "UPDATE slots SET result = '{\"ref\": \"sha256:forged\"}' "
               "WHERE site = 'orchestrate/#1' AND path = '1'",
               "UPDATE slots SET digest = 'feed' WHERE site = 'orchestrate/#0'")
-    report = cert_mod.verify(store, "r1")
+    report = stored.verify(store, "r1")
     assert not report["consistent"]
     diffs = {d["identity"]: d for d in report["differences"]}
     assert set(diffs) == {"orchestrate/#0@:0", "orchestrate/#1@1:0"}
@@ -315,12 +316,12 @@ def test_tampered_slot_is_reported(store: Store, store_url: str) -> None:
 
 def test_deleted_slot_is_reported_missing(store: Store, store_url: str) -> None:
     _populate(store)
-    cert_mod.persist(store, "r1", 1)
+    stored.persist(store, "r1", 1)
     _raw_exec(store, store_url,
               "DROP TRIGGER IF EXISTS slots_immutable_delete"
               + ("" if store_url.startswith("sqlite") else " ON slots"),
               "DELETE FROM slots WHERE site = 'orchestrate/#1' AND path = '2'")
-    report = cert_mod.verify(store, "r1")
+    report = stored.verify(store, "r1")
     assert report["differences"] == [{"kind": "missing", "identity": "orchestrate/#1@2:0",
                                       "capability": "image.generate", "attempt": 1}]
 
@@ -329,17 +330,17 @@ def test_deleted_slot_is_reported_missing(store: Store, store_url: str) -> None:
 def test_corrupted_stored_certificate_is_a_clear_error(store: Store, store_url: str,
                                                        body: str) -> None:
     _populate(store)
-    cert_mod.persist(store, "r1", 1)
+    stored.persist(store, "r1", 1)
     _raw_exec(store, store_url, f"UPDATE certificates SET body = '{body}'")
     with pytest.raises(CertificateCorrupted, match="run 'r1' is corrupted"):
-        cert_mod.verify(store, "r1")
+        stored.verify(store, "r1")
 
 
 def test_edited_certificate_is_corruption_not_a_difference(store: Store, store_url: str) -> None:
     _populate(store)
-    cert = cert_mod.persist(store, "r1", 1)
+    cert = stored.persist(store, "r1", 1)
     cert["items"]["orchestrate/#0@:0"]["attempt"] = 5  # the certificate lies, the store does not
     body = json.dumps(cert).replace("'", "''")
     _raw_exec(store, store_url, f"UPDATE certificates SET body = '{body}'")
     with pytest.raises(CertificateCorrupted, match="does not match its own entries"):
-        cert_mod.verify(store, "r1")
+        stored.verify(store, "r1")

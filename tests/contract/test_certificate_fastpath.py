@@ -25,7 +25,7 @@ from frostline.contract.certificate import (
     validate,
 )
 from frostline.contract.identity import Identity
-from frostline.store.records import SlotRecord
+from frostline.contract.records import SlotRecord
 
 TEXT = st.text(st.characters(codec="utf-8"), max_size=10)
 SITE = st.text(st.characters(codec="utf-8"), min_size=1, max_size=10)

@@ -16,14 +16,14 @@ from frostline.contract.gate import (
     GateResult,
     frozen_map,
     gate,
-    gate_source,
     levenshtein,
     nearest_site,
     rebase,
 )
+from frostline.contract.records import AttemptRecord, SlotRecord
 from frostline.errors import GateStopped, PrefixConflict, ScriptRejected
+from frostline.runtime.gate_check import gate_source
 from frostline.script import check, sites
-from frostline.store.records import AttemptRecord, SlotRecord
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from frostline.capabilities.envelope import LedgerPolicy
 from frostline.contract.identity import Identity, digest
 from frostline.contract.ledger import OccurrenceLedger, RepeatAction, resolve
-from frostline.store.records import SlotRecord
+from frostline.contract.records import SlotRecord
 
 
 def committed(site, path, occ, payload):

@@ -6,8 +6,8 @@ import asyncio
 
 from frostline.capabilities.envelope import Envelope
 from frostline.contract.prefix import Prefix
+from frostline.contract.records import CallStatus
 from frostline.runtime.broker import Broker
-from frostline.store.records import CallStatus
 from tests.runtime.helpers import Flaky, Gauge, Slow, echo_ns, local, run
 
 RACE = """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from frostline.contract import certificate
+from frostline.runtime import certificates as certificate
 from frostline.runtime.runners import ChildProcessRunner
 from tests.runtime.helpers import echo_ns, local, logged, run
 

@@ -6,7 +6,7 @@ import pytest
 
 from frostline.capabilities.envelope import Envelope
 from frostline.contract.identity import Identity
-from frostline.store.records import CallStatus
+from frostline.contract.records import CallStatus
 from tests.runtime.helpers import Flaky, echo_ns, local, logged, run
 
 V1 = """

@@ -31,10 +31,10 @@ from frostline.capabilities.local import LocalProviders
 from frostline.capabilities.provider import CallContext, Provider, ProviderResult
 from frostline.contract.identity import Identity
 from frostline.contract.prefix import load_prefix
+from frostline.contract.records import CallStatus
 from frostline.errors import FrostlineError, StoreUnavailable
 from frostline.runtime.broker import Broker
 from frostline.store import Store
-from frostline.store.records import CallStatus
 from tests.runtime.helpers import echo_ns
 
 SITE = "orchestrate/#0"

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from frostline.contract.identity import digest
+from frostline.contract.records import CallStatus
 from frostline.errors import FrostlineError, RunNotFound, StoreUnavailable
 from frostline.store import Store, open_store
 from frostline.store.faulty import FaultyStore
-from frostline.store.records import CallStatus
 
 from .helpers import CAP, ident, slot_for
 

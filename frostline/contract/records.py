@@ -1,30 +1,18 @@
-"""Rows of the run store as frozen dataclasses (the neutral shape both backends return)."""
+"""The domain model: what a run has done, as frozen records.
+
+A run, its attempts, its committed slots (the frozen prefix), its dispatch records and its audit
+events. The contract reasons over these records and the store persists them; both backends of
+the store return exactly these shapes, so nothing above the store knows which backend it reads.
+"""
 
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from frostline.contract.identity import Identity, Path
-from frostline.errors import FrostlineError
-
-# One encoder for every JSON column: json.dumps with options builds a new encoder per call.
-_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
-
-
-def json_text(value: Any, what: str) -> str:
-    """The compact JSON text a store keeps for `value`; a value JSON cannot carry is refused
-    by name."""
-    try:
-        return _encode(value)
-    except (TypeError, ValueError) as exc:
-        raise FrostlineError(
-            f"{what} cannot be stored: it is not JSON ({exc}); store binary data with "
-            "put_artifact and keep its ref in the result", field=what,
-        ) from exc
 
 
 class CallStatus(StrEnum):
