@@ -30,9 +30,9 @@ from frostline.capabilities import (
     IMAGE_SIZES,
     images,
 )
-from frostline.capabilities.local import LocalProviders
 from frostline.capabilities.provider import CallContext
-from frostline.capabilities.provider_log import ProviderLog
+from frostline.providers.local import LocalProviders
+from frostline.providers.provider_log import ProviderLog
 
 
 class _Sink:

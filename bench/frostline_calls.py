@@ -21,8 +21,8 @@ import uuid
 from typing import Any
 
 from frostline.capabilities.envelope import Budget, Envelope
-from frostline.capabilities.local import LocalProviders
 from frostline.contract.prefix import Prefix, load_prefix
+from frostline.providers.local import LocalProviders
 from frostline.runtime.broker import Broker
 from frostline.runtime.execute import execute
 from frostline.runtime.runners import InProcessRunner

@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from frostline.capabilities.local import LocalProviders  # noqa: E402
 from frostline.capabilities.provider import CallContext  # noqa: E402
+from frostline.providers.local import LocalProviders  # noqa: E402
 from frostline.runtime.execute import execute  # noqa: E402
 from frostline.runtime.runners import ChildProcessRunner, InProcessRunner, Runner  # noqa: E402
 from frostline.store import open_store  # noqa: E402

@@ -150,7 +150,7 @@ def sandbox_child_first_frame(profile: SandboxProfile) -> float:
 
 def end_to_end_variants(store_dir: str) -> dict[str, Callable[[], float]]:
     """One closure per runner: a ten-call script through `execute`, in a fresh run each time."""
-    from frostline.capabilities.local import LocalProviders
+    from frostline.providers.local import LocalProviders
     from frostline.runtime.execute import execute
     from frostline.runtime.runners import ChildProcessRunner, InProcessRunner
     from frostline.runtime.sandbox_runner import SandboxRunner

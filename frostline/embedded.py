@@ -14,7 +14,7 @@ from frostline.store.base import Store
 
 
 def local_providers(log_path: Path | str | None = None, latency_s: float = 0.0) -> Any:
-    from frostline.capabilities.local import LocalProviders
+    from frostline.providers.local import LocalProviders
 
     return LocalProviders(latency_s=latency_s, log_path=str(log_path) if log_path else None)
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frostline.capabilities.local import LocalProviders
-from frostline.capabilities.provider_log import ProviderLog
+from frostline.providers.local import LocalProviders
+from frostline.providers.provider_log import ProviderLog
 from frostline.runtime.execute import AttemptOutcome, execute
 from frostline.runtime.runners import InProcessRunner
 from frostline.store import Store, open_store

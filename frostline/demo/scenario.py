@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from frostline.capabilities import DEFAULT_CATALOG, Envelope
+from frostline.providers.provider_log import ProviderLog
 from frostline.store import open_store
 from frostline.store.base import Store
 
@@ -30,18 +31,6 @@ ENVELOPE = {"budget": {"usd": 1.0, "calls": 40}, "concurrency": 4, "max_fanout":
 
 def script_text(name: str) -> str:
     return resources.files("frostline.demo").joinpath("scripts", name).read_text(encoding="utf-8")
-
-
-@dataclass
-class ProviderLog:
-    """Reads the provider's append-only invocation log (one JSON line per real invocation)."""
-
-    path: Path
-
-    def entries(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
 
 
 @dataclass
@@ -149,7 +138,7 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         result.attempts.append(second)
         result.replayed = int(second.get("replayed", 0))
         result.executed = int(second.get("executed", 0))
-        result.contract = _figures(contract_log.entries())
+        result.contract = _figures(contract_log.read())
 
         say("checking that the replayed shots are byte-identical")
         result.byte_identical = _replayed_bytes_identical(store, first, second)
@@ -162,7 +151,7 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
             engine.execute(naive_store, "naive-1", script_text("brand_video_v1.py"), ARGS, envelope,
                            naive_providers, runner)
             engine.execute(naive_store, "naive-2", candidate, ARGS, envelope, naive_providers, runner)
-        result.naive = _figures(naive_log.entries())
+        result.naive = _figures(naive_log.read())
 
         result.out_dir = str(out.resolve())
         result.elapsed_s = time.perf_counter() - started

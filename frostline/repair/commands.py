@@ -140,7 +140,7 @@ def _runner(kind: str, timeout_s: float) -> Any:
 
 
 def _execute(store: Any, run_id: str, source: str | None, args: Any, runner: Any) -> Any:
-    from frostline.capabilities.local import LocalProviders
+    from frostline.providers.local import LocalProviders
     from frostline.runtime.execute import execute
 
     assert source is not None

@@ -120,7 +120,7 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
                 store_url: str | None, as_json: bool) -> None:
     """Run SCRIPT as one attempt of the run RUN_ID (replaying what the run already committed)."""
     from frostline.capabilities.envelope import Envelope
-    from frostline.capabilities.local import LocalProviders
+    from frostline.providers.local import LocalProviders
 
     if skip_checker:
         if runner_kind != "sandbox":

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from frostline.capabilities.local import LocalProviders
 from frostline.errors import DefinitionError, RunNotFound
+from frostline.providers.local import LocalProviders
 from frostline.repair.clients import RecordedClient
 from frostline.repair.loop import (
     RepairResult,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from frostline.capabilities.local import LocalProviders
+from frostline.providers.local import LocalProviders
 from frostline.repair.commands import repair_command
 from frostline.runtime.execute import execute
 from frostline.runtime.runners import InProcessRunner

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from frostline.capabilities.local import LocalProviders
 from frostline.capabilities.provider import CallContext, ProviderResult
+from frostline.providers.local import LocalProviders
 from frostline.runtime.execute import execute
 from frostline.runtime.runners import ChildProcessRunner
 from frostline.store import open_store

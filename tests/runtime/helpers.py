@@ -10,10 +10,10 @@ from typing import Any
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
-from frostline.capabilities.local import LocalProviders
 from frostline.capabilities.provider import CallContext, Provider, ProviderResult
-from frostline.capabilities.provider_log import ProviderLog
 from frostline.errors import ProviderError
+from frostline.providers.local import LocalProviders
+from frostline.providers.provider_log import ProviderLog
 from frostline.runtime.execute import AttemptOutcome, execute
 from frostline.runtime.runners import InProcessRunner, Runner
 from frostline.store.base import Store

@@ -12,9 +12,9 @@ from concurrent.futures import Future
 from typing import Any
 
 from frostline.capabilities.envelope import Budget, Envelope
-from frostline.capabilities.local import LocalProviders
 from frostline.contract.prefix import load_prefix
 from frostline.errors import StoreUnavailable
+from frostline.providers.local import LocalProviders
 from frostline.runtime.broker import REPLAY_BATCH, Broker
 from frostline.store import Store
 from frostline.store.faulty import FaultyStore

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from frostline.capabilities.local import LocalProviders
+from frostline.providers.local import LocalProviders
 from frostline.store import open_store
 from tests.runtime.helpers import logged, run
 

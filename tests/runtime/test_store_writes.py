@@ -27,12 +27,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from frostline.capabilities.envelope import Budget, Envelope
-from frostline.capabilities.local import LocalProviders
 from frostline.capabilities.provider import CallContext, Provider, ProviderResult
 from frostline.contract.identity import Identity
 from frostline.contract.prefix import load_prefix
 from frostline.contract.records import CallStatus
 from frostline.errors import FrostlineError, StoreUnavailable
+from frostline.providers.local import LocalProviders
 from frostline.runtime.broker import Broker
 from frostline.store import Store
 from tests.runtime.helpers import echo_ns

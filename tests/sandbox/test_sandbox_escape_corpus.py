@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from frostline.capabilities.local import LocalProviders
+from frostline.providers.local import LocalProviders
 from frostline.runtime.execute import execute
 from frostline.runtime.sandbox import SandboxProfile
 from frostline.runtime.sandbox_runner import SandboxRunner

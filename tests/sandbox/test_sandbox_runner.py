@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from frostline.capabilities.envelope import Envelope
-from frostline.capabilities.local import LocalProviders
+from frostline.providers.local import LocalProviders
 from frostline.runtime.execute import AttemptOutcome, execute
 from frostline.runtime.runners import Job
 from frostline.runtime.sandbox import SandboxProfile, SandboxUnavailable

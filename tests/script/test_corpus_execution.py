@@ -7,7 +7,7 @@ runtime-only ``schema`` case is refused by the broker before any provider call.
 
 Executing the whole corpus takes about a minute, so by default a hash-selected subset of 12 runs;
 set FROSTLINE_FULL_CORPUS=1 to run the rest as well. These tests need ``frostline.runtime`` and
-``frostline.capabilities.local``; they are skipped where those packages are not present.
+``frostline.providers.local``; they are skipped where those packages are not present.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from frostline.script import check
 
 execute_mod = pytest.importorskip("frostline.runtime.execute")
 runners = pytest.importorskip("frostline.runtime.runners")
-local = pytest.importorskip("frostline.capabilities.local")
+local = pytest.importorskip("frostline.providers.local")
 store_mod = pytest.importorskip("frostline.store")
 
 VALID = load("valid")

@@ -11,9 +11,9 @@ import pytest
 from PIL import Image
 
 from frostline.capabilities import DEFAULT_CATALOG
-from frostline.capabilities.http import OpenAIProviders, header_key
-from frostline.capabilities.provider_log import ProviderLog
 from frostline.errors import DefinitionError, ProviderError
+from frostline.providers.http import OpenAIProviders, header_key
+from frostline.providers.provider_log import ProviderLog
 from tests.fakes.artifacts import MemoryArtifacts, call_context
 from tests.fakes.openai_server import (
     FakeOpenAIServer,

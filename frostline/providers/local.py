@@ -25,13 +25,13 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from frostline.capabilities import images
 from frostline.capabilities.catalog import DEFAULT_CATALOG, IMAGE_SIZES, Catalog
-from frostline.capabilities.idempotency import KeyMemory
 from frostline.capabilities.provider import CallContext, ProviderResult
-from frostline.capabilities.provider_log import ProviderLog
 from frostline.contract.identity import digest
 from frostline.errors import DefinitionError, ProviderError
+from frostline.providers import images
+from frostline.providers.idempotency import KeyMemory
+from frostline.providers.provider_log import ProviderLog, log_call
 
 Handler = Callable[["LocalProviders", Mapping[str, Any], CallContext], Awaitable[ProviderResult]]
 
@@ -182,19 +182,12 @@ class LocalProviders:
         try:
             result = await _HANDLERS[capability](self, payload, ctx)
         except ProviderError as exc:
-            await self._log(capability, payload, ctx, ok=False,
+            await log_call(self.log, capability, payload, ctx, ok=False,
                             error_code=exc.fields.get("error_code"), status=exc.fields.get("status"))
             raise
-        await self._log(capability, payload, ctx, ok=True)
+        await log_call(self.log, capability, payload, ctx, ok=True)
         return result
 
-    async def _log(self, capability: str, payload: Mapping[str, Any], ctx: CallContext, *,
-                   ok: bool, **extra: Any) -> None:
-        if self.log is not None:
-            # fsync can take milliseconds; keep it off the event loop.
-            await asyncio.to_thread(self.log.append, capability, payload, ok=ok,
-                                    run_id=ctx.run_id, identity=ctx.identity,
-                                    idempotency_key=ctx.idempotency_key, **extra)
 
     def _usage(self, capability: str, tokens: int = 0) -> dict[str, Any]:
         return {"cost_usd": self.catalog[capability].price_usd, "tokens": tokens}

@@ -16,7 +16,6 @@ Two choices protect the budget:
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import os
@@ -24,11 +23,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from frostline.capabilities import images
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.provider import CallContext, ProviderResult
-from frostline.capabilities.provider_log import ProviderLog
 from frostline.errors import DefinitionError, ProviderError
+from frostline.providers import images
+from frostline.providers.provider_log import ProviderLog, log_call
 
 SUPPORTED = frozenset({"image.generate", "text.generate"})
 
@@ -101,10 +100,10 @@ class OpenAIProviders:
             else:
                 result = await self._text(payload, ctx)
         except ProviderError as exc:
-            await self._log(capability, payload, ctx, ok=False,
+            await log_call(self.log, capability, payload, ctx, ok=False,
                             error_code=exc.fields.get("error_code"), status=exc.fields.get("status"))
             raise
-        await self._log(capability, payload, ctx, ok=True)
+        await log_call(self.log, capability, payload, ctx, ok=True)
         return result
 
     # requests ------------------------------------------------------------------------------
@@ -203,13 +202,6 @@ class OpenAIProviders:
         except ValueError as exc:  # the library's JSON decoding of a non-JSON body
             raise _malformed(capability, f"body is not JSON ({exc})") from exc
 
-    async def _log(self, capability: str, payload: Mapping[str, Any], ctx: CallContext, *,
-                   ok: bool, **extra: Any) -> None:
-        if self.log is not None:
-            # fsync can take milliseconds; keep it off the event loop.
-            await asyncio.to_thread(self.log.append, capability, payload, ok=ok,
-                                    run_id=ctx.run_id, identity=ctx.identity,
-                                    idempotency_key=ctx.idempotency_key, **extra)
 
 
 def header_key(key: str) -> str:

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from frostline.capabilities import DEFAULT_CATALOG, IMAGE_SIZES
-from frostline.capabilities.local import LocalProviders
 from frostline.capabilities.provider import ProviderResult
 from frostline.errors import DefinitionError, ProviderError
+from frostline.providers.local import LocalProviders
 from tests.fakes.artifacts import MemoryArtifacts, call_context
 
 
@@ -82,7 +82,7 @@ def test_image_generate_without_seed_reports_a_derived_seed():
 def test_image_generate_byte_identical_across_processes():
     code = (
         "import asyncio, hashlib, sys\n"
-        "from frostline.capabilities.local import LocalProviders\n"
+        "from frostline.providers.local import LocalProviders\n"
         "from tests.fakes.artifacts import MemoryArtifacts, call_context\n"
         "a = MemoryArtifacts()\n"
         "r = asyncio.run(LocalProviders().invoke('image.generate', "

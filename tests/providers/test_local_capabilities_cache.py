@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
-from frostline.capabilities.local import LocalProviders
+from frostline.providers.local import LocalProviders
 
 
 def test_capabilities_are_built_once_and_follow_a_replaced_catalog() -> None:

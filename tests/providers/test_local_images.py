@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
-from frostline.capabilities import IMAGE_SIZES, images
+from frostline.capabilities import IMAGE_SIZES
+from frostline.providers import images
 
 
 def png(image: Image.Image) -> bytes:

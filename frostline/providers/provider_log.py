@@ -13,12 +13,15 @@ Line shape: ``{"capability": ..., "payload": ..., "ok": true|false, ...}`` with 
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from frostline.capabilities.provider import CallContext
 
 ENV_VAR = "FROSTLINE_PROVIDER_LOG"
 
@@ -67,3 +70,13 @@ class ProviderLog:
         except FileNotFoundError:
             return []
         return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+async def log_call(log: ProviderLog | None, capability: str, payload: Mapping[str, Any],
+                   ctx: CallContext, *, ok: bool, **extra: Any) -> None:
+    """Append one invocation to `log` (no-op without a log), off the event loop: fsync can
+    take milliseconds."""
+    if log is not None:
+        await asyncio.to_thread(log.append, capability, payload, ok=ok, run_id=ctx.run_id,
+                                identity=ctx.identity, idempotency_key=ctx.idempotency_key,
+                                **extra)

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frostline.capabilities.local import LocalProviders
-from frostline.capabilities.provider_log import ProviderLog
 from frostline.errors import ProviderError
+from frostline.providers.local import LocalProviders
+from frostline.providers.provider_log import ProviderLog
 from tests.fakes.artifacts import MemoryArtifacts, call_context
 
 ROOT = str(pathlib.Path(__file__).resolve().parents[2])
@@ -76,7 +76,7 @@ def test_log_lines_never_interleave_across_threads(tmp_path):
 
 _WRITER = """
 import asyncio, sys
-from frostline.capabilities.local import LocalProviders
+from frostline.providers.local import LocalProviders
 from tests.fakes.artifacts import call_context
 p = LocalProviders(log_path=sys.argv[1])
 async def main():
@@ -148,7 +148,7 @@ def test_concurrent_requests_with_one_key_execute_once(tmp_path):
 
 _CRASHER = """
 import asyncio, json, os, signal, sys
-from frostline.capabilities.local import LocalProviders
+from frostline.providers.local import LocalProviders
 from tests.fakes.artifacts import MemoryArtifacts, call_context
 p = LocalProviders(log_path=sys.argv[1], idempotent=True, idempotency_path=sys.argv[2])
 r = asyncio.run(p.invoke("image.generate", {"prompt": "crash", "size": "512x512"},
