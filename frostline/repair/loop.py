@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
@@ -28,13 +28,13 @@ from frostline.capabilities.envelope import Envelope
 from frostline.contract.gate import CandidateSite, FrozenSite, frozen_map, gate, rebase
 from frostline.errors import DefinitionError, RunNotFound, ScriptRejected
 from frostline.repair.extract import extract_code
+from frostline.repair.feedback import RewriteFeedback, Usage
 from frostline.repair.prompt import Message, build_messages
 from frostline.script import check, sites
 
 if TYPE_CHECKING:
     from frostline.store.base import Store
 
-Usage = dict[str, Any]
 
 
 class Reply(Protocol):
@@ -65,24 +65,6 @@ class RepairTask:
     def __post_init__(self) -> None:
         if not isinstance(self.max_rewrites, int) or self.max_rewrites < 1:
             raise DefinitionError(f"max_rewrites must be a positive integer, got {self.max_rewrites!r}")
-
-
-@dataclass(frozen=True)
-class RewriteFeedback:
-    """The verdict on one model reply."""
-
-    n: int
-    ok: bool
-    reason: str
-    violations: list[dict[str, Any]] = field(default_factory=list)
-    counterexamples: list[dict[str, Any]] = field(default_factory=list)
-    usage: Usage = field(default_factory=dict)
-    candidate: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "ok": self.ok, "reason": self.reason,
-                "violations": list(self.violations), "counterexamples": list(self.counterexamples),
-                "usage": dict(self.usage), "candidate": self.candidate}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from frostline.capabilities.catalog import Catalog
 
 if TYPE_CHECKING:
     from frostline.contract.gate import FrozenSite
-    from frostline.repair.loop import RewriteFeedback
+    from frostline.repair.feedback import RewriteFeedback
 
 Message = dict[str, str]
 
