@@ -1,4 +1,4 @@
-"""What the HTTP API does, as plain functions over a Store: the API module only maps HTTP onto
+"""What the HTTP API does, as plain functions over a Store: the route modules only map HTTP onto
 these. Kept apart so the UI's read models (run detail, identity timeline) are testable alone."""
 
 from __future__ import annotations

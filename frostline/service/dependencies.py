@@ -1,0 +1,71 @@
+"""What a route may ask FastAPI for: the service's state, the calling principal and a run the
+principal owns.
+
+`create_app` puts one `ServiceState` on `app.state`; routes never reach it directly but declare
+`State`, `Principal` or `OwnedRun` parameters. `OwnedRun` answers 404 both for a run that does not
+exist and for another principal's run, so the API never reveals which run ids are taken.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, Request
+
+from frostline.capabilities import Catalog
+from frostline.errors import RunNotFound
+from frostline.service.auth import bearer_token, unauthorized
+from frostline.service.executing import ExecutingRuns
+from frostline.service.operations import Services
+from frostline.store.base import Store
+from frostline.contract.records import RunRecord
+
+
+@dataclass(frozen=True)
+class ServiceState:
+    """Everything the routes of one application share."""
+
+    store: Store
+    services: Services
+    catalog: Catalog
+    executing: ExecutingRuns
+
+
+def attach_state(app: FastAPI, state: ServiceState) -> None:
+    """Make `state` what `service_state` returns for every request to `app`."""
+    app.state.service = state
+
+
+async def service_state(request: Request) -> ServiceState:
+    # async: a plain attribute read needs no worker thread
+    state: ServiceState = request.app.state.service
+    return state
+
+
+State = Annotated[ServiceState, Depends(service_state)]
+
+
+def principal(request: Request, state: State) -> str:
+    """The principal whose bearer token authenticates the request (401 otherwise)."""
+    token = bearer_token(request)
+    if token is None:
+        raise unauthorized("missing bearer token; create one with `frostline token create NAME`")
+    who = state.store.principal_for_token(token)
+    if who is None:
+        raise unauthorized("unknown token")
+    return who
+
+
+Principal = Annotated[str, Depends(principal)]
+
+
+def owned_run(run_id: str, who: Principal, state: State) -> RunRecord:
+    """The run `run_id` of the path, if it exists and belongs to the caller (404 otherwise)."""
+    run = state.store.get_run(run_id)
+    if run is None or run.owner != who:
+        raise RunNotFound(f"no run {run_id!r}", run_id=run_id)
+    return run
+
+
+OwnedRun = Annotated[RunRecord, Depends(owned_run)]

@@ -1,0 +1,59 @@
+"""How an exception becomes an HTTP answer: every error leaves the API as one JSON shape,
+`{"error", "message", "detail"}`, with a status chosen by the kind of error.
+`create_app` hands `HANDLERS` to FastAPI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import HTTPException, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+
+from frostline.errors import (
+    DefinitionError,
+    FrostlineError,
+    RunBusy,
+    RunNotFound,
+    ScriptRejected,
+    StoreUnavailable,
+)
+
+# Checked in order with isinstance; any other FrostlineError is a 400.
+_STATUS: dict[type[FrostlineError], int] = {
+    RunNotFound: 404,
+    ScriptRejected: 422,
+    DefinitionError: 400,
+    RunBusy: 409,
+    StoreUnavailable: 503,
+}
+
+
+async def frostline_error(_: Request, exc: FrostlineError) -> JSONResponse:
+    status = next((code for kind, code in _STATUS.items() if isinstance(exc, kind)), 400)
+    return JSONResponse(jsonable_encoder({"error": exc.code, "message": exc.message,
+                                          "detail": exc.fields}), status_code=status)
+
+
+async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+    errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
+    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+    where = ".".join(str(p) for p in first["loc"])
+    return JSONResponse({"error": "invalid_request", "message": f"{where}: {first['msg']}",
+                         "detail": errors}, status_code=422)
+
+
+async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
+    detail = exc.detail if isinstance(exc.detail, dict) else {"error": "http", "message": str(exc.detail)}
+    return JSONResponse(detail, status_code=exc.status_code, headers=exc.headers)
+
+
+# Only FastAPI's own HTTPException is mapped: Starlette's routing 404/405 keep FastAPI's default body.
+HANDLERS: dict[int | type[Exception], Callable[[Request, Any], Coroutine[Any, Any, Response]]] = {
+    FrostlineError: frostline_error,
+    RequestValidationError: invalid_request,
+    HTTPException: http_error,
+}

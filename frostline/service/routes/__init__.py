@@ -1,0 +1,5 @@
+"""The HTTP API's routes, one module per resource, each exposing an `APIRouter` named `router`.
+
+Routes only map HTTP onto `frostline.service.operations` and the injected services; what they
+need (state, principal, owned run) they declare as dependencies from `frostline.service.dependencies`.
+"""

@@ -1,0 +1,53 @@
+"""A run's audit events as a server-sent event stream, followed live or read as a backlog."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import StreamingResponse
+
+from frostline.service.dependencies import OwnedRun, State
+from frostline.store.base import Store
+
+router = APIRouter(tags=["runs"])
+
+BATCH = 500
+POLL_S = 0.5
+# A follower that has seen nothing new for this long is let go; it may reconnect with `after`.
+MAX_IDLE_S = 600.0
+
+
+@router.get("/v1/runs/{run_id}/events", responses={200: {"content": {"text/event-stream": {}}}})
+async def events(run: OwnedRun, request: Request, state: State, after: int = 0,
+                 follow: bool = True) -> StreamingResponse:
+    """The run's audit events as server-sent events; `follow=false` returns the backlog only."""
+    if after < 0:
+        raise HTTPException(422, {"error": "invalid_request", "message": "after must be >= 0"})
+    return StreamingResponse(stream(state.store, run.run_id, request, after=after, follow=follow),
+                             media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+
+async def stream(store: Store, run_id: str, request: Request, *, after: int,
+                 follow: bool) -> AsyncIterator[bytes]:
+    """Events after `after`, then (when following) new ones as they are appended."""
+    cursor = after
+    idle = 0.0
+    while True:
+        batch = await asyncio.to_thread(store.list_events, run_id, after=cursor, limit=BATCH)
+        for ev in batch:
+            cursor = ev.seq
+            data = json.dumps({"seq": ev.seq, "ts": ev.ts, "kind": ev.kind, "data": ev.data}, default=str)
+            yield f"id: {ev.seq}\nevent: {ev.kind}\ndata: {data}\n\n".encode()
+        if not follow and len(batch) < BATCH:
+            return
+        if batch:
+            idle = 0.0
+            continue
+        if await request.is_disconnected() or idle > MAX_IDLE_S:
+            return
+        yield b": keep-alive\n\n"
+        await asyncio.sleep(POLL_S)
+        idle += POLL_S
