@@ -123,6 +123,12 @@ class SqlBackend(Store):
         a function call on SQLite."""
         return None
 
+    def _insert_event(self, conn: Any, run_id: str, kind: str, payload: Any, now: float) -> int:
+        self._before_event_insert(conn)
+        rows = self._x(conn, "INSERT INTO events (run_id, ts, kind, data) VALUES (?, ?, ?, ?) "
+                       "RETURNING seq", (run_id, now, kind, payload)).fetchall()
+        return int(rows[0][0])
+
     @abc.abstractmethod
     def _insert_events(self, conn: Any, run_id: str, ts: float,
                        events: list[tuple[str, str]]) -> list[int]:

@@ -1,0 +1,126 @@
+"""What a run leaves besides its prefix, as SQL (part of `SqlStore`): content-addressed
+artifacts, certificates, race decisions and the append-only event log."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from typing import Any
+
+from frostline.contract.records import (
+    Event,
+)
+from frostline.errors import DefinitionError, StoreUnavailable
+from frostline.store.jsontext import json_text
+from frostline.store.sqlbase import SqlBackend
+
+_ARTIFACT_REF = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+class HistoryQueries(SqlBackend):
+    """The artifact, certificate, decision and event methods of the Store interface."""
+
+    # artifacts ----------------------------------------------------------------------------------
+    def put_artifact(self, data: bytes, mime: str) -> str:
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise DefinitionError(f"an artifact is bytes, not {type(data).__name__}")
+        if not isinstance(mime, str) or "/" not in mime:
+            raise DefinitionError(f"artifact mime type must look like 'image/png', not {mime!r}")
+        blob = bytes(data)
+        ref = "sha256:" + hashlib.sha256(blob).hexdigest()
+        # Stored once: skip the durable write entirely when the content is already there.
+        if self._read("put_artifact", lambda c: self._x(
+                c, "SELECT 1 FROM artifacts WHERE ref = ?", (ref,)).fetchall()):
+            return ref
+        now = self._clock()
+        self._write("put_artifact", lambda c: self._x(
+            c, "INSERT INTO artifacts (ref, mime, size, data, created_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING", (ref, mime, len(blob), blob, now)))
+        return ref
+
+    def get_artifact(self, ref: str) -> tuple[bytes, str] | None:
+        if not isinstance(ref, str) or not _ARTIFACT_REF.fullmatch(ref):
+            raise DefinitionError(f"malformed artifact ref {ref!r}; expected 'sha256:<64 hex>'")
+        rows = self._read("get_artifact", lambda c: self._x(
+            c, "SELECT data, mime FROM artifacts WHERE ref = ?", (ref,)).fetchall())
+        if not rows:
+            return None
+        data = bytes(rows[0][0])
+        if "sha256:" + hashlib.sha256(data).hexdigest() != ref:
+            # Fail closed rather than replay bytes that are not the committed artifact.
+            raise StoreUnavailable(f"artifact {ref} is corrupted in the {self.backend_name} "
+                                   "store: its bytes no longer match their hash",
+                                   backend=self.backend_name, operation="get_artifact")
+        return data, rows[0][1]
+
+    # certificates, decisions, events ------------------------------------------------------------
+    def put_certificate(self, run_id: str, attempt: int, certificate: dict[str, Any]) -> None:
+        body, now = self._j(certificate, "certificate"), self._clock()
+        self._write("put_certificate", lambda c: self._insert_for_run(
+            c, run_id, "INSERT INTO certificates (run_id, attempt, body, created_at) "
+            "VALUES (?, ?, ?, ?) RETURNING id", (run_id, attempt, body, now)))
+
+    def list_certificates(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._read("list_certificates", lambda c: self._x(
+            c, "SELECT body FROM certificates WHERE run_id = ? ORDER BY id", (run_id,)).fetchall())
+        return [self._load(r[0]) for r in rows]
+
+    def decide(self, run_id: str, key: str, value: Any) -> Any:
+        return self._write("decide", self._decide_op(run_id, key, value))
+
+    def _decide_op(self, run_id: str, key: str, value: Any) -> Callable[[Any], Any]:
+        val, now = self._j(value, "decision"), self._clock()
+
+        def op(conn: Any) -> Any:
+            self._insert_for_run(conn, run_id, "INSERT INTO decisions (run_id, key, value, "
+                                 "decided_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING "
+                                 "RETURNING key", (run_id, key, val, now))
+            rows = self._x(conn, "SELECT value FROM decisions WHERE run_id = ? AND key = ?",
+                           (run_id, key)).fetchall()
+            return self._load(rows[0][0])
+
+        return op
+
+    def append_event(self, run_id: str, kind: str, data: dict[str, Any]) -> int:
+        return self._write("append_event", self._append_event_op(run_id, kind, data))
+
+    def _append_event_op(self, run_id: str, kind: str, data: dict[str, Any]
+                         ) -> Callable[[Any], int]:
+        payload, now = self._j(data, "event"), self._clock()
+        return lambda c: self._insert_event(c, run_id, kind, payload, now)
+
+    def append_events(self, run_id: str, events: list[tuple[str, dict[str, Any]]]) -> list[int]:
+        if isinstance(events, list | tuple) and not events:
+            return []  # nothing to make durable: no transaction
+        return self._write("append_events", self._append_events_op(run_id, events))
+
+    def _append_events_op(self, run_id: str, events: list[tuple[str, dict[str, Any]]]
+                          ) -> Callable[[Any], list[int]]:
+        if not isinstance(events, list | tuple):
+            raise DefinitionError("append_events takes a list of (kind, data) pairs")
+        if not all(isinstance(e, list | tuple) and len(e) == 2 for e in events):
+            raise DefinitionError("append_events takes (kind, data) pairs, e.g. "
+                                  "[('replay', {'identity': 'main/#0@0'})]")
+        rows = [(event_kind(kind), json_text(data, "event")) for kind, data in events]
+        now = self._clock()
+
+        def op(conn: Any) -> list[int]:
+            self._before_event_insert(conn)
+            return self._insert_events(conn, run_id, now, rows)
+
+        return op
+
+    def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]:
+        rows = self._read("list_events", lambda c: self._x(
+            c, "SELECT seq, run_id, ts, kind, data FROM events WHERE run_id = ? AND seq > ? "
+            "ORDER BY seq LIMIT ?", (run_id, int(after), int(limit))).fetchall())
+        return [Event(seq=int(r[0]), run_id=r[1], ts=float(r[2]), kind=r[3],
+                      data=self._load(r[4])) for r in rows]
+
+
+def event_kind(kind: Any) -> str:
+    if not isinstance(kind, str) or not kind:
+        raise DefinitionError(f"an event kind is a non-empty string such as 'executed', "
+                              f"not {kind!r}")
+    return kind

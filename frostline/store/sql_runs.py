@@ -1,0 +1,146 @@
+"""Runs and their attempts, as SQL (part of `SqlStore`)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from frostline.contract.records import (
+    AttemptRecord,
+    RunRecord,
+)
+from frostline.errors import DefinitionError, FrostlineError, RunNotFound
+from frostline.store.sqlbase import SqlBackend, no_run
+
+_RUN_COLS = "run_id, envelope, status, owner, kind, created_at"
+_ATTEMPT_COLS = ("run_id, number, source, source_digest, annotated, report, status, gate, "
+                 "invoked, orphans, result, error, stats, started_at, finished_at, args")
+RUN_KINDS = ("script", "graph")
+
+
+class RunQueries(SqlBackend):
+    """The run and attempt methods of the Store interface."""
+
+    # runs ---------------------------------------------------------------------------------------
+    def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
+                   kind: str = "script") -> RunRecord:
+        check_run_id(run_id)
+        if kind not in RUN_KINDS:
+            raise DefinitionError(f"run kind must be one of {', '.join(RUN_KINDS)}, not {kind!r}")
+        if not isinstance(envelope, dict):
+            raise DefinitionError("a run's envelope is a JSON object (a dict)")
+        env = self._j(envelope, "envelope")
+        now = self._clock()
+
+        def op(conn: Any) -> RunRecord:
+            rows = self._x(conn, "INSERT INTO runs (run_id, envelope, status, owner, kind, "
+                           "created_at, updated_at) VALUES (?, ?, 'created', ?, ?, ?, ?) "
+                           f"ON CONFLICT DO NOTHING RETURNING {_RUN_COLS}",
+                           (run_id, env, owner, kind, now, now)).fetchall()
+            if not rows:
+                raise FrostlineError(f"run {run_id!r} already exists; choose another run id",
+                                     run_id=run_id)
+            return self._run(rows[0])
+
+        return self._write("create_run", op)
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        rows = self._read("get_run", lambda c: self._x(
+            c, f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,)).fetchall())
+        return self._run(rows[0]) if rows else None
+
+    def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]:
+        where, params = ("WHERE owner = ? ", (owner,)) if owner is not None else ("", ())
+        rows = self._read("list_runs", lambda c: self._x(
+            c, f"SELECT {_RUN_COLS} FROM runs {where}ORDER BY created_at DESC, run_id LIMIT ?",
+            (*params, int(limit))).fetchall())
+        return [self._run(r) for r in rows]
+
+    def set_run_status(self, run_id: str, status: str) -> None:
+        now = self._clock()
+
+        def op(conn: Any) -> None:
+            cur = self._x(conn, "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?",
+                          (status, now, run_id))
+            if cur.rowcount == 0:
+                raise no_run(run_id)
+
+        self._write("set_run_status", op)
+
+    def _run(self, r: Any) -> RunRecord:
+        return RunRecord(run_id=r[0], envelope=self._load(r[1]), status=r[2], owner=r[3],
+                         kind=r[4], created_at=float(r[5]))
+
+    # attempts -----------------------------------------------------------------------------------
+    def start_attempt(self, run_id: str, *, source: str, annotated: str,
+                      report: dict[str, Any], args: Any = None) -> AttemptRecord:
+        rep = self._j(report, "report")
+        args_param = self._jn(args, "args")
+        src_digest = hashlib.sha256(source.encode()).hexdigest()
+        empty = self._j([], "invoked")
+        null, stats = self._j(None, "result"), self._j({}, "stats")
+        now = self._clock()
+
+        def op(conn: Any) -> AttemptRecord:
+            number = self._x(conn, "SELECT COALESCE(MAX(number), 0) + 1 FROM attempts "
+                             "WHERE run_id = ?", (run_id,)).fetchall()[0][0]
+            rows = self._insert_for_run(
+                conn, run_id,
+                f"INSERT INTO attempts ({_ATTEMPT_COLS}) VALUES (?, ?, ?, ?, ?, ?, 'running', "
+                f"NULL, ?, ?, ?, NULL, ?, ?, NULL, ?) RETURNING {_ATTEMPT_COLS}",
+                (run_id, number, source, src_digest, annotated, rep, empty, empty, null, stats,
+                 now, args_param))
+            return self._attempt(rows[0])
+
+        return self._write("start_attempt", op)
+
+    def finish_attempt(self, run_id: str, number: int, *, status: str,
+                       gate: dict[str, Any] | None = None, invoked: list[str] | None = None,
+                       orphans: list[str] | None = None, result: Any = None,
+                       error: dict[str, Any] | None = None,
+                       stats: dict[str, Any] | None = None) -> AttemptRecord:
+        params = (status, self._jn(gate, "gate"), self._j(list(invoked or ()), "invoked"),
+                  self._j(list(orphans or ()), "orphans"), self._j(result, "result"),
+                  self._jn(error, "error"), self._j(stats or {}, "stats"), self._clock(),
+                  run_id, number)
+
+        def op(conn: Any) -> AttemptRecord:
+            rows = self._x(conn, "UPDATE attempts SET status = ?, gate = ?, invoked = ?, "
+                           "orphans = ?, result = ?, error = ?, stats = ?, finished_at = ? "
+                           f"WHERE run_id = ? AND number = ? RETURNING {_ATTEMPT_COLS}",
+                           params).fetchall()
+            if not rows:
+                raise RunNotFound(f"run {run_id!r} has no attempt {number}; start_attempt "
+                                  "opens one", run_id=run_id, attempt=number)
+            return self._attempt(rows[0])
+
+        return self._write("finish_attempt", op)
+
+    def list_attempts(self, run_id: str) -> list[AttemptRecord]:
+        rows = self._read("list_attempts", lambda c: self._x(
+            c, f"SELECT {_ATTEMPT_COLS} FROM attempts WHERE run_id = ? ORDER BY number",
+            (run_id,)).fetchall())
+        return [self._attempt(r) for r in rows]
+
+    def get_attempt(self, run_id: str, number: int) -> AttemptRecord | None:
+        rows = self._read("get_attempt", lambda c: self._x(
+            c, f"SELECT {_ATTEMPT_COLS} FROM attempts WHERE run_id = ? AND number = ?",
+            (run_id, number)).fetchall())
+        return self._attempt(rows[0]) if rows else None
+
+    def _attempt(self, r: Any) -> AttemptRecord:
+        return AttemptRecord(
+            run_id=r[0], number=int(r[1]), source=r[2], source_digest=r[3], annotated=r[4],
+            report=self._load(r[5]), status=r[6], gate=self._load(r[7]),
+            invoked=tuple(self._load(r[8])), orphans=tuple(self._load(r[9])),
+            result=self._load(r[10]), error=self._load(r[11]), stats=self._load(r[12]),
+            started_at=float(r[13]), finished_at=None if r[14] is None else float(r[14]),
+            args=self._load(r[15]),
+        )
+
+
+def check_run_id(run_id: str) -> None:
+    if (not isinstance(run_id, str) or not run_id or len(run_id) > 200
+            or any(ch.isspace() or not ch.isprintable() for ch in run_id)):
+        raise DefinitionError(f"run id {run_id!r} must be 1-200 printable characters without "
+                              "spaces, e.g. 'run-2024-01'")
