@@ -122,16 +122,7 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         result.attempts.append(first)
 
         say("repair: asking the recorded model for a fix")
-        model_file = resources.files("frostline.demo").joinpath("scripts", "recorded_model.json")
-        with resources.as_file(model_file) as model_path:
-            repaired = engine.repair(store, run_id, f"recorded:{model_path}", max_rewrites=3)
-        result.repair = repaired
-        result.gate_stops = sum(1 for r in repaired["rewrites"] if r.get("counterexamples"))
-        for r in repaired["rewrites"]:
-            result.counterexamples.extend(r.get("counterexamples") or [])
-        candidate = repaired.get("accepted")
-        if not candidate:
-            raise RuntimeError("the recorded model produced no accepted repair")
+        candidate = _repair(engine, store, run_id, result)
 
         say("attempt 2: the accepted repair replays the committed prefix")
         second = engine.execute(store, run_id, candidate, ARGS, envelope, providers, runner)
@@ -145,13 +136,7 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         result.images = _export_images(store, second, out)
 
         say("naive path: the first attempt, then a full rerun of the repaired script")
-        naive_log = ProviderLog(workdir / "naive-provider.log")
-        naive_providers = engine.local_providers(naive_log.path, latency_s)
-        with open_store(f"sqlite:///{workdir / 'naive.db'}") as naive_store:
-            engine.execute(naive_store, "naive-1", script_text("brand_video_v1.py"), ARGS, envelope,
-                           naive_providers, runner)
-            engine.execute(naive_store, "naive-2", candidate, ARGS, envelope, naive_providers, runner)
-        result.naive = _figures(naive_log.read())
+        result.naive = _naive_path(engine, workdir, candidate, envelope, runner, latency_s)
 
         result.out_dir = str(out.resolve())
         result.elapsed_s = time.perf_counter() - started
@@ -160,6 +145,33 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         return result
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _repair(engine: Any, store: Store, run_id: str, result: DemoResult) -> str:
+    """Ask the shipped model replies for a repair; returns the accepted candidate."""
+    model_file = resources.files("frostline.demo").joinpath("scripts", "recorded_model.json")
+    with resources.as_file(model_file) as model_path:
+        repaired = engine.repair(store, run_id, f"recorded:{model_path}", max_rewrites=3)
+    result.repair = repaired
+    result.gate_stops = sum(1 for r in repaired["rewrites"] if r.get("counterexamples"))
+    for r in repaired["rewrites"]:
+        result.counterexamples.extend(r.get("counterexamples") or [])
+    candidate = repaired.get("accepted")
+    if not candidate:
+        raise RuntimeError("the recorded model produced no accepted repair")
+    return str(candidate)
+
+
+def _naive_path(engine: Any, workdir: Path, candidate: str, envelope: Envelope, runner: Any,
+                latency_s: float) -> PathFigures:
+    """The same two scripts without the contract: a fresh run each, in a scratch store."""
+    naive_log = ProviderLog(workdir / "naive-provider.log")
+    naive_providers = engine.local_providers(naive_log.path, latency_s)
+    with open_store(f"sqlite:///{workdir / 'naive.db'}") as naive_store:
+        engine.execute(naive_store, "naive-1", script_text("brand_video_v1.py"), ARGS, envelope,
+                       naive_providers, runner)
+        engine.execute(naive_store, "naive-2", candidate, ARGS, envelope, naive_providers, runner)
+    return _figures(naive_log.read())
 
 
 def _shot_refs(attempt: dict[str, Any]) -> list[str]:
