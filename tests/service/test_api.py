@@ -141,7 +141,7 @@ async def orchestrate(ctx, args):
         while seen is None and time.monotonic() < deadline:
             r = c.get("/v1/runs/slow-run")
             if r.status_code == 200 and r.json()["executing"]:
-                seen = c.post("/v1/runs/slow-run/repair", json={"model": "recorded:/nonexistent.json"})
+                seen = c.post("/v1/runs/slow-run/repair", json={"model": "openai:any-model"})
     t.join()
     assert seen is not None, "the first attempt was never observed executing"
     assert seen.status_code == 409 and "executing" in seen.json()["message"]
