@@ -23,7 +23,7 @@ import ast
 
 from frostline.errors import ScriptRejected
 from frostline.script.sites import SITE_KEYWORD, assign_sites
-from frostline.script.source import source_lines
+from frostline.script.source import parse_or_reject, source_lines
 
 
 def annotate(source: str) -> str:
@@ -32,8 +32,6 @@ def annotate(source: str) -> str:
     Example: ``annotate(src)`` turns ``await ctx.run("echo", {})`` into
     ``await ctx.run("echo", {}, _site="orchestrate/#0")``.
     """
-    from frostline.script.checker import parse_or_reject
-
     tree = parse_or_reject(source)
     raw = source.encode("utf-8")
     lines = raw.splitlines(keepends=True)

@@ -38,7 +38,7 @@ import hashlib
 from collections.abc import Iterator
 
 from frostline.script.report import SiteInfo
-from frostline.script.source import char_col, source_lines
+from frostline.script.source import char_col, parse_or_reject, source_lines
 
 SITE_KEYWORD = "_site"
 Leaves = set[int] | frozenset[int]
@@ -116,8 +116,6 @@ def sites(source: str) -> list[SiteInfo]:
 
     Example: ``[s.site for s in sites(src)] == ["orchestrate/#0", "orchestrate/for#0.body/#0"]``
     """
-    from frostline.script.checker import parse_or_reject
-
     tree = parse_or_reject(source)
     return [info for _, info in assign_sites(tree, source_lines(source))]
 
