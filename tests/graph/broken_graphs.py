@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import copy
 
-from frostline.graph.graph import Graph, GraphBuilder, load_graph
+from frostline.graph.builder import GraphBuilder
+from frostline.graph.graph import Graph, load_graph
 from frostline.graph.records import ArtifactFreshness, Freshness, GatePredicate, Operator, exists
 
 V = Freshness.VALID
