@@ -36,7 +36,7 @@ from frostline.graph.records import (
     TransitionKind,
     exists,
 )
-from frostline.graph.slot import ModelClient, ScriptedModel, SlotLimits, SlotReply, SlotRequest
+from frostline.graph.slot import ModelClient, SlotLimits, SlotReply, SlotRequest
 
 __all__ = [
     "ArtifactFreshness",
@@ -60,7 +60,6 @@ __all__ = [
     "RunResult",
     "RunStatus",
     "SafetyInvariant",
-    "ScriptedModel",
     "SlotLimits",
     "SlotReply",
     "SlotRequest",
