@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from frostline.capabilities.local import LocalProviders
-from frostline.contract.commands import cert_command, gate_command, orphans_command
+from frostline.cli.contract import cert_command, gate_command, orphans_command
 from frostline.runtime.execute import execute
 from frostline.runtime.runners import InProcessRunner
 from frostline.store import open_store
