@@ -23,13 +23,9 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from frostline.errors import DefinitionError, RunError
+from frostline.errors import DefinitionError
 from frostline.repair.completion import (
     Accounting,
     Completion,

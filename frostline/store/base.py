@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import abc
 import os
-from pathlib import Path
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 from frostline.contract.identity import Identity
