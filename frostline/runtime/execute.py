@@ -44,6 +44,8 @@ log = logging.getLogger("frostline.execute")
 
 EXIT_CODES = {"succeeded": 0, "failed": 1, "gate_stopped": 3, "diverged": 4, "unresolved": 5,
               "rejected": 6}
+# A failed attempt whose error has a row of its own in the command line's exit-code table.
+FAILURE_EXIT_CODES = {"store_unavailable": 7, "sandbox_unavailable": 8}
 FAIL_OPEN_ENV = "FROSTLINE_STORE_FAIL_OPEN"
 
 
@@ -70,6 +72,10 @@ class AttemptOutcome:
 
     @property
     def exit_code(self) -> int:
+        if self.status == "failed" and self.error is not None:
+            own = FAILURE_EXIT_CODES.get(str(self.error.get("code")))
+            if own is not None:
+                return own
         return EXIT_CODES.get(self.status, 1)
 
     def to_dict(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from frostline.errors import RunBusy
 from frostline.service.app import create_app
 from frostline.service.executing import ExecutingRuns
 from frostline.service.operations import Services
+from frostline.service.schemas import ErrorBody
 from frostline.store import open_store
 from frostline.store.base import Store
 
@@ -76,7 +77,8 @@ def test_ui_is_served_but_not_described(store):
     with TestClient(app) as c:
         assert c.get("/").headers["content-type"].startswith("text/html")
         assert c.get("/ui/app.js").headers["content-type"].startswith("text/javascript")
-        assert c.get("/ui/index.html").json() == {"error": "not_found", "message": "index.html"}
+        assert c.get("/ui/index.html").json() == {"error": {"code": "not_found",
+                                                             "message": "index.html"}}
 
 
 def test_principal_dependency(store):
@@ -85,9 +87,10 @@ def test_principal_dependency(store):
     with TestClient(create_app(store, services=_services(calls))) as c:
         r = c.get("/v1/runs")
         assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
-        assert r.json()["error"] == "unauthorized" and "token create" in r.json()["message"]
+        err = ErrorBody.model_validate(r.json()).error
+        assert err.code == "unauthorized" and "token create" in err.message
         r = c.get("/v1/runs", headers={"Authorization": "Bearer nope"})
-        assert r.status_code == 401 and r.json()["message"] == "unknown token"
+        assert r.status_code == 401 and r.json()["error"]["message"] == "unknown token"
         assert c.get("/v1/catalog").status_code == 200  # public: no token
         r = c.post("/v1/runs", json={"script": ECHO, "run_id": "r1"}, headers={"Authorization": f"Bearer {token}"})
         assert r.status_code == 201 and r.json() == {"run_id": "r1", "attempt": {"status": "succeeded",
@@ -110,8 +113,9 @@ def test_owned_run_dependency_answers_404_before_reading_the_request(store):
                                        ("GET", "certificate?verify=x", None), ("GET", "orphans", None)):
                 r = c.request(method, f"/v1/runs/{run_id}/{path}", json=body, headers=as_bob)
                 assert r.status_code == 404, (run_id, path, r.text)
-                assert r.json() == {"error": "run_not_found", "message": f"no run {run_id!r}",
-                                    "detail": {"run_id": run_id}}
+                assert r.json() == {"error": {"type": "RunNotFound", "code": "run_not_found",
+                                              "message": f"no run {run_id!r}",
+                                              "run_id": run_id}}
         as_alice = {"Authorization": f"Bearer {alice}"}
         assert c.post("/v1/runs/r1/repair", json={}, headers=as_alice).status_code == 422
         r = c.post("/v1/runs/r1/repair", json={"model": "openai:m-1"}, headers=as_alice)
@@ -134,3 +138,19 @@ def test_executing_runs_are_exclusive_and_released():
     with pytest.raises(ValueError):
         executing.exclusively("r1", lambda: int("x"))
     assert "r1" not in executing
+
+
+def test_every_error_answer_has_the_one_shape(store):
+    """Routing's own 404 and 405, auth, validation and frostline errors: {"error": {code, message}}."""
+    token = store.create_token("alice")
+    auth = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(store, services=_services([]))) as c:
+        answers = [c.get("/v1/no-such-route"), c.delete("/v1/catalog"), c.get("/v1/runs"),
+                   c.post("/v1/runs", json={"surprise": 1}, headers=auth),
+                   c.get("/v1/runs/nope", headers=auth)]
+    assert [r.status_code for r in answers] == [404, 405, 401, 422, 404]
+    for r in answers:
+        assert list(r.json()) == ["error"], r.text
+        ErrorBody.model_validate(r.json())
+    assert answers[0].json()["error"] == {"code": "http_404", "message": "Not Found"}
+    assert answers[3].json()["error"]["errors"][0]["loc"]

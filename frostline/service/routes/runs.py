@@ -21,7 +21,7 @@ def create_run(body: CreateRun, who: Principal, state: State) -> dict[str, Any]:
     run_id = body.run_id or f"run-{secrets.token_hex(6)}"
     operations.precheck(body.script, body.envelope, catalog)
     if store.get_run(run_id) is not None:
-        raise HTTPException(409, {"error": "exists", "message": f"run {run_id!r} already exists"})
+        raise HTTPException(409, {"code": "exists", "message": f"run {run_id!r} already exists"})
     store.create_run(run_id, operations.envelope_dict(body.envelope, catalog), owner=who)
     attempt = state.executing.exclusively(
         run_id, lambda: state.services.execute(store, run_id, body.script, body.args))
