@@ -126,7 +126,8 @@ def fail(message: str, code: int, as_json: bool, err: FrostlineError | None = No
         emit_json({"error": error_object(message, code, err, **fields)},
                   indent=None if json_lines else 2)
     else:
-        console(stderr=True).print(f"[bold red]error:[/] {text(message)}", highlight=False)
+        # One line, whatever the message carries (a driver's error may span several).
+        console(stderr=True).print(f"[bold red]error:[/] {text(' '.join(message.split()))}")
     sys.exit(code)
 
 

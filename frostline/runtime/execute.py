@@ -130,6 +130,10 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
                   "write will not stop dispatch, and a crash can repeat a paid effect "
                   "undetected", FAIL_OPEN_ENV)
     try:
+        if not skip_checker and store.get_run(run_id) is None:
+            refused = _refuse_new_run(run_id, source, envelope, catalog)
+            if refused is not None:  # a run is created only for a script the checker accepts
+                return refused
         run_envelope = _ensure_run(store, run_id, envelope, catalog)
         with store.run_lock(run_id):
             close_crashed_attempts(store, run_id)
@@ -166,18 +170,41 @@ def _check_args(args: Any) -> None:
         raise DefinitionError(f"args are {size} bytes of JSON; the cap is {MAX_ARGS}")
 
 
+def _new_envelope(envelope: Envelope | Mapping[str, Any] | None, catalog: Catalog) -> Envelope:
+    if envelope is None:
+        return Envelope()
+    if isinstance(envelope, Envelope):
+        return envelope
+    return Envelope.from_dict(envelope, catalog)
+
+
 def _ensure_run(store: Store, run_id: str, envelope: Envelope | Mapping[str, Any] | None,
                 catalog: Catalog) -> Envelope:
     run = store.get_run(run_id)
     if run is None:
-        if envelope is None:
-            env = Envelope()
-        elif isinstance(envelope, Envelope):
-            env = envelope
-        else:
-            env = Envelope.from_dict(envelope, catalog)
-        run = store.create_run(run_id, env.to_dict())
+        run = store.create_run(run_id, _new_envelope(envelope, catalog).to_dict())
     return Envelope.from_dict(run.envelope, catalog)
+
+
+def _refuse_new_run(run_id: str, source: str, envelope: Envelope | Mapping[str, Any] | None,
+                    catalog: Catalog) -> AttemptOutcome | None:
+    """The checker's verdict on the first script of a run that does not exist yet: a rejected
+    script leaves nothing in the store (an existing run records the rejected attempt)."""
+    from frostline.script import check
+
+    checked = check(source, _new_envelope(envelope, catalog), catalog=catalog)
+    if checked.valid:
+        return None
+    return AttemptOutcome(run_id, None, "rejected",
+                          error=_rejection(checked.to_dict()).to_dict())
+
+
+def _rejection(report: dict[str, Any]) -> ScriptRejected:
+    errors = [v for v in report.get("violations", []) if v.get("severity") == "error"]
+    return ScriptRejected(
+        f"the checker rejected the script with {len(errors)} error(s); first: "
+        + (f"{errors[0].get('rule')} line {errors[0].get('line')}: "
+           f"{errors[0].get('message')}" if errors else "?"), violations=errors)
 
 
 async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envelope,
@@ -201,11 +228,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
         checked = check(source, env, catalog=catalog)
         report = checked.to_dict()
         if not checked.valid:
-            errors = [v for v in report.get("violations", []) if v.get("severity") == "error"]
-            return _refuse(store, run_id, source, report, "rejected", ScriptRejected(
-                f"the checker rejected the script with {len(errors)} error(s); first: "
-                + (f"{errors[0].get('rule')} line {errors[0].get('line')}: "
-                   f"{errors[0].get('message')}" if errors else "?"), violations=errors))
+            return _refuse(store, run_id, source, report, "rejected", _rejection(report))
         site_infos = list(checked.facts.sites)
         bound = checked.facts.spend_bound
         bound_calls = sum(bound.calls.values())
