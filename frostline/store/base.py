@@ -32,10 +32,17 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
                    kind: str = "script") -> RunRecord:
-        """Create a run; raise FrostlineError if the id exists."""
+        """Create the run `run_id` of `owner` (default: the local principal); raise
+        FrostlineError if that owner already has a run of that name. The returned record's
+        `run_id` is the store key every later call takes."""
 
     @abc.abstractmethod
-    def get_run(self, run_id: str) -> RunRecord | None: ...
+    def get_run(self, run_id: str) -> RunRecord | None:
+        """The run whose store key is `run_id` (the local principal's runs: their name)."""
+
+    @abc.abstractmethod
+    def find_run(self, owner: str, name: str) -> RunRecord | None:
+        """The run `owner` named `name`, or None: names are unique per principal."""
 
     @abc.abstractmethod
     def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]: ...

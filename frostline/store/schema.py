@@ -220,6 +220,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE slots ALTER COLUMN result TYPE JSON USING result::json, "
         "ALTER COLUMN usage TYPE JSON USING usage::json",
     )),
+    # Run names are unique per principal (a namespace): bob's r1 is not alice's r1. The key
+    # stays run_id; runs created before keep their id as name, and runs without an owner
+    # belong to the local principal (the command line's).
+    Migration(6, "run names per principal", common=(
+        "ALTER TABLE runs ADD COLUMN name TEXT",
+        "UPDATE runs SET name = run_id",
+        "UPDATE runs SET owner = 'local' WHERE owner IS NULL",
+        "CREATE UNIQUE INDEX runs_owner_name ON runs (owner, name)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version
