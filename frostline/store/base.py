@@ -117,11 +117,15 @@ class Store(abc.ABC):
 
     # artifacts ----------------------------------------------------------------------------------
     @abc.abstractmethod
-    def put_artifact(self, data: bytes, mime: str) -> str:
-        """Store bytes once, content-addressed; returns 'sha256:<hex>'."""
+    def put_artifact(self, data: bytes, mime: str, *, owner: str | None = None) -> str:
+        """Store bytes once, content-addressed; returns 'sha256:<hex>'. With `owner`, the
+        principal is recorded as one who produced (or uploaded) these bytes."""
 
     @abc.abstractmethod
-    def get_artifact(self, ref: str) -> tuple[bytes, str] | None: ...
+    def get_artifact(self, ref: str, *, owner: str | None = None) -> tuple[bytes, str] | None:
+        """The bytes and mime type of `ref`, or None. With `owner`, only an artifact that
+        principal produced: another principal's artifact is None, like a missing one (refs of
+        local images derive from prompt, size and seed, so a ref is no secret)."""
 
     # certificates, decisions, events ------------------------------------------------------------
     @abc.abstractmethod

@@ -133,11 +133,11 @@ class FaultyStore(Store):
             run_id, identity, abandon=abandon, result=result, usage=usage, attempt=attempt))
 
     # artifacts
-    def put_artifact(self, data: bytes, mime: str) -> str:
-        return self._w("put_artifact", lambda: self.inner.put_artifact(data, mime))
+    def put_artifact(self, data: bytes, mime: str, *, owner: str | None = None) -> str:
+        return self._w("put_artifact", lambda: self.inner.put_artifact(data, mime, owner=owner))
 
-    def get_artifact(self, ref: str) -> tuple[bytes, str] | None:
-        return self._r("get_artifact", lambda: self.inner.get_artifact(ref))
+    def get_artifact(self, ref: str, *, owner: str | None = None) -> tuple[bytes, str] | None:
+        return self._r("get_artifact", lambda: self.inner.get_artifact(ref, owner=owner))
 
     # certificates, decisions, events
     def put_certificate(self, run_id: str, attempt: int, certificate: dict[str, Any]) -> None:
