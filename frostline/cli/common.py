@@ -212,7 +212,8 @@ def opened_run(store_url: str | None, run_id: str, as_json: bool) -> Iterator[St
         try:
             if store.get_run(run_id) is None:
                 raise RunNotFound(f"no run {run_id!r} in the store {store.url}; check the run id "
-                                  "and --store", run_id=run_id)
+                                  "(another principal's runs are @OWNER/NAME: see `frostline "
+                                  "runs`) and --store", run_id=run_id)
         except FrostlineError as err:
             fail_with(err, as_json)
         yield store

@@ -21,18 +21,23 @@ from frostline.errors import FrostlineError
 @click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
               default="auto", show_default=True,
               help="auto uses the bubblewrap sandbox when it works here and says so when it does not.")
-def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str) -> None:
+@click.option("--owner", default=None, metavar="NAME",
+              help="The principal the demo's run belongs to (default: the local principal), "
+                   "e.g. the name of an API token, to see the run in the web UI.")
+def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str,
+         owner: str | None) -> None:
     """Run the brand-video demo: a failed fanout repaired without paying twice."""
     from frostline.demo.scenario import run_demo
 
     out = console(stderr=as_json)
     try:
         if as_json:
-            result = run_demo(store_url=store_url, out_dir=out_dir, runner_name=runner_name)
+            result = run_demo(store_url=store_url, out_dir=out_dir, runner_name=runner_name,
+                              owner=owner)
         else:
             with out.status("running the demo…") as status:
                 result = run_demo(store_url=store_url, out_dir=out_dir, runner_name=runner_name,
-                                  progress=lambda msg: status.update(text(msg)))
+                                  owner=owner, progress=lambda msg: status.update(text(msg)))
     except FrostlineError as exc:
         fail_with(exc, as_json)
     data = result.to_dict()

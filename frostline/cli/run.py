@@ -37,6 +37,7 @@ from frostline.cli.common import (
     text,
 )
 from frostline.contract.identity import Identity
+from frostline.contract.records import LOCAL_PRINCIPAL, run_key
 from frostline.errors import FrostlineError, RunNotFound
 from frostline.runtime.execute import AttemptOutcome, execute
 from frostline.store import Store
@@ -70,11 +71,14 @@ def _styled(outcome: str) -> str:
 @click.option("--unsafe-skip-checker", "skip_checker", is_flag=True,
               help="Run WITHOUT the static checker, inside the sandbox (only to demonstrate "
                    "defence in depth; never in production).")
+@click.option("--owner", default=None, metavar="NAME",
+              help=f"The principal a new run belongs to (default: {LOCAL_PRINCIPAL!r}); its "
+                   "runs are then @NAME/RUN in the store, the API and the UI.")
 @store_option
 @json_option
 def run_command(script: Path, run_id: str, args_text: str | None, envelope_file: Path | None,
                 runner_kind: str, timeout_s: float, fail_open: bool, skip_checker: bool,
-                store_url: str | None, as_json: bool) -> None:
+                owner: str | None, store_url: str | None, as_json: bool) -> None:
     """Run SCRIPT as one attempt of the run RUN_ID (replaying what the run already committed)."""
     from frostline.providers.local import LocalProviders
 
@@ -94,10 +98,10 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
     runner = make_runner(runner_kind, timeout_s, as_json)
     with opened_store(store_url, as_json) as store:
         try:
-            outcome = execute(store, run_id, source, args=args, envelope=envelope,
-                              providers=LocalProviders(), runner=runner,
+            outcome = execute(store, run_key(owner, run_id), source, args=args,
+                              envelope=envelope, providers=LocalProviders(), runner=runner,
                               fail_open=True if fail_open else None,
-                              skip_checker=skip_checker)
+                              skip_checker=skip_checker, owner=owner)
         except FrostlineError as err:
             fail_with(err, as_json)
     if as_json:

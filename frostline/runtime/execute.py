@@ -25,6 +25,7 @@ from frostline.capabilities.envelope import Envelope
 from frostline.capabilities.provider import Provider
 from frostline.contract.orphans import orphan_report
 from frostline.contract.prefix import Prefix, load_prefix
+from frostline.contract.records import run_key
 from frostline.errors import (
     AttemptUnresolved,
     BudgetExceeded,
@@ -98,7 +99,7 @@ def fail_open_requested(flag: bool | None) -> bool:
 def execute(store: Store, run_id: str, source: str, *, args: Any = None,
             envelope: Envelope | Mapping[str, Any] | None = None, providers: Provider,
             runner: Runner, catalog: Catalog = DEFAULT_CATALOG, skip_checker: bool = False,
-            fail_open: bool | None = None) -> AttemptOutcome:
+            fail_open: bool | None = None, owner: str | None = None) -> AttemptOutcome:
     """Run one attempt of `source` under `run_id` (blocking); see `execute_async`.
 
     Example::
@@ -109,19 +110,22 @@ def execute(store: Store, run_id: str, source: str, *, args: Any = None,
     """
     return asyncio.run(execute_async(store, run_id, source, args=args, envelope=envelope,
                                      providers=providers, runner=runner, catalog=catalog,
-                                     skip_checker=skip_checker, fail_open=fail_open))
+                                     skip_checker=skip_checker, fail_open=fail_open,
+                                     owner=owner))
 
 
 async def execute_async(store: Store, run_id: str, source: str, *, args: Any = None,
                         envelope: Envelope | Mapping[str, Any] | None = None,
                         providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CATALOG,
-                        skip_checker: bool = False, fail_open: bool | None = None
-                        ) -> AttemptOutcome:
+                        skip_checker: bool = False, fail_open: bool | None = None,
+                        owner: str | None = None) -> AttemptOutcome:
     """Run one attempt of `source` under `run_id` inside a running event loop.
 
-    A new run is created with `envelope` (default: every capability, default budget); an
-    existing run keeps the envelope it was created with. `args=None` on an existing run means
-    "the args of its latest attempt" (so a repair runs on the same inputs); on a new run, {}.
+    A new run is created with `envelope` (default: every capability, default budget) for
+    `owner` (default: the local principal); an existing run keeps the envelope and owner it was
+    created with. `run_id` is the run's store key, `run_key(owner, name)`: for the local
+    principal, the run's name. `args=None` on an existing run means "the args of its latest
+    attempt" (so a repair runs on the same inputs); on a new run, {}.
     """
     _check_args(args)
     permissive = fail_open_requested(fail_open)
@@ -134,7 +138,7 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
             refused = _refuse_new_run(run_id, source, envelope, catalog)
             if refused is not None:  # a run is created only for a script the checker accepts
                 return refused
-        run_envelope = _ensure_run(store, run_id, envelope, catalog)
+        run_envelope = _ensure_run(store, run_id, envelope, catalog, owner)
         with store.run_lock(run_id):
             close_crashed_attempts(store, run_id)
             if args is None:
@@ -179,10 +183,15 @@ def _new_envelope(envelope: Envelope | Mapping[str, Any] | None, catalog: Catalo
 
 
 def _ensure_run(store: Store, run_id: str, envelope: Envelope | Mapping[str, Any] | None,
-                catalog: Catalog) -> Envelope:
+                catalog: Catalog, owner: str | None) -> Envelope:
     run = store.get_run(run_id)
     if run is None:
-        run = store.create_run(run_id, _new_envelope(envelope, catalog).to_dict())
+        prefix = run_key(owner, "")
+        if not run_id.startswith(prefix):
+            raise DefinitionError(f"run key {run_id!r} is not one of {owner!r}'s: expected "
+                                  f"{run_key(owner, 'NAME')!r}", run_id=run_id, owner=owner)
+        run = store.create_run(run_id[len(prefix):], _new_envelope(envelope, catalog).to_dict(),
+                               owner=owner)
     return Envelope.from_dict(run.envelope, catalog)
 
 
