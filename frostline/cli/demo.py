@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from frostline.cli.common import Command, console, emit_json, fail_with, text
+from frostline.cli.common import EXIT_USAGE, Command, console, emit_json, fail, fail_with, text
 from frostline.errors import FrostlineError
 
 
@@ -40,6 +40,9 @@ def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str,
                                   owner=owner, progress=lambda msg: status.update(text(msg)))
     except FrostlineError as exc:
         fail_with(exc, as_json)
+    except OSError as exc:  # --out names something that cannot be a folder of files
+        fail(f"cannot write the demo's files to {out_dir!r}: {exc.strerror or exc}", EXIT_USAGE,
+             as_json)
     data = result.to_dict()
     if as_json:
         emit_json(data, indent=None)

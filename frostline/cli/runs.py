@@ -49,8 +49,9 @@ def runs_command(owner: str | None, limit: int, store_url: str | None, as_json: 
     """List the runs in the store, newest first: key, owner, kind and status."""
     with opened_store(store_url, as_json, create=False) as store:
         runs = guarded(as_json, lambda: store.list_runs(owner=owner, limit=limit))
-    rows = [{"run_id": r.run_id, "name": r.name, "owner": r.owner, "kind": r.kind,
-             "status": r.status, "created_at": r.created_at} for r in runs]
+    rows: list[dict[str, Any]] = [
+        {"run_id": r.run_id, "name": r.name, "owner": r.owner, "kind": r.kind,
+         "status": r.status, "created_at": r.created_at} for r in runs]
     if as_json:
         emit_json({"runs": rows})
         return

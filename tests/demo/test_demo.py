@@ -41,3 +41,25 @@ def test_demo_human_output(tmp_path, monkeypatch):
     res = CliRunner().invoke(demo, ["--runner", "process"])
     assert res.exit_code == 0, res.output
     assert "stopped by the gate" in res.output and "naive full rerun" in res.output
+
+
+def test_demo_run_belongs_to_its_owner(tmp_path, monkeypatch):
+    from frostline.store import open_store
+
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(demo, ["--json", "--runner", "process", "--owner", "alice"])
+    assert res.exit_code == 0, res.output
+    run_id = json.loads(res.stdout.strip().splitlines()[-1])["run_id"]
+    assert run_id.startswith("@alice/demo-")
+    with open_store(None, create=False) as store:
+        run = store.get_run(run_id)
+        assert run is not None and run.owner == "alice"
+        assert [r.run_id for r in store.list_runs(owner="alice")] == [run_id]
+
+
+def test_demo_with_an_out_path_that_is_a_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taken").write_text("")
+    res = CliRunner().invoke(demo, ["--json", "--runner", "process", "--out", "taken"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert json.loads(res.stdout)["error"]["code"] == "usage"
