@@ -20,6 +20,7 @@ router = APIRouter(tags=["runs"])
 def add_attempt(body: AddAttempt, run: OwnedRun, state: State) -> dict[str, Any]:
     """Gate the script against the frozen prefix, then run it as a new attempt."""
     operations.precheck(body.script, run.envelope, state.catalog)
+    operations.precheck_args(body.args)
     attempt = state.executing.exclusively(
         run.run_id, lambda: state.services.execute(state.store, run.run_id, body.script, body.args))
     return operations.public(run, {"run_id": run.run_id, "attempt": attempt})

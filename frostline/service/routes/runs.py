@@ -20,6 +20,7 @@ def create_run(body: CreateRun, who: Principal, state: State) -> dict[str, Any]:
     store, catalog = state.store, state.catalog
     name = body.run_id or f"run-{secrets.token_hex(6)}"
     operations.precheck(body.script, body.envelope, catalog)
+    operations.precheck_args(body.args)
     # Names are per principal: only the caller's own runs can be in the way.
     if store.find_run(who, name) is not None:
         raise HTTPException(409, {"code": "exists", "message": f"run {name!r} already exists"})
