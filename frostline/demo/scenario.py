@@ -111,11 +111,11 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         run_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
         contract_log = ProviderLog(workdir / "contract-provider.log")
         runner, runner_label = engine.make_runner(runner_name)
+        result = DemoResult(run_id=run_id, store_url=store.url, runner=runner_label)
         envelope = Envelope.from_dict(ENVELOPE)
         providers = engine.local_providers(contract_log.path, latency_s)
         if owner is not None:  # e.g. shown in the web UI of a served store
             run_id = store.create_run(run_id, envelope.to_dict(), owner=owner).run_id
-        result = DemoResult(run_id=run_id, store_url=store.url, runner=runner_label)
 
         say("attempt 1: storyboard, then four shots in parallel")
         first = engine.execute(store, run_id, script_text("brand_video_v1.py"), ARGS, envelope,

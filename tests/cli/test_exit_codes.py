@@ -234,3 +234,20 @@ def test_a_sandbox_that_cannot_be_established_is_one_line_and_its_own_code(tmp_p
     error = json.loads(out.stdout)["error"]
     assert out.returncode == 8 and error["code"] == "sandbox_unavailable"
     assert "--runner process" in error["message"] and "bwrap" in error["detail"]
+
+
+def test_every_command_takes_json():
+    import click
+
+    def leaves(command: click.Command, ctx: click.Context) -> list[tuple[str, click.Command]]:
+        if isinstance(command, click.Group):
+            return [leaf for name in command.list_commands(ctx)
+                    for leaf in leaves(command.get_command(ctx, name), ctx)]
+        return [(command.name or "?", command)]
+
+    ctx = click.Context(main)
+    commands = leaves(main, ctx)
+    assert len(commands) >= len(COMMANDS)
+    missing = [name for name, command in commands
+               if "--json" not in {o for p in command.params for o in p.opts}]
+    assert missing == []

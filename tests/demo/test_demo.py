@@ -49,12 +49,11 @@ def test_demo_run_belongs_to_its_owner(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(demo, ["--json", "--runner", "process", "--owner", "alice"])
     assert res.exit_code == 0, res.output
-    run_id = json.loads(res.stdout.strip().splitlines()[-1])["run_id"]
-    assert run_id.startswith("@alice/demo-")
+    name = json.loads(res.stdout.strip().splitlines()[-1])["run_id"]  # as alice sees it
     with open_store(None, create=False) as store:
-        run = store.get_run(run_id)
-        assert run is not None and run.owner == "alice"
-        assert [r.run_id for r in store.list_runs(owner="alice")] == [run_id]
+        run = store.find_run("alice", name)
+        assert run is not None and run.run_id == f"@alice/{name}"
+        assert [r.run_id for r in store.list_runs(owner="alice")] == [run.run_id]
 
 
 def test_demo_with_an_out_path_that_is_a_file(tmp_path, monkeypatch):
