@@ -1,13 +1,9 @@
-"""`frostline serve` and `frostline token create`: the HTTP service (frostline.service) and the
-bearer tokens it accepts. FastAPI is imported only when `serve` runs: it is an optional extra."""
+"""`frostline serve`: the HTTP service (frostline.service). FastAPI is imported only when
+`serve` runs: it is an optional extra. Its bearer tokens are managed by `frostline token`."""
 
 from __future__ import annotations
 
-import re
-
 import click
-
-_PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 
 
 @click.command("serve")
@@ -35,22 +31,3 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str) -> None
             f"{exc.message}\n(choose --runner process to serve with reduced isolation)") from exc
     run_server(store_url, host, port, lambda: services)
 
-
-@click.group("token")
-def token() -> None:
-    """Manage API bearer tokens."""
-
-
-@token.command("create")
-@click.argument("name")
-@click.option("--store", "store_url", default=None, help="Store URL (default: FROSTLINE_STORE or ./.frostline).")
-def create(name: str, store_url: str | None) -> None:
-    """Create a token for principal NAME; the token is printed alone on the last line."""
-    if not _PRINCIPAL.match(name):
-        raise click.UsageError("NAME must be 1-64 characters: letters, digits, '.', '_', '@' or '-'")
-    from frostline.store import open_store
-
-    with open_store(store_url) as store:
-        value = store.create_token(name)
-    click.echo(f"Created a token for {name}. It is shown once; only its hash is stored.", err=True)
-    click.echo(value)
