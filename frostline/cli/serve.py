@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import click
 
+# Plain data (no FastAPI): the flags' help shows the defaults the service applies.
+from frostline.service.limits import ServiceLimits
+
+_DEFAULT = ServiceLimits()
+
 
 @click.command("serve")
 @click.option("--store", "store_url", default=None, help="Store URL (default: FROSTLINE_STORE or ./.frostline).")
@@ -13,7 +18,21 @@ import click
 @click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
               envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
               help="Where scripts run; 'process' reduces isolation, 'auto' falls back loudly.")
-def serve(store_url: str | None, host: str, port: int, runner_name: str) -> None:
+@click.option("--docs", is_flag=True,
+              help="Serve the interactive API docs at /docs and /redoc; they load their "
+                   "scripts from a CDN, so they are off unless asked for.")
+@click.option("--max-executing-attempts", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Attempts one principal may execute at once (default: "
+                   f"{_DEFAULT.executing_attempts}); 429 beyond.")
+@click.option("--max-event-streams", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Event streams one principal may hold open (default: "
+                   f"{_DEFAULT.event_streams}); 429 beyond.")
+@click.option("--max-runs-per-minute", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Runs one principal may create per minute (default: "
+                   f"{_DEFAULT.runs_per_minute}); 429 beyond.")
+def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: bool,
+          max_executing_attempts: int | None, max_event_streams: int | None,
+          max_runs_per_minute: int | None) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /."""
     try:
         from frostline.service.app import serve as run_server
@@ -29,5 +48,8 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str) -> None
     except FrostlineError as exc:  # e.g. the sandbox cannot be established here
         raise click.ClickException(
             f"{exc.message}\n(choose --runner process to serve with reduced isolation)") from exc
-    run_server(store_url, host, port, lambda: services)
+    given = {"executing_attempts": max_executing_attempts, "event_streams": max_event_streams,
+             "runs_per_minute": max_runs_per_minute}
+    limits = ServiceLimits(**{k: v for k, v in given.items() if v is not None})
+    run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
 

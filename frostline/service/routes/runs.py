@@ -1,4 +1,8 @@
-"""Runs: create one (which executes its first attempt), list the caller's, read one in detail."""
+"""Runs: create one (which executes its first attempt), list the caller's, read one in detail.
+
+Creating a run counts against the caller's runs per minute and holds one of its executing
+slots (`frostline.service.limits`).
+"""
 
 from __future__ import annotations
 
@@ -22,9 +26,12 @@ def create_run(body: CreateRun, who: Principal, state: State) -> dict[str, Any]:
     operations.precheck(body.script, body.envelope, catalog)
     if store.get_run(run_id) is not None:
         raise HTTPException(409, {"error": "exists", "message": f"run {run_id!r} already exists"})
-    store.create_run(run_id, operations.envelope_dict(body.envelope, catalog), owner=who)
-    attempt = state.executing.exclusively(
-        run_id, lambda: state.services.execute(store, run_id, body.script, body.args))
+    # Both limits are checked before anything is stored: a refused run leaves no trace.
+    with state.limits.executing(who):
+        state.limits.admit_run(who)
+        store.create_run(run_id, operations.envelope_dict(body.envelope, catalog), owner=who)
+        attempt = state.executing.exclusively(
+            run_id, lambda: state.services.execute(store, run_id, body.script, body.args))
     return {"run_id": run_id, "attempt": attempt}
 
 
