@@ -19,7 +19,6 @@ from frostline.contract.records import (
     SlotRecord,
 )
 from frostline.store.base import Store
-from frostline.store.principals import TokenRecord
 from frostline.store.url import DEFAULT_URL, ENV_VAR, parse, resolve
 
 __all__ = [
@@ -32,7 +31,6 @@ __all__ = [
     "RunRecord",
     "SlotRecord",
     "Store",
-    "TokenRecord",
     "open_store",
 ]
 

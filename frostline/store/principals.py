@@ -19,19 +19,23 @@ from frostline.errors import DefinitionError
 
 TOKEN_MARK = "fl_"
 TOKEN_STATUSES = ("active", "expired", "revoked")
+MAX_PRINCIPAL_CHARS = 200
 
 
 def check_principal_name(name: object) -> str:
-    """`name` if it can name a principal; DefinitionError otherwise.
+    """`name` if it can name a principal (what run keys and tokens carry); DefinitionError
+    otherwise.
 
-    Run ids are namespaced as ``principal/run``, so a principal name holds no '/'; nor any
+    A principal's run keys are ``@owner/name``, so a principal name holds no '/'; nor any
     whitespace or control character, which a listing or a log line could not show faithfully.
     """
     if not isinstance(name, str) or not name:
-        raise DefinitionError("a principal needs a name, e.g. create_token('alice')")
-    if "/" in name or any(ch.isspace() or not ch.isprintable() for ch in name):
-        raise DefinitionError(f"a principal name holds no '/', whitespace or control "
-                              f"characters: {name!r}", principal=name)
+        raise DefinitionError("a principal needs a name, e.g. 'alice'")
+    if (len(name) > MAX_PRINCIPAL_CHARS or "/" in name
+            or any(ch.isspace() or not ch.isprintable() for ch in name)):
+        raise DefinitionError(f"principal {name!r} must be 1-{MAX_PRINCIPAL_CHARS} printable "
+                              "characters without whitespace or '/', e.g. 'alice'",
+                              principal=name)
     return name
 
 

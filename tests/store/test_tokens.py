@@ -105,7 +105,7 @@ def test_a_target_naming_a_principal_and_another_token_is_refused(store: Store) 
     assert [r.status(0) for r in store.list_tokens()] == ["active", "active"]
 
 
-@pytest.mark.parametrize("name", ["", "a/b", "/", "al ice", "alice\n", "\talice", "al\x00ice",
+@pytest.mark.parametrize("name", ["", "a/b", "/", "al ice", "alice\n", "\talice", "al\x00ice", "x" * 201,
                                   "bob\u2028", "a\u00a0b"])
 def test_principal_names_without_slash_or_whitespace(store: Store, name: str) -> None:
     with pytest.raises(DefinitionError):
