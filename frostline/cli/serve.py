@@ -1,30 +1,21 @@
-"""`frostline serve` and `frostline token create`: the HTTP service (frostline.service) and the
-bearer tokens it accepts. FastAPI is imported only when `serve` runs: it is an optional extra.
+"""`frostline serve`: the HTTP service (frostline.service). FastAPI is imported only when
+`serve` runs: it is an optional extra. Its bearer tokens are managed by `frostline token`.
 
-Exit codes (the table of `frostline.cli.common`): 2 a bad store URL, a bad principal name or a
-missing `service` extra, 7 the store cannot be reached, 8 the sandbox cannot be established.
+Exit codes (the table of `frostline.cli.common`): 2 a bad store URL or a missing `service`
+extra, 7 the store cannot be reached, 8 the sandbox cannot be established.
 """
 
 from __future__ import annotations
 
-import re
-
 import click
 
-from frostline.cli.common import (
-    EXIT_USAGE,
-    Command,
-    Group,
-    emit_json,
-    fail,
-    fail_with,
-    json_option,
-    opened_store,
-    store_option,
-)
+from frostline.cli.common import EXIT_USAGE, Command, fail, fail_with, store_option
 from frostline.errors import FrostlineError
 
-_PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+# Plain data (no FastAPI): the flags' help shows the defaults the service applies.
+from frostline.service.limits import ServiceLimits
+
+_DEFAULT = ServiceLimits()
 
 
 @click.command("serve", cls=Command)
@@ -34,9 +25,23 @@ _PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 @click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
               envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
               help="Where scripts run; 'process' reduces isolation, 'auto' falls back loudly.")
+@click.option("--docs", is_flag=True,
+              help="Serve the interactive API docs at /docs and /redoc; they load their "
+                   "scripts from a CDN, so they are off unless asked for.")
+@click.option("--max-executing-attempts", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Attempts one principal may execute at once (default: "
+                   f"{_DEFAULT.executing_attempts}); 429 beyond.")
+@click.option("--max-event-streams", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Event streams one principal may hold open (default: "
+                   f"{_DEFAULT.event_streams}); 429 beyond.")
+@click.option("--max-runs-per-minute", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Runs one principal may create per minute (default: "
+                   f"{_DEFAULT.runs_per_minute}); 429 beyond.")
 @click.option("--json", "as_json", is_flag=True,
               help="Report a failure to start as one JSON error on stdout.")
-def serve(store_url: str | None, host: str, port: int, runner_name: str, as_json: bool) -> None:
+def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: bool,
+          max_executing_attempts: int | None, max_event_streams: int | None,
+          max_runs_per_minute: int | None, as_json: bool) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /.
 
     Needs the `service` extra: pip install 'frostline[service]'.
@@ -51,34 +56,11 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, as_json
         services = Services.default(runner_name=runner_name)
     except FrostlineError as err:  # e.g. the sandbox cannot be established here
         fail_with(err, as_json)
+    given = {"executing_attempts": max_executing_attempts, "event_streams": max_event_streams,
+             "runs_per_minute": max_runs_per_minute}
+    limits = ServiceLimits(**{k: v for k, v in given.items() if v is not None})
     try:
-        run_server(store_url, host, port, lambda: services)
+        run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
     except FrostlineError as err:  # the store: a bad URL, or one that cannot be reached
         fail_with(err, as_json)
 
-
-@click.group("token", cls=Group)
-def token() -> None:
-    """Manage API bearer tokens."""
-
-
-@token.command("create")
-@click.argument("name")
-@store_option
-@json_option
-def create(name: str, store_url: str | None, as_json: bool) -> None:
-    """Create a token for principal NAME; the token is printed alone on the last line
-    (with --json: {"principal", "token"})."""
-    if not _PRINCIPAL.match(name):
-        fail("NAME must be 1-64 characters: letters, digits, '.', '_', '@' or '-'", EXIT_USAGE,
-             as_json)
-    with opened_store(store_url, as_json) as store:
-        try:
-            value = store.create_token(name)
-        except FrostlineError as err:
-            fail_with(err, as_json)
-    if as_json:
-        emit_json({"principal": name, "token": value})
-        return
-    click.echo(f"Created a token for {name}. It is shown once; only its hash is stored.", err=True)
-    click.echo(value)

@@ -22,6 +22,7 @@ from frostline.errors import (
     ScriptRejected,
     StoreUnavailable,
 )
+from frostline.service.limits import LimitExceeded
 
 # Checked in order with isinstance; any other FrostlineError is a 400.
 _STATUS: dict[type[FrostlineError], int] = {
@@ -43,6 +44,11 @@ async def frostline_error(_: Request, exc: FrostlineError) -> JSONResponse:
     return JSONResponse(jsonable_encoder({"error": exc.to_dict()}), status_code=status)
 
 
+async def too_many_requests(_: Request, exc: LimitExceeded) -> JSONResponse:
+    return JSONResponse(jsonable_encoder({"error": exc.to_dict()}), status_code=429,
+                        headers={"Retry-After": str(exc.retry_after_s)})
+
+
 async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
     errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
     first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
@@ -59,10 +65,12 @@ async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
     return JSONResponse({"error": detail}, status_code=exc.status_code, headers=exc.headers)
 
 
-# Starlette's HTTPException is the base of FastAPI's: routing's 404 and 405 answer in the same
-# shape as every other error.
+# Starlette picks the handler of the nearest class in the exception's MRO, so LimitExceeded
+# (a FrostlineError) gets its own. Starlette's HTTPException is the base of FastAPI's: routing's
+# 404 and 405 answer in the same shape as every other error.
 HANDLERS: dict[int | type[Exception], Callable[[Request, Any], Coroutine[Any, Any, Response]]] = {
     FrostlineError: frostline_error,
+    LimitExceeded: too_many_requests,
     RequestValidationError: invalid_request,
     StarletteHTTPException: http_error,
 }
