@@ -110,25 +110,27 @@ def error_object(message: str, exit_code: int, err: FrostlineError | None = None
     Without an error object the code names the exit code's row (`usage`, `failed`, …).
     """
     if err is not None:
-        return {**err.to_dict(), **fields}
+        own = err.to_dict()
+        return {"code": own["code"], "message": own["message"], **own, **fields}
     return {"code": _NAME_OF.get(exit_code, "error"), "message": message, **fields}
 
 
-def fail(message: str, code: int, as_json: bool, err: FrostlineError | None = None,
+def fail(message: str, exit_code: int, as_json: bool, err: FrostlineError | None = None,
          *, json_lines: bool = False, **fields: Any) -> NoReturn:
-    """Report an error and exit with `code`.
+    """Report an error and exit with `exit_code`. `fields` join the JSON error object (a
+    `code` among them names the error, else the exit code's row does).
 
     With --json the error goes to stdout as `{"error": {...}}` (see `error_object`), so a
     machine reading stdout always gets one JSON document (one line with `json_lines`, for
     commands that print JSON lines); else one line on stderr.
     """
     if as_json:
-        emit_json({"error": error_object(message, code, err, **fields)},
+        emit_json({"error": error_object(message, exit_code, err, **fields)},
                   indent=None if json_lines else 2)
     else:
         # One line, whatever the message carries (a driver's error may span several).
         console(stderr=True).print(f"[bold red]error:[/] {text(' '.join(message.split()))}")
-    sys.exit(code)
+    sys.exit(exit_code)
 
 
 def exit_code_of(err: FrostlineError, default: int = EXIT_FAILED) -> int:
@@ -250,7 +252,7 @@ def read_json_arg(value: str, what: str, as_json: bool, *, want_object: bool = F
 def read_text_file(path: Path, what: str, as_json: bool) -> str:
     """The UTF-8 text of `path` ('-' is stdin); a missing or unreadable file is a usage error."""
     if str(path) == "-":
-        return click.get_text_stream("stdin").read()
+        return sys.stdin.read()
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:

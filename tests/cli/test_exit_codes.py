@@ -90,13 +90,16 @@ STORE_COMMANDS = [
     ("runs",),
     ("artifacts", "r"),
     ("token", "create", "alice"),
+    ("token", "list"),
+    ("token", "revoke", "alice"),
     ("serve", "--runner", "process"),
     ("demo", "--runner", "process"),
     ("graph", "run", "canonical", "--bodies", str(ROOT / "examples/graph/fix_failing_test.py"),
      "--run", "g1"),
 ]
 READS = [c for c in STORE_COMMANDS if c[0] in {"show", "reconcile", "gate", "cert", "orphans",
-                                              "repair", "runs", "artifacts"}]
+                                              "repair", "runs", "artifacts"}
+         or c[:2] in {("token", "list"), ("token", "revoke")}]
 
 
 def test_every_command_with_a_store_is_covered():
@@ -125,7 +128,7 @@ def test_a_store_that_cannot_be_reached_has_its_own_code(cwd: Path, command: tup
     assert error["code"] == "store_unavailable" and "cannot open" in str(error["message"])
 
 
-@pytest.mark.parametrize("command", READS, ids=lambda c: c[0])
+@pytest.mark.parametrize("command", READS, ids=lambda c: " ".join(c[:2]))
 def test_a_read_never_creates_a_store(cwd: Path, command: tuple[str, ...]):
     for extra in ((), ("--json",)):
         result = invoke(*command, *extra)
@@ -139,7 +142,7 @@ def test_a_read_never_creates_a_store(cwd: Path, command: tuple[str, ...]):
 
 def test_an_unknown_run_in_an_existing_store(cwd: Path):
     assert invoke("run", "s.py", "--run", "r1").exit_code == CODE["ok"]
-    for command in [c for c in READS if c[0] != "runs"]:
+    for command in [c for c in READS if c[0] not in {"runs", "token"}]:
         result = invoke(*command, "--json")
         assert result.exit_code == CODE["usage"], (command, result.output)
         error = json_error(result)
