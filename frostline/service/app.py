@@ -21,6 +21,7 @@ from frostline.service.dependencies import ServiceState, attach_state
 from frostline.service.executing import ExecutingRuns
 from frostline.service.headers import SecurityHeaders
 from frostline.service.limits import PrincipalLimits, ServiceLimits
+from frostline.service.links import with_run_links
 from frostline.service.routes import artifacts, attempts, contract, events, runs, ui
 from frostline.service.routes import catalog as catalog_routes
 from frostline.service.schemas import MAX_BODY_BYTES
@@ -61,6 +62,7 @@ def create_app(store: Store, *, services: operations.Services | None = None,
     ))
     for router in ROUTERS:
         app.include_router(router)
+    with_run_links(app)
     return app
 
 
