@@ -6,8 +6,8 @@ and the spend bound multiplies these numbers. Accepted shapes (anything else is 
 - ``range(stop)``, ``range(start, stop[, step])``: ``start``/``step`` exact integer constants,
   ``stop`` an exact constant or an upper bound (``len(<bounded>)``, ``min(x, 8)``);
 - a slice with constant bounds: ``xs[:6]`` (6), ``xs[2:8]`` (6), ``xs[-4:]`` (4), ``xs[:MAX]``;
-  ``xs[2:]`` and ``xs[:-1]`` depend on ``len(xs)`` and are unbounded; a negative step needs
-  both ends;
+  ``xs[2:]`` and ``xs[:-1]`` depend on ``len(xs)``, so they are bounded only by ``xs``'s own
+  bound; a negative step needs both ends;
 - a list, tuple, set or dict literal, a string literal (its length), a comprehension over
   bounded iterables (the product of its generators);
 - ``enumerate``, ``reversed``, ``sorted``, ``list``, ``tuple``, ``set``, ``frozenset``,
@@ -108,9 +108,7 @@ class Bounds:
                 total *= sub
             return total
         if isinstance(expr, ast.Subscript):
-            if isinstance(expr.slice, ast.Slice):
-                return self._slice(expr.slice, func)
-            return None
+            return self._sliced(expr, func)
         if isinstance(expr, ast.Name):
             return self.name(expr.id, func)
         if isinstance(expr, ast.Call):
@@ -192,6 +190,15 @@ class Bounds:
             exact_stop = self.exact(args[1], func)
             return None if exact_stop is None else max(0, -(-(start - exact_stop) // -step))
         return None
+
+    def _sliced(self, expr: ast.Subscript, func: FunctionInfo) -> int | None:
+        """A slice holds no more than its ends allow, nor more than the sequence it cuts
+        (`refs[1:]` of a bounded `refs`)."""
+        if not isinstance(expr.slice, ast.Slice):
+            return None
+        found = [b for b in (self._slice(expr.slice, func), self.iterable(expr.value, func))
+                 if b is not None]
+        return min(found) if found else None
 
     def _slice(self, sl: ast.Slice, func: FunctionInfo) -> int | None:
         lower = upper = None

@@ -176,6 +176,17 @@ def test_a_slice_end_clamped_to_a_non_negative_bound_bounds_the_slice() -> None:
     """) == 6
 
 
+def test_an_open_slice_of_a_bounded_list_is_bounded_by_the_list() -> None:
+    assert _echo_bound(f"""
+    async def orchestrate(ctx, args):
+        refs = await ctx.parallel([ctx.run("echo", {{"x": x}}) for x in args["xs"][:4]])
+        for x in refs[1:]:
+            {RUN}
+        for x in refs[:-1]:
+            {RUN}
+    """) == 4 + 4 + 4  # at most the list; the cut items are not subtracted
+
+
 def test_a_slice_end_that_may_be_negative_stays_unbounded() -> None:
     # xs[:-2] keeps all but two items: min(n, 6) bounds nothing when n may be negative.
     assert any(rule == "R03" for rule, _ in _errors(f"""
