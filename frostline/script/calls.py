@@ -285,6 +285,8 @@ class CallRules(Walk):
         costs: list[Cost | None] = []
         multi = name in ("min", "max") and len(node.args) > 1
         for index, arg in enumerate(node.args):
+            # min/max of several values return one of them; `sum([], start)` returns start.
+            retained = multi or (name == "sum" and index == 1)
             if isinstance(arg, ast.Starred):
                 costs.append(self.expr(arg.value, SAFE))
             elif isinstance(arg, ast.Lambda) and name in ("map", "filter") and index == 0:
@@ -296,7 +298,7 @@ class CallRules(Walk):
                 self.report("R02", arg, f"`ctx` is passed to `{name}`",
                             "use ctx only as `ctx.<primitive>(...)`")
             else:
-                costs.append(self.expr(arg, ESCAPE if multi else SAFE))
+                costs.append(self.expr(arg, ESCAPE if retained else SAFE))
         for kw in node.keywords:
             if isinstance(kw.value, ast.Lambda) and kw.arg == "key" and name in ("sorted", "min", "max"):
                 costs.append(self.expr(kw.value, LAMBDA_OK))
@@ -324,8 +326,12 @@ class CallRules(Walk):
         self._check_attr(f)
         recv = f.value
         method = f.attr
-        costs: list[Cost | None] = [self.expr(recv, SAFE)]
-        if method in GROWING_METHODS and not isinstance(recv, ast.Name):
+        # `list.extend(xs, ys)` is xs.extend(ys): its first argument is the object it grows.
+        unbound = isinstance(recv, ast.Name) and recv.id in _BUILTIN_TYPES
+        grows_by_value = method in GROWING_METHODS and not isinstance(recv, ast.Name)
+        # `(xs or ys).append(v)` grows xs: a receiver reached by value is retained.
+        costs: list[Cost | None] = [self.expr(recv, ESCAPE if grows_by_value else SAFE)]
+        if method in GROWING_METHODS and (unbound or not isinstance(recv, ast.Name)):
             self.module.untracked.append(node)  # `d["k"].append(x)`: no name counts it
         if isinstance(recv, ast.Name) and (method in GROWING_METHODS or method in SHRINKING_METHODS):
             arg = None
@@ -351,6 +357,8 @@ class CallRules(Walk):
                 self.bind_target = recv.id
                 costs.append(self.expr(arg, APPEND))
                 self.bind_target = saved
+            elif unbound:
+                costs.append(self.expr(arg, ESCAPE))
             elif method in ("extend", "update", "join"):
                 costs.append(self.expr(arg, SAFE))
             else:
@@ -366,6 +374,10 @@ class CallRules(Walk):
             else:
                 costs.append(self.expr(kw.value, ESCAPE))  # `d.update(k=v)` stores v
         return seq(*costs)
+
+
+#: Builtin types whose methods a script may call unbound (`str.lower`, `list.extend`).
+_BUILTIN_TYPES = frozenset({"str", "list", "dict", "set", "frozenset", "tuple"})
 
 
 def _find_cycle(deps: dict[str, list[str]]) -> list[str] | None:

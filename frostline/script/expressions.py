@@ -262,9 +262,12 @@ class ExpressionRules(CallRules):
             if isinstance(node.value, ast.Name):
                 self._store(node, node.value, kind, value)
                 return seq(self.expr(node.slice, SAFE))
-            if kind not in ("del", "aug"):
+            if kind == "del":
+                return seq(self.expr(node.value, SAFE), self.expr(node.slice, SAFE))
+            if kind != "aug" or isinstance(node.slice, ast.Slice):
                 self.module.untracked.append(node)  # a store into a container reached by value
-            return seq(self.expr(node.value, SAFE), self.expr(node.slice, SAFE))
+            # `(xs or ys)[k] = v` stores into xs: the container is retained, like an escape.
+            return seq(self.expr(node.value, ESCAPE), self.expr(node.slice, SAFE))
         if isinstance(node, ast.Attribute):
             self.report("R07", node, f"assigning attribute `{node.attr}` is not allowed",
                         "store values in dicts: `d[\"key\"] = value`")
@@ -273,8 +276,10 @@ class ExpressionRules(CallRules):
 
     def _store(self, node: ast.Subscript, name: ast.Name, kind: str, value: ast.expr | None) -> None:
         """`name[...] = value`: one more key, or, for a slice, as many items as `value` has."""
-        if kind in ("del", "aug"):
+        if kind == "del" or (kind == "aug" and not isinstance(node.slice, ast.Slice)):
             self._mutation(name.id, "shrink", None, name)  # `aug` grows the item, not `name`
+        elif kind == "aug":
+            self._mutation(name.id, "unknown", None, name)  # `xs[0:0] += ys` inserts ys
         elif isinstance(node.slice, ast.Slice):
             self._mutation(name.id, "extend" if value is not None else "unknown", value, name)
         else:

@@ -73,10 +73,12 @@ def _attach(func: FunctionInfo, module: ModuleInfo) -> None:
         scope = func.defining_scope(name)
         if scope is not None:
             scope.consumed.add(name)
-    # Returning its own local ends the function's use of it; returning an outer name or a
-    # constant hands its value to the caller, like any other escape.
+    # Returning a local this call created ends the function's use of it. Returning an outer
+    # name or a constant hands its value to the caller, like any other escape, and so does
+    # returning a parameter: its value may be a default, one object shared by every call.
     escapes = [*func.escape_refs, *(n for n in func.return_refs
-                                    if func.defining_scope(n) is not func)]
+                                    if func.defining_scope(n) is not func
+                                    or any(b.kind == "param" for b in func.bindings[n]))]
     for names, local, constant in ((escapes, "escapes", module.escaped),
                                    (func.alias_refs, "aliased", module.aliased)):
         for name in names:

@@ -230,6 +230,11 @@ def test_a_growing_method_as_a_key_stays_a_hidden_input() -> None:
     'pairs = list(map(lambda _: top, range(1)))\n    pairs[0].extend(args["more"])',
     'nest = [[t for t in range(1)] for _ in range(1)]\n    holder = [top for _ in range(1)]\n'
     '    holder[0].extend(args["more"])',
+    'list.extend(top, args["more"])',
+    'list.insert(top, 0, args["more"])',
+    '(top or []).extend(args["more"])',
+    '(top if args["a"] else [])[0:0] = args["more"]',
+    'start = sum([], top)\n    start.extend(args["more"])',
 ])
 def test_an_escaped_list_grown_through_another_reference_is_unbounded(grow: str) -> None:
     src = f"""
@@ -255,6 +260,21 @@ def test_a_nested_helper_returning_an_outer_list_lets_it_escape() -> None:
     """))
 
 
+def test_returning_a_parameter_lets_a_shared_default_escape() -> None:
+    # Every call without `acc` shares one default list; the caller grows it between calls.
+    assert any(rule == "R03" for rule, _ in _errors(f"""
+    async def collect(ctx, acc=[]):
+        for x in acc:
+            {RUN}
+        return acc
+
+    async def orchestrate(ctx, args):
+        for i in range(3):
+            grown = await collect(ctx)
+            grown.extend(args["xs"])
+    """))
+
+
 def test_growth_inside_a_lambda_is_not_counted_by_the_loops_around_it() -> None:
     assert any(rule == "R03" for rule, _ in _errors(f"""
     async def orchestrate(ctx, args):
@@ -277,6 +297,16 @@ def test_a_slice_store_grows_a_list_by_the_stored_items() -> None:
     async def orchestrate(ctx, args):
         top = [1]
         top[:] = args["xs"]
+        for x in top:
+            {RUN}
+    """))
+
+
+def test_an_augmented_slice_store_grows_the_list() -> None:
+    assert any(rule == "R03" for rule, _ in _errors(f"""
+    async def orchestrate(ctx, args):
+        top = [1]
+        top[0:0] += args["xs"]
         for x in top:
             {RUN}
     """))
