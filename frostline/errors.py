@@ -15,6 +15,7 @@
         ├── PrefixConflict         two stored records disagree about one identity
         ├── RunBusy                another process holds the run's lock
         ├── ProviderError          the provider rejected or failed a call
+        ├── ResultTooDeep          a result nests too deeply to be kept and shown again
         └── CallDenied             the broker refused a call before dispatch
             ├── GrantDenied, BudgetExceeded, PayloadInvalid, SemanticRepeatDenied
 
@@ -111,6 +112,10 @@ class ProviderError(RunError):
     """A provider refused or failed a call. `status` mirrors an HTTP status when there is one."""
 
     code = "provider"
+
+
+class ResultTooDeep(RunError):
+    code = "result_too_deep"
 
 
 class CallDenied(RunError):

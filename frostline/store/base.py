@@ -21,6 +21,7 @@ from typing import Any
 
 from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
+from frostline.store.principals import TokenRecord
 
 
 class Store(abc.ABC):
@@ -32,10 +33,17 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
                    kind: str = "script") -> RunRecord:
-        """Create a run; raise FrostlineError if the id exists."""
+        """Create the run `run_id` of `owner` (default: the local principal); raise
+        FrostlineError if that owner already has a run of that name. The returned record's
+        `run_id` is the store key every later call takes."""
 
     @abc.abstractmethod
-    def get_run(self, run_id: str) -> RunRecord | None: ...
+    def get_run(self, run_id: str) -> RunRecord | None:
+        """The run whose store key is `run_id` (the local principal's runs: their name)."""
+
+    @abc.abstractmethod
+    def find_run(self, owner: str, name: str) -> RunRecord | None:
+        """The run `owner` named `name`, or None: names are unique per principal."""
 
     @abc.abstractmethod
     def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]: ...
@@ -110,11 +118,15 @@ class Store(abc.ABC):
 
     # artifacts ----------------------------------------------------------------------------------
     @abc.abstractmethod
-    def put_artifact(self, data: bytes, mime: str) -> str:
-        """Store bytes once, content-addressed; returns 'sha256:<hex>'."""
+    def put_artifact(self, data: bytes, mime: str, *, owner: str | None = None) -> str:
+        """Store bytes once, content-addressed; returns 'sha256:<hex>'. With `owner`, the
+        principal is recorded as one who produced (or uploaded) these bytes."""
 
     @abc.abstractmethod
-    def get_artifact(self, ref: str) -> tuple[bytes, str] | None: ...
+    def get_artifact(self, ref: str, *, owner: str | None = None) -> tuple[bytes, str] | None:
+        """The bytes and mime type of `ref`, or None. With `owner`, only an artifact that
+        principal produced: another principal's artifact is None, like a missing one (refs of
+        local images derive from prompt, size and seed, so a ref is no secret)."""
 
     # certificates, decisions, events ------------------------------------------------------------
     @abc.abstractmethod
@@ -142,11 +154,23 @@ class Store(abc.ABC):
 
     # principals ---------------------------------------------------------------------------------
     @abc.abstractmethod
-    def create_token(self, principal: str) -> str:
-        """Create a bearer token for `principal`; stores only its hash; returns the token."""
+    def create_token(self, principal: str, *, expires_in_s: float | None = None) -> str:
+        """Create a bearer token for `principal`, valid for `expires_in_s` seconds (None: until
+        revoked); stores only its hash and public prefix; returns the token."""
 
     @abc.abstractmethod
-    def principal_for_token(self, token: str) -> str | None: ...
+    def principal_for_token(self, token: str) -> str | None:
+        """The principal of an active token; None for an unknown, revoked or expired one."""
+
+    @abc.abstractmethod
+    def list_tokens(self) -> list[TokenRecord]:
+        """Every token, oldest first, revoked and expired ones included."""
+
+    @abc.abstractmethod
+    def revoke_tokens(self, target: str) -> list[TokenRecord]:
+        """Revoke the tokens `target` names: all of a principal's (by name), or one (by its
+        prefix or whole value). Returns them as now stored, [] when `target` names none;
+        DefinitionError when `target` is ambiguous."""
 
     # writes without waiting ---------------------------------------------------------------------
     NOWAIT_WRITES = frozenset({"begin_call", "commit_call", "fail_call", "append_event",
