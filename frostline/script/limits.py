@@ -76,7 +76,8 @@ def _container(an: Analyzer, diagnostic: Bounds, rec: LoopRec, bound: int | None
         if measured is not None and measured > max_fanout:
             _over(an, "R05", node, label, measured, max_fanout, FANOUT_LIMIT, hint)
             return
-        an.report("R05", node, f"{label} fans out to a width that is not statically bounded",
+        an.report("R05", node, f"`ctx.{rec.kind}` fans out over `{_src(rec.expr)}`, whose "
+                  "width is not statically bounded",
                   "fan out over a slice with a constant bound (`jobs[:8]`), a literal "
                   "list, or a comprehension over one")
     elif bound > max_fanout:
