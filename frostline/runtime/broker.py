@@ -360,7 +360,7 @@ class Broker:
         honours = self.providers.honours_idempotency_keys(capability)
         pending = self.unresolved.get(identity)
         if pending is not None:
-            if cap.side_effecting and not honours:
+            if cap.side_effecting and not honours and not cap.retry_safe:
                 err = AttemptUnresolved(
                     f"{ident} ({capability}) was dispatched in attempt {pending.attempt} and "
                     "never committed; the provider may have run it. Reconcile it with "
@@ -374,7 +374,7 @@ class Broker:
             row["retry_of"] = pending.call_id
             self._event("unresolved_retry", {
                 "identity": ident, "capability": capability, "call_id": pending.call_id,
-                "reason": "idempotency key" if honours else "read-only"})
+                "reason": "idempotency key" if honours else cap.effect.replace("_", "-")})
 
         repeat = self.ledger.check(identity, capability, h, policy=self.envelope.ledger_policy,
                                    side_effecting=cap.side_effecting)
@@ -436,6 +436,8 @@ class Broker:
                     code="provider_exception")
                 err.fields.setdefault("identity", ident)
                 err.fields.setdefault("capability", capability)
+                if err.fields.get("outcome_unknown") and self._fails_closed(capability):
+                    return self._outcome_unknown(row, ident, capability, err)
                 row["outcome"] = "failed"
                 row["error"] = err.to_dict()
                 if call_id is not None:
@@ -471,6 +473,29 @@ class Broker:
             else:  # fail-open with no attempt record: nothing to commit, audit on its own
                 self._event("executed", audit)
             return {"ok": True, "result": result}
+
+    def _fails_closed(self, capability: str) -> bool:
+        """A crash in the middle of this call must stop the run until it is reconciled."""
+        cap = self.catalog.get(capability)
+        return (cap is None or cap.effect == "side_effecting") and \
+            not self.providers.honours_idempotency_keys(capability)
+
+    def _outcome_unknown(self, row: dict[str, Any], ident: str, capability: str,
+                         err: ProviderError) -> Reply:
+        """The provider may have executed the call and cannot say (a connection lost in the
+        middle of it): its attempt record stays pending, so this run stops as unresolved now
+        and every later attempt fails closed on it until an operator reconciles it."""
+        row["outcome"] = "unresolved"
+        row["error"] = err.to_dict()
+        stop = AttemptUnresolved(
+            f"{ident} ({capability}) was dispatched and its outcome is unknown: "
+            f"{err.message}. The provider may have run it; reconcile it with 'frostline "
+            f"reconcile {self.run_id} {ident} --result @FILE' or '--abandon'",
+            identity=ident, capability=capability, attempt=self.attempt,
+            cause=err.to_dict())
+        self._stop(stop)
+        self._event("unresolved", stop.to_dict())
+        return stop_reply(stop)
 
     def _undispatched(self, row: dict[str, Any], price: float, call_id: int | None) -> Reply:
         """A call the run stopped before its dispatch: release its budget, and mark its

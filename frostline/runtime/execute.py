@@ -234,7 +234,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     calls = store.list_calls(run_id)
     unresolved = unresolved_calls(calls, prefix)
     blocking = [c for c in unresolved.values()
-                if _side_effecting(catalog, c.capability)
+                if _fails_closed(catalog, c.capability)
                 and not providers.honours_idempotency_keys(c.capability)]
     if blocking:
         idents = sorted(str(c.identity) for c in blocking)
@@ -314,9 +314,10 @@ def persist_certificate(store: Store, run_id: str, attempt: int) -> None:
 # helpers ------------------------------------------------------------------------------
 
 
-def _side_effecting(catalog: Catalog, capability: str) -> bool:
+def _fails_closed(catalog: Catalog, capability: str) -> bool:
+    """Side-effecting and not retry-safe; an unknown capability is assumed the worst."""
     cap = catalog.get(capability)
-    return True if cap is None else cap.side_effecting  # unknown: assume the worst
+    return True if cap is None else cap.effect == "side_effecting"
 
 
 def _price(catalog: Catalog, capability: str) -> float:
