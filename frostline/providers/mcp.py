@@ -195,7 +195,8 @@ class MCPProviders:
                                 provider=self.name) from exc
         except RuntimeError as exc:  # the SDK's own output-schema check, among others
             schema = "schema" in str(exc) or "structured content" in str(exc)
-            raise ProviderError(f"{capability}: {where}: {exc}; nothing was committed",
+            raise ProviderError(f"{capability}: {where}: {str(exc).splitlines()[0]}; nothing was "
+                                "committed",
                                 status=502, capability=capability, provider=self.name,
                                 error_code="OutputSchemaViolation" if schema else
                                 "MalformedResponse") from exc
