@@ -242,6 +242,12 @@ def show_command(run_id: str, store_url: str | None, as_json: bool) -> None:
                 cells.append(f"[{_OUTCOME_STYLE.get(outcome, '')}]{outcome}[/]" if outcome else "")
             grid.add_row(ident, *cells)
         console.print(grid)
+    for change in data["catalog_changes"]:
+        for c in change["changes"]:
+            console.print(f"[yellow]catalog changed[/] before attempt {change['attempt']}: "
+                          f"{c['capability']} ({', '.join(c['fields'])}) has committed calls "
+                          f"made under attempt {change['since_attempt']}'s terms",
+                          highlight=False)
     for c in data["unresolved"]:
         console.print(f"[bold red]unresolved[/] {c['identity']} ({c['capability']}, dispatched "
                       f"in attempt {c['attempt']}): reconcile with --result @FILE or --abandon",
@@ -268,14 +274,16 @@ def describe_run(store: Any, run_id: str) -> dict[str, Any]:
                      "provider_calls": stats.get("provider_calls", 0),
                      "spend_usd": stats.get("spend_usd", 0.0), "orphans": list(a.orphans),
                      "error": a.error, "gate": a.gate, "started_at": a.started_at,
-                     "finished_at": a.finished_at})
+                     "finished_at": a.finished_at, "catalog": a.catalog_digest})
     unresolved = [{"identity": str(c.identity), "capability": c.capability,
                    "attempt": c.attempt, "call_id": c.call_id}
                   for c in store.unresolved_calls(run_id) if str(c.identity) not in slots]
     return {"run": {"run_id": run.run_id, "status": run.status, "envelope": run.envelope,
                     "kind": run.kind},
             "attempts": rows, "committed": len(slots), "identities": identities,
-            "unresolved": unresolved}
+            "unresolved": unresolved,
+            "catalog_changes": [e.data for e in store.list_events(run_id)
+                                if e.kind == "catalog_changed"]}
 
 
 # ----------------------------------------------------------------------------------- reconcile

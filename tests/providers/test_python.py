@@ -18,7 +18,7 @@ from tests.runtime.helpers import run
 
 MODULE = '''
 from typing import Literal
-from frostline.capability import capability
+from frostline.capability import Artifact, CallContext, ProviderError, capability
 
 CALLS = []
 
