@@ -2,7 +2,7 @@
 
 Tools: `slow_write` (unannotated, so side-effecting: records the call in LOG, then sleeps),
 `bad_shape` (declares an outputSchema and breaks it), `picture` (an image and a caption),
-`fail` (a tool error), `tick` (read-only, idempotent). Every executed call appends one line to
+`fail` (a tool error), `environ` (the server's own environment), `tick` (idempotent). Every executed call appends one line to
 LOG and the server's pid is written to LOG + ".pid" when `slow_write` starts sleeping.
 """
 
@@ -45,6 +45,8 @@ TOOLS = [
     types.Tool(name="picture", input_schema=OBJ,
                annotations=types.ToolAnnotations(read_only_hint=True)),
     types.Tool(name="fail", input_schema=OBJ),
+    types.Tool(name="environ", input_schema=OBJ,
+               annotations=types.ToolAnnotations(read_only_hint=True)),
     types.Tool(name="tick", input_schema=OBJ, annotations=types.ToolAnnotations(
         read_only_hint=False, idempotent_hint=True, destructive_hint=False,
         open_world_hint=False)),
@@ -71,6 +73,9 @@ async def call_tool(ctx, params):
         return types.CallToolResult(content=[
             types.TextContent(type="text", text="a red square"),
             types.ImageContent(type="image", data=data, mime_type="image/png")])
+    if name == "environ":
+        text = "\n".join(f"{k}={v}" for k, v in sorted(os.environ.items()))
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
     if name == "fail":
         return types.CallToolResult(content=[types.TextContent(type="text", text="nope")],
                                     is_error=True)
