@@ -7,6 +7,8 @@ import re
 
 import click
 
+from frostline.cli.common import config_option, opened_capabilities
+
 _PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 
 
@@ -17,7 +19,9 @@ _PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 @click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
               envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
               help="Where scripts run; 'process' reduces isolation, 'auto' falls back loudly.")
-def serve(store_url: str | None, host: str, port: int, runner_name: str) -> None:
+@config_option
+def serve(store_url: str | None, host: str, port: int, runner_name: str,
+          config_file: str | None) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /."""
     try:
         from frostline.service.app import serve as run_server
@@ -28,12 +32,14 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str) -> None
         ) from exc
     from frostline.errors import FrostlineError
 
-    try:
-        services = Services.default(runner_name=runner_name)
-    except FrostlineError as exc:  # e.g. the sandbox cannot be established here
-        raise click.ClickException(
-            f"{exc.message}\n(choose --runner process to serve with reduced isolation)") from exc
-    run_server(store_url, host, port, lambda: services)
+    with opened_capabilities(config_file, False) as registry:
+        try:
+            services = Services.default(runner_name=runner_name, capabilities=registry)
+        except FrostlineError as exc:  # e.g. the sandbox cannot be established here
+            raise click.ClickException(
+                f"{exc.message}\n(choose --runner process to serve with reduced isolation)"
+            ) from exc
+        run_server(store_url, host, port, lambda: services)
 
 
 @click.group("token")

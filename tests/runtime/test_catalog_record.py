@@ -6,7 +6,7 @@ from __future__ import annotations
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Capability
 from frostline.capabilities.changes import catalog_changes
 from frostline.providers.local import LocalProviders
-from frostline.runtime.commands import describe_run
+from frostline.runtime.describe import describe_run
 from tests.runtime.helpers import run
 
 SCRIPT = """
