@@ -37,8 +37,9 @@ def catalog(ctx: click.Context, config_file: str | None, as_json: bool) -> None:
         return
     table = Table(title=f"catalog · {data['config'] or 'built-in (no configuration file)'}",
                   title_justify="left")
-    for col in ("capability", "provider", "effect", "price", "payload"):
-        table.add_column(col)
+    for col in ("capability", "provider", "effect", "price"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("payload", overflow="fold")
     for row in rows:
         effect = row["effect"]
         table.add_row(row["name"], f"{row['provider']} ({row['kind']})",

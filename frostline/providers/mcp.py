@@ -31,7 +31,7 @@ from typing import Any
 from frostline.capabilities.catalog import Capability
 from frostline.capabilities.provider import ArtifactSink, CallContext, ProviderResult
 from frostline.config import MCPProvider
-from frostline.errors import CatalogError, ConfigError, ProviderError
+from frostline.errors import CatalogError, ConfigError, DefinitionError, ProviderError
 from frostline.providers.background import BackgroundLoop
 from frostline.providers.mcp_session import START_TIMEOUT_S, MCPSession
 from frostline.providers.output import check_output
@@ -78,6 +78,11 @@ class MCPProviders:
     def __init__(self, config: MCPProvider, *, renames: Mapping[str, str] | None = None,
                  loop: BackgroundLoop | None = None, config_file: str = "",
                  log_path: str | os.PathLike[str] | None = None) -> None:
+        try:
+            import mcp  # noqa: F401  (an optional dependency: say so before anything starts)
+        except ImportError as exc:
+            raise DefinitionError(f"provider {config.name!r} is an MCP server, which needs the "
+                                  "'mcp' package: pip install 'frostline[mcp]'") from exc
         self.config = config
         self.name = config.name
         self._renames = dict(renames or {})  # tool name -> capability name
