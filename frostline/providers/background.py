@@ -43,7 +43,10 @@ class BackgroundLoop:
         return asyncio.run_coroutine_threadsafe(coro, self._started())
 
     async def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Await `coro` on the background loop from any event loop (this one included)."""
+        """Await `coro` on the background loop from any event loop (this one included: then
+        there is no hop at all)."""
+        if asyncio.get_running_loop() is self._loop:
+            return await coro
         return await asyncio.wrap_future(self.submit(coro))
 
     def run_sync(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
