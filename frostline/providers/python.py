@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from frostline.capabilities.catalog import Capability
@@ -47,14 +49,15 @@ class PythonProviders:
 
     @classmethod
     def load(cls, name: str, *, modules: Sequence[str] = (),
-             entry_points: bool | Sequence[str] = False,
+             entry_points: bool | Sequence[str] = False, search_path: Path | None = None,
              log_path: str | os.PathLike[str] | None = None) -> PythonProviders:
-        """Import `modules` and the chosen entry points; raises LookupError naming what is
-        missing (an unimportable module, an entry point that is not installed) and CatalogError
-        for a module that declares no capability."""
+        """Import `modules` (looked up in `search_path` first: the configuration file's
+        folder, so ``module = "mytools"`` finds the mytools.py beside it whatever the working
+        directory or the launcher) and the chosen entry points. Raises ImportError or
+        LookupError naming what is missing, CatalogError for a module that declares nothing."""
         found: list[FunctionCapability] = []
         for module_name in modules:
-            module = importlib.import_module(module_name)
+            module = _import(module_name, search_path)
             declared = collect(module)
             if not declared:
                 raise CatalogError(f"module {module_name} declares no capability; mark its "
@@ -109,6 +112,20 @@ class PythonProviders:
         result = store_artifacts(value, ctx.artifacts)
         check_output(fn.name, fn.entry.output_schema, result)
         return result
+
+
+def _import(module_name: str, search_path: Path | None) -> Any:
+    if search_path is None:
+        return importlib.import_module(module_name)
+    folder = str(search_path)
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+    try:
+        return importlib.import_module(module_name)
+    finally:
+        if added:
+            sys.path.remove(folder)
 
 
 def store_artifacts(value: Any, sink: ArtifactSink) -> Any:

@@ -195,6 +195,10 @@ class _Builder:
             self.loop = BackgroundLoop("frostline-mcp")
         renames = {c.tool: c.name for c in self.config.capabilities.values()
                    if c.provider == p.name and c.tool is not None}
+        if p.cwd is not None and self.config.source is not None:
+            # A relative folder means: relative to the configuration file, not to wherever
+            # frostline happens to be started.
+            p = replace(p, cwd=str(self.config.source.parent / p.cwd))
         provider = MCPProviders(p, renames=renames, loop=self.loop, config_file=self.file,
                                 log_path=self.log_path)
         self.providers[p.name] = provider
@@ -204,8 +208,10 @@ class _Builder:
     def _python(self, p: PythonProvider) -> None:
         key = f"providers.{p.name}.module" if p.modules else f"providers.{p.name}.entry_points"
         try:
+            folder = self.config.source.parent if self.config.source is not None else None
             provider = PythonProviders.load(p.name, modules=p.modules,
-                                            entry_points=p.entry_points, log_path=self.log_path)
+                                            entry_points=p.entry_points, search_path=folder,
+                                            log_path=self.log_path)
         except (ImportError, LookupError) as exc:
             raise self._error(key, "importable modules or installed entry points of the group "
                               "'frostline.capabilities'", f"{type(exc).__name__}: {exc}") from exc
