@@ -17,6 +17,7 @@
         ├── RunBusy                another process holds the run's lock
         ├── ProviderError          the provider rejected or failed a call
         ├── ProviderUnavailable    a configured provider cannot be started or reached
+        ├── ResultTooDeep          a result nests too deeply to be kept and shown again
         └── CallDenied             the broker refused a call before dispatch
             ├── GrantDenied, BudgetExceeded, PayloadInvalid, SemanticRepeatDenied
 
@@ -126,6 +127,10 @@ class ProviderUnavailable(RunError):
     `provider` names it and `reason` says what happened."""
 
     code = "provider_unavailable"
+
+
+class ResultTooDeep(RunError):
+    code = "result_too_deep"
 
 
 class CallDenied(RunError):

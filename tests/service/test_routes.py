@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from frostline.contract.records import run_key
 from frostline.errors import RunBusy
 from frostline.service.app import create_app
 from frostline.service.executing import ExecutingRuns
@@ -92,8 +93,9 @@ def test_principal_dependency(store):
         r = c.post("/v1/runs", json={"script": ECHO, "run_id": "r1"}, headers={"Authorization": f"Bearer {token}"})
         assert r.status_code == 201 and r.json() == {"run_id": "r1", "attempt": {"status": "succeeded",
                                                                                 "run_id": "r1"}}
-    assert calls == [("execute", "r1", {})]
-    assert store.get_run("r1").owner == "alice"
+    # the store key of alice's r1 reaches the services; the client only ever sees the name
+    assert calls == [("execute", run_key("alice", "r1"), {})]
+    assert store.find_run("alice", "r1").owner == "alice"
 
 
 def test_owned_run_dependency_answers_404_before_reading_the_request(store):
@@ -117,7 +119,7 @@ def test_owned_run_dependency_answers_404_before_reading_the_request(store):
         r = c.post("/v1/runs/r1/repair", json={"model": "openai:m-1"}, headers=as_alice)
         assert r.status_code == 200 and r.json() == {"accepted": None}
         assert c.get("/v1/runs/r1", headers=as_alice).json()["executing"] is False
-    assert calls == [("repair", "r1", "openai:m-1")]
+    assert calls == [("repair", run_key("alice", "r1"), "openai:m-1")]
 
 
 def test_executing_runs_are_exclusive_and_released():

@@ -20,13 +20,14 @@ router = APIRouter(tags=["runs"])
 def add_attempt(body: AddAttempt, run: OwnedRun, state: State) -> dict[str, Any]:
     """Gate the script against the frozen prefix, then run it as a new attempt."""
     operations.precheck(body.script, run.envelope, state.catalog)
+    operations.precheck_args(body.args)
     attempt = state.executing.exclusively(
         run.run_id, lambda: state.services.execute(state.store, run.run_id, body.script, body.args))
-    return {"run_id": run.run_id, "attempt": attempt}
+    return operations.public(run, {"run_id": run.run_id, "attempt": attempt})
 
 
 @router.post("/v1/runs/{run_id}/repair")
 def repair(body: RepairRequest, run: OwnedRun, state: State) -> dict[str, Any]:
     """Ask a model for a repair of the last failed attempt; optionally execute it."""
-    return state.executing.exclusively(run.run_id, lambda: state.services.repair(
-        state.store, run.run_id, body.model, body.max_rewrites, body.execute))
+    return operations.public(run, state.executing.exclusively(run.run_id, lambda: state.services.repair(
+        state.store, run.run_id, body.model, body.max_rewrites, body.execute)))
