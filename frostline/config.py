@@ -367,6 +367,9 @@ def _capability(r: _Reader, name: str, t: Mapping[str, Any],
 
 def _model(r: _Reader, name: str, t: Mapping[str, Any]) -> ModelConfig:
     p = f"models.{name}."
+    if not _NAME.match(name) or len(name) > 64:
+        raise r.fail(f"models.{name}", "a model name of lowercase letters, digits and _ "
+                     "starting with a letter (at most 64): clients name it", name)
     r.only(t, p, ("kind", "base_url", "api_key_env", "model", "timeout_s", "max_retries"))
     kind = r.typed(t, "kind", p, str, f"one of {', '.join(MODEL_KINDS)}", default="openai")
     if kind not in MODEL_KINDS:
