@@ -42,7 +42,7 @@ if str(ROOT) not in sys.path:
 from bench.common import sqlite_floor  # noqa: E402
 from bench.frostline_calls import broker_round  # noqa: E402
 from frostline.capabilities.envelope import Budget, Envelope, LedgerPolicy  # noqa: E402
-from frostline.config import MCPProvider, parse_config  # noqa: E402
+from frostline.config import Config, MCPProvider  # noqa: E402
 from frostline.contract.prefix import load_prefix  # noqa: E402
 from frostline.providers.registry import CapabilityRegistry, open_registry  # noqa: E402
 from frostline.runtime.broker import Broker  # noqa: E402
@@ -115,9 +115,8 @@ async def measure(store: Store, registry: CapabilityRegistry, calls: int,
 
 
 def run(calls: int, rounds: int, folder: Path) -> dict[str, Any]:
-    config = parse_config({})
-    registry_config = type(config)(providers={"time": MCPProvider("time", command=SERVER)})
-    with open_registry(registry_config) as registry, \
+    config = Config(providers={"time": MCPProvider("time", command=SERVER)})
+    with open_registry(config) as registry, \
             open_store(f"sqlite:///{folder}/bench.db") as store:
         samples = asyncio.run(measure(store, registry, calls, rounds))
     floor = statistics.median(sqlite_floor(folder, 200))
