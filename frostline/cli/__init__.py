@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "repair": ("frostline.cli.repair", "repair_command"),
     "graph": ("frostline.cli.graph", "graph"),
     "serve": ("frostline.cli.serve", "serve"),
-    "token": ("frostline.cli.serve", "token"),
+    "token": ("frostline.cli.token", "token"),
     "catalog": ("frostline.cli.catalog", "catalog"),
     "mcp": ("frostline.cli.mcp", "mcp"),
 }

@@ -1,15 +1,16 @@
-"""`frostline serve` and `frostline token create`: the HTTP service (frostline.service) and the
-bearer tokens it accepts. FastAPI is imported only when `serve` runs: it is an optional extra."""
+"""`frostline serve`: the HTTP service (frostline.service). FastAPI is imported only when
+`serve` runs: it is an optional extra. Its bearer tokens are managed by `frostline token`."""
 
 from __future__ import annotations
-
-import re
 
 import click
 
 from frostline.cli.common import config_option, opened_capabilities
 
-_PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+# Plain data (no FastAPI): the flags' help shows the defaults the service applies.
+from frostline.service.limits import ServiceLimits
+
+_DEFAULT = ServiceLimits()
 
 
 @click.command("serve")
@@ -19,9 +20,22 @@ _PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 @click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
               envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
               help="Where scripts run; 'process' reduces isolation, 'auto' falls back loudly.")
+@click.option("--docs", is_flag=True,
+              help="Serve the interactive API docs at /docs and /redoc; they load their "
+                   "scripts from a CDN, so they are off unless asked for.")
+@click.option("--max-executing-attempts", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Attempts one principal may execute at once (default: "
+                   f"{_DEFAULT.executing_attempts}); 429 beyond.")
+@click.option("--max-event-streams", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Event streams one principal may hold open (default: "
+                   f"{_DEFAULT.event_streams}); 429 beyond.")
+@click.option("--max-runs-per-minute", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Runs one principal may create per minute (default: "
+                   f"{_DEFAULT.runs_per_minute}); 429 beyond.")
 @config_option
-def serve(store_url: str | None, host: str, port: int, runner_name: str,
-          config_file: str | None) -> None:
+def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: bool,
+          max_executing_attempts: int | None, max_event_streams: int | None,
+          max_runs_per_minute: int | None, config_file: str | None) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /."""
     try:
         from frostline.service.app import serve as run_server
@@ -32,6 +46,9 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str,
         ) from exc
     from frostline.errors import FrostlineError
 
+    given = {"executing_attempts": max_executing_attempts, "event_streams": max_event_streams,
+             "runs_per_minute": max_runs_per_minute}
+    limits = ServiceLimits(**{k: v for k, v in given.items() if v is not None})
     with opened_capabilities(config_file, False) as registry:
         try:
             services = Services.default(runner_name=runner_name, capabilities=registry)
@@ -39,24 +56,5 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str,
             raise click.ClickException(
                 f"{exc.message}\n(choose --runner process to serve with reduced isolation)"
             ) from exc
-        run_server(store_url, host, port, lambda: services)
+        run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
 
-
-@click.group("token")
-def token() -> None:
-    """Manage API bearer tokens."""
-
-
-@token.command("create")
-@click.argument("name")
-@click.option("--store", "store_url", default=None, help="Store URL (default: FROSTLINE_STORE or ./.frostline).")
-def create(name: str, store_url: str | None) -> None:
-    """Create a token for principal NAME; the token is printed alone on the last line."""
-    if not _PRINCIPAL.match(name):
-        raise click.UsageError("NAME must be 1-64 characters: letters, digits, '.', '_', '@' or '-'")
-    from frostline.store import open_store
-
-    with open_store(store_url) as store:
-        value = store.create_token(name)
-    click.echo(f"Created a token for {name}. It is shown once; only its hash is stored.", err=True)
-    click.echo(value)

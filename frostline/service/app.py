@@ -3,7 +3,8 @@
 `create_app(store, ...)` wires a FastAPI application over a Store; `frostline serve` runs it with
 uvicorn. Every run belongs to the principal whose bearer token created it; another principal
 gets 404 for it, its artifacts and its events, exactly as for a run that does not exist.
-The routes live in `frostline.service.routes`, one module per resource.
+The routes live in `frostline.service.routes`, one module per resource. Around them: the body
+cap (`body_limit`), per-principal limits (`limits`) and security headers (`headers`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from frostline.service import error_handlers, operations
 from frostline.service.body_limit import BodySizeLimit
 from frostline.service.dependencies import ServiceState, attach_state
 from frostline.service.executing import ExecutingRuns
+from frostline.service.headers import SecurityHeaders
+from frostline.service.limits import PrincipalLimits, ServiceLimits
 from frostline.service.routes import artifacts, attempts, contract, events, runs, ui
 from frostline.service.routes import catalog as catalog_routes
 from frostline.service.schemas import MAX_BODY_BYTES
@@ -28,21 +31,33 @@ ROUTERS = (runs.router, attempts.router, contract.router, artifacts.router, even
            catalog_routes.router, ui.router)
 
 
+DOCS_URL, REDOC_URL = "/docs", "/redoc"
+
+
 def create_app(store: Store, *, services: operations.Services | None = None,
-               catalog: Catalog = DEFAULT_CATALOG) -> FastAPI:
-    """Build the API over `store`. `services` injects providers, runner and model clients."""
+               catalog: Catalog = DEFAULT_CATALOG, limits: ServiceLimits | None = None,
+               docs: bool = False) -> FastAPI:
+    """Build the API over `store`. `services` injects providers, runner and model clients;
+    `limits` bounds each principal (defaults: `ServiceLimits()`); `docs` serves the
+    interactive API docs, which load their scripts from a CDN (off by default; the OpenAPI
+    description is always at /openapi.json)."""
     app = FastAPI(
         title="frostline",
         version=__version__,
         description="Runs of model-written workflow scripts under a revision contract.",
         exception_handlers=error_handlers.HANDLERS,
+        docs_url=DOCS_URL if docs else None,
+        redoc_url=REDOC_URL if docs else None,
     )
     app.add_middleware(BodySizeLimit, limit=MAX_BODY_BYTES)
+    # Added last, so outermost: the 413 of the body cap carries the headers too.
+    app.add_middleware(SecurityHeaders, docs_paths=(DOCS_URL, REDOC_URL) if docs else ())
     attach_state(app, ServiceState(
         store=store,
         services=services or operations.Services.default(catalog=catalog),
         catalog=catalog,
         executing=ExecutingRuns(),
+        limits=PrincipalLimits(limits or ServiceLimits()),
     ))
     for router in ROUTERS:
         app.include_router(router)
@@ -50,7 +65,8 @@ def create_app(store: Store, *, services: operations.Services | None = None,
 
 
 def serve(store_url: str | None, host: str, port: int,
-          make_services: Callable[[], operations.Services] | None = None) -> None:
+          make_services: Callable[[], operations.Services] | None = None, *,
+          limits: ServiceLimits | None = None, docs: bool = False) -> None:
     """Run the API with uvicorn (blocking)."""
     import uvicorn
 
@@ -59,5 +75,5 @@ def serve(store_url: str | None, host: str, port: int,
     store = open_store(store_url)
     services = make_services() if make_services else None
     catalog = services.extra.get("catalog", DEFAULT_CATALOG) if services else DEFAULT_CATALOG
-    app = create_app(store, services=services, catalog=catalog)
+    app = create_app(store, services=services, catalog=catalog, limits=limits, docs=docs)
     uvicorn.run(app, host=host, port=port, log_level="info")

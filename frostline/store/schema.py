@@ -247,10 +247,19 @@ MIGRATIONS: tuple[Migration, ...] = (
         "a.created_at FROM artifacts a JOIN slots s ON strpos(s.result::text, a.ref) > 0 "
         "JOIN runs r ON r.run_id = s.run_id",
     )),
+    # Tokens that can be listed, revoked and expire. `prefix` is the token's public handle
+    # (never secret); tokens created before this migration have none.
+    Migration(8, "token prefix, expiry and revocation", common=(
+        "ALTER TABLE tokens ADD COLUMN prefix TEXT",
+        "ALTER TABLE tokens ADD COLUMN expires_at {real}",
+        "ALTER TABLE tokens ADD COLUMN revoked_at {real}",
+        "CREATE INDEX tokens_principal ON tokens (principal)",
+        "CREATE INDEX tokens_prefix ON tokens (prefix)",
+    )),
     # The catalog each attempt ran under (content-addressed: one row per distinct catalog), so
     # a change of a capability's schema or effect between attempts can be reported. NULL for
     # attempts recorded before this migration.
-    Migration(8, "attempt catalogs", common=(
+    Migration(9, "attempt catalogs", common=(
         """CREATE TABLE catalogs (
             digest TEXT PRIMARY KEY,
             entries {json} NOT NULL,

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import pytest
@@ -51,9 +52,11 @@ def live_any(store_url: str) -> Iterator[Live]:
 
 
 @contextmanager
-def serving(store: Store) -> Iterator[Live]:
-    services = Services.default(runner_name="process", latency_s=0.02)
-    app = create_app(store, services=services)
+def serving(store: Store, *, services: Services | None = None, **app_options: Any) -> Iterator[Live]:
+    """Serve `store` (with `services`, or local providers in a child process) until the block
+    ends; `app_options` go to `create_app` (limits, docs)."""
+    services = services or Services.default(runner_name="process", latency_s=0.02)
+    app = create_app(store, services=services, **app_options)
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

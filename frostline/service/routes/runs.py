@@ -1,4 +1,8 @@
-"""Runs: create one (which executes its first attempt), list the caller's, read one in detail."""
+"""Runs: create one (which executes its first attempt), list the caller's, read one in detail.
+
+Creating a run counts against the caller's runs per minute and holds one of its executing
+slots (`frostline.service.limits`).
+"""
 
 from __future__ import annotations
 
@@ -24,9 +28,12 @@ def create_run(body: CreateRun, who: Principal, state: State) -> dict[str, Any]:
     # Names are per principal: only the caller's own runs can be in the way.
     if store.find_run(who, name) is not None:
         raise HTTPException(409, {"error": "exists", "message": f"run {name!r} already exists"})
-    run = store.create_run(name, operations.envelope_dict(body.envelope, catalog), owner=who)
-    attempt = state.executing.exclusively(
-        run.run_id, lambda: state.services.execute(store, run.run_id, body.script, body.args))
+    # Both limits are checked before anything is stored: a refused run leaves no trace.
+    with state.limits.executing(who):
+        state.limits.admit_run(who)
+        run = store.create_run(name, operations.envelope_dict(body.envelope, catalog), owner=who)
+        attempt = state.executing.exclusively(
+            run.run_id, lambda: state.services.execute(store, run.run_id, body.script, body.args))
     return operations.public(run, {"run_id": run.run_id, "attempt": attempt})
 
 
