@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from frostline.cli.common import config_option, opened_capabilities
+
 # Plain data (no FastAPI): the flags' help shows the defaults the service applies.
 from frostline.service.limits import ServiceLimits
 
@@ -30,9 +32,10 @@ _DEFAULT = ServiceLimits()
 @click.option("--max-runs-per-minute", type=click.IntRange(min=1), default=None, metavar="N",
               help=f"Runs one principal may create per minute (default: "
                    f"{_DEFAULT.runs_per_minute}); 429 beyond.")
+@config_option
 def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: bool,
           max_executing_attempts: int | None, max_event_streams: int | None,
-          max_runs_per_minute: int | None) -> None:
+          max_runs_per_minute: int | None, config_file: str | None) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /."""
     try:
         from frostline.service.app import serve as run_server
@@ -43,13 +46,15 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
         ) from exc
     from frostline.errors import FrostlineError
 
-    try:
-        services = Services.default(runner_name=runner_name)
-    except FrostlineError as exc:  # e.g. the sandbox cannot be established here
-        raise click.ClickException(
-            f"{exc.message}\n(choose --runner process to serve with reduced isolation)") from exc
     given = {"executing_attempts": max_executing_attempts, "event_streams": max_event_streams,
              "runs_per_minute": max_runs_per_minute}
     limits = ServiceLimits(**{k: v for k, v in given.items() if v is not None})
-    run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
+    with opened_capabilities(config_file, False) as registry:
+        try:
+            services = Services.default(runner_name=runner_name, capabilities=registry)
+        except FrostlineError as exc:  # e.g. the sandbox cannot be established here
+            raise click.ClickException(
+                f"{exc.message}\n(choose --runner process to serve with reduced isolation)"
+            ) from exc
+        run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
 

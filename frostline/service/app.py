@@ -75,6 +75,7 @@ def serve(store_url: str | None, host: str, port: int,
     from frostline.store import open_store
 
     store = open_store(store_url)
-    app = create_app(store, services=make_services() if make_services else None, limits=limits,
-                     docs=docs)
+    services = make_services() if make_services else None
+    catalog = services.extra.get("catalog", DEFAULT_CATALOG) if services else DEFAULT_CATALOG
+    app = create_app(store, services=services, catalog=catalog, limits=limits, docs=docs)
     uvicorn.run(app, host=host, port=port, log_level="info")
