@@ -147,6 +147,8 @@ class Config:
     providers: Mapping[str, ProviderConfig] = field(default_factory=dict)
     capabilities: Mapping[str, CapabilityConfig] = field(default_factory=dict)
     models: Mapping[str, ModelConfig] = field(default_factory=dict)
+    # [service.limits]: per-principal limits of `frostline serve` (keys of ServiceLimits)
+    service_limits: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -196,14 +198,27 @@ def read_config(path: str | os.PathLike[str]) -> Config:
 def parse_config(data: Mapping[str, Any], file: Path | None = None) -> Config:
     """Validate parsed TOML; `file` only labels the errors."""
     r = _Reader(str(file) if file is not None else "(configuration)")
-    r.only(data, "", ("builtin", "providers", "capabilities", "models"))
+    r.only(data, "", ("builtin", "providers", "capabilities", "models", "service"))
     providers = {name: _provider(r, name, t)
                  for name, t in r.tables(data, "providers").items()}
     capabilities = {name: _capability(r, name, t, providers)
                     for name, t in r.tables(data, "capabilities").items()}
     models = {name: _model(r, name, t) for name, t in r.tables(data, "models").items()}
     builtin = r.typed(data, "builtin", "", bool, "true or false", default=True)
-    return Config(file, builtin, providers, capabilities, models)
+    return Config(file, builtin, providers, capabilities, models, _service_limits(r, data))
+
+
+def _service_limits(r: _Reader, data: Mapping[str, Any]) -> dict[str, int]:
+    service = r.tables(data, "service") if "service" in data else {}
+    r.only(service, "service.", ("limits",))
+    table = service.get("limits", {})
+    limits = {}
+    for key in table:
+        value = r.typed(table, key, "service.limits.", int, "an integer >= 1")
+        if value < 1:
+            raise r.fail(f"service.limits.{key}", "an integer >= 1", value)
+        limits[key] = int(value)
+    return limits
 
 
 # parsing --------------------------------------------------------------------------------------

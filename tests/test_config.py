@@ -159,3 +159,30 @@ model = "qwen"
     assert (fast.kind, fast.base_url, fast.api_key_env, fast.model) == (
         "openai", "http://localhost:8000/v1", "FAST_KEY", "qwen")
     assert config.builtin is False
+
+
+def test_service_limits_come_from_the_file_and_flags_win(tmp_path):
+    from frostline.cli.serve import _limits
+    from frostline.service.limits import ServiceLimits
+
+    path = tmp_path / "frostline.toml"
+    path.write_text("[service.limits]\nexecuting_attempts = 2\nruns_per_minute = 5\n")
+    config = load_config(path)
+    assert dict(config.service_limits) == {"executing_attempts": 2, "runs_per_minute": 5}
+    limits = _limits(config.service_limits, {"executing_attempts": None, "runs_per_minute": 9,
+                                             "event_streams": None})
+    assert (limits.executing_attempts, limits.runs_per_minute, limits.event_streams) == (
+        2, 9, ServiceLimits().event_streams)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("[service.limits]\nexecuting_attempts = 0\n", "service.limits.executing_attempts"),
+    ("[service.limits]\nexecuting_attempts = 'many'\n", "service.limits.executing_attempts"),
+    ("[service.limit]\n", "service.limit"),
+])
+def test_bad_service_limits_name_the_key(tmp_path, text, key):
+    path = tmp_path / "frostline.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert info.value.fields["key"] == key and str(path) in info.value.message

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+
 import click
 
 from frostline.cli.common import config_option, opened_capabilities
@@ -48,8 +51,9 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
 
     given = {"executing_attempts": max_executing_attempts, "event_streams": max_event_streams,
              "runs_per_minute": max_runs_per_minute}
-    limits = ServiceLimits(**{k: v for k, v in given.items() if v is not None})
     with opened_capabilities(config_file, False) as registry:
+        # flag > configuration file ([service.limits]) > default
+        limits = _limits(registry.config.service_limits, given)
         try:
             services = Services.default(runner_name=runner_name, capabilities=registry)
         except FrostlineError as exc:  # e.g. the sandbox cannot be established here
@@ -58,3 +62,14 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
             ) from exc
         run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
 
+
+
+def _limits(configured: Mapping[str, int], flags: Mapping[str, int | None]) -> ServiceLimits:
+    from frostline.errors import DefinitionError
+
+    try:
+        from_file = ServiceLimits.from_mapping(configured)
+    except DefinitionError as exc:
+        raise click.UsageError(f"[service.limits]: {exc.message}") from exc
+    chosen = {k: v for k, v in flags.items() if v is not None}
+    return dataclasses.replace(from_file, **chosen)
