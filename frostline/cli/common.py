@@ -10,6 +10,9 @@
   not a terminal is never cut to 80 columns.
 - `--store URL`: flag > $FROSTLINE_STORE > the default SQLite file (see `frostline.store`). A
   command that only reads opens the store with `create=False`: reading never creates one.
+- `--config FILE`: flag > $FROSTLINE_CONFIG > ./frostline.toml > none (the built-in catalog and
+  the local providers); see `frostline.config`. A bad file exits 2, naming the file and key; a
+  provider that cannot be started (an MCP server) exits 1, naming it.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from frostline.errors import (
 )
 
 if TYPE_CHECKING:
+    from frostline.providers.registry import CapabilityRegistry
     from frostline.runtime.runners import Runner
     from frostline.store import Store
 
@@ -82,6 +86,9 @@ T = TypeVar("T")
 store_option = click.option("--store", "store_url", default=None, metavar="URL",
                             help="Run store URL (default: $FROSTLINE_STORE or ./.frostline/).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+config_option = click.option("--config", "config_file", default=None, metavar="FILE",
+                             help="Capabilities configuration (default: $FROSTLINE_CONFIG, else "
+                                  "./frostline.toml, else the built-in catalog).")
 
 
 # ------------------------------------------------------------------------------------- output
@@ -219,6 +226,19 @@ def opened_run(store_url: str | None, run_id: str, as_json: bool) -> Iterator[St
         except FrostlineError as err:
             fail_with(err, as_json)
         yield store
+
+
+@contextmanager
+def opened_capabilities(config_file: str | None, as_json: bool) -> Iterator[CapabilityRegistry]:
+    """The catalog and providers of the configuration, started for the command's duration
+    (MCP servers included) and stopped afterwards."""
+    from frostline.embedded import open_capabilities
+
+    registry = guarded(as_json, lambda: open_capabilities(config_file))
+    try:
+        yield registry
+    finally:
+        registry.close()
 
 
 # ------------------------------------------------------------------------------------- inputs

@@ -24,8 +24,11 @@ from frostline.errors import FrostlineError
 @click.option("--owner", default=None, metavar="NAME",
               help="The principal the demo's run belongs to (default: the local principal), "
                    "e.g. the name of an API token, to see the run in the web UI.")
+@click.option("--config", "config_file", default=None, metavar="FILE",
+              help="Answer the demo's capabilities with the providers this file configures "
+                   "(default: the offline local providers).")
 def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str,
-         owner: str | None) -> None:
+         owner: str | None, config_file: str | None) -> None:
     """Run the brand-video demo: a failed fanout repaired without paying twice."""
     from frostline.demo.scenario import run_demo
 
@@ -33,11 +36,12 @@ def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str,
     try:
         if as_json:
             result = run_demo(store_url=store_url, out_dir=out_dir, runner_name=runner_name,
-                              owner=owner)
+                              owner=owner, config=config_file)
         else:
             with out.status("running the demo…") as status:
                 result = run_demo(store_url=store_url, out_dir=out_dir, runner_name=runner_name,
-                                  owner=owner, progress=lambda msg: status.update(text(msg)))
+                                  owner=owner, progress=lambda msg: status.update(text(msg)),
+                                  config=config_file)
     except FrostlineError as exc:
         fail_with(exc, as_json)
     except OSError as exc:  # --out names something that cannot be a folder of files

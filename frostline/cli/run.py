@@ -20,15 +20,19 @@ from typing import Any
 import click
 from rich.table import Table
 
+from frostline.capabilities.catalog import Catalog
+from frostline.capabilities.envelope import Envelope
 from frostline.cli.common import (
     EXIT_USAGE,
     Command,
+    config_option,
     console,
     emit_json,
     fail,
     fail_with,
     json_option,
     make_runner,
+    opened_capabilities,
     opened_run,
     opened_store,
     read_json_arg,
@@ -38,9 +42,9 @@ from frostline.cli.common import (
 )
 from frostline.contract.identity import Identity
 from frostline.contract.records import LOCAL_PRINCIPAL, run_key
-from frostline.errors import FrostlineError, RunNotFound
+from frostline.errors import FrostlineError
+from frostline.runtime.describe import describe_run
 from frostline.runtime.execute import AttemptOutcome, execute
-from frostline.store import Store
 
 _OUTCOME_STYLE = {"replayed": "cyan", "executed": "green", "failed": "red", "diverged": "bold red",
                   "denied": "red", "invalid": "yellow", "unresolved": "bold red",
@@ -75,12 +79,13 @@ def _styled(outcome: str) -> str:
               help=f"The principal a new run belongs to (default: {LOCAL_PRINCIPAL!r}); its "
                    "runs are then @NAME/RUN in the store, the API and the UI.")
 @store_option
+@config_option
 @json_option
 def run_command(script: Path, run_id: str, args_text: str | None, envelope_file: Path | None,
                 runner_kind: str, timeout_s: float, fail_open: bool, skip_checker: bool,
-                owner: str | None, store_url: str | None, as_json: bool) -> None:
+                owner: str | None, store_url: str | None, config_file: str | None,
+                as_json: bool) -> None:
     """Run SCRIPT as one attempt of the run RUN_ID (replaying what the run already committed)."""
-    from frostline.providers.local import LocalProviders
 
     if skip_checker:
         if runner_kind != "sandbox":
@@ -94,13 +99,14 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
     source = read_text_file(script, "script", as_json)
     args = (read_json_arg(args_text, "--args", as_json, want_object=True)
             if args_text is not None else None)
-    envelope = _read_envelope(envelope_file, as_json) if envelope_file is not None else None
     runner = make_runner(runner_kind, timeout_s, as_json)
-    with opened_store(store_url, as_json) as store:
+    with opened_capabilities(config_file, as_json) as registry, \
+            opened_store(store_url, as_json) as store:
+        envelope = _envelope(envelope_file, registry.catalog, as_json)
         try:
             outcome = execute(store, run_key(owner, run_id), source, args=args,
-                              envelope=envelope, providers=LocalProviders(), runner=runner,
-                              fail_open=True if fail_open else None,
+                              envelope=envelope, providers=registry, runner=runner,
+                              catalog=registry.catalog, fail_open=True if fail_open else None,
                               skip_checker=skip_checker, owner=owner)
         except FrostlineError as err:
             fail_with(err, as_json)
@@ -111,14 +117,15 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
     sys.exit(outcome.exit_code)
 
 
-def _read_envelope(path: Path, as_json: bool) -> Any:
-    from frostline.capabilities.envelope import Envelope
-
-    raw = read_text_file(path, "envelope", as_json)
+def _envelope(envelope_file: Path | None, catalog: Catalog, as_json: bool) -> Envelope | None:
+    """The --envelope file, its grants checked against the configured catalog."""
+    if envelope_file is None:
+        return None
+    raw = read_text_file(envelope_file, "envelope", as_json)
     try:
-        return Envelope.from_json(raw)
+        return Envelope.from_json(raw, catalog)
     except FrostlineError as err:
-        fail(f"envelope {str(path)!r}: {err.message}", EXIT_USAGE, as_json, err)
+        fail(f"envelope {str(envelope_file)!r}: {err.message}", EXIT_USAGE, as_json, err)
 
 
 def _print_outcome(o: AttemptOutcome, source: str) -> None:
@@ -214,40 +221,15 @@ def _print_run(data: dict[str, Any]) -> None:
             grid.add_row(text(ident), *(_styled(per[str(n)]) if per.get(str(n)) else ""
                                         for n in numbers))
         out.print(grid)
+    for change in data["catalog_changes"]:
+        for c in change["changes"]:
+            out.print(f"[yellow]catalog changed[/] before attempt {change['attempt']}: "
+                      f"{text(c['capability'])} ({text(', '.join(c['fields']))}) has committed "
+                      f"calls made under attempt {change['since_attempt']}'s terms")
     for c in data["unresolved"]:
         out.print(f"[bold red]unresolved[/] {text(c['identity'])} ({text(c['capability'])}, "
                   f"dispatched in attempt {c['attempt']}): reconcile with --result @FILE or "
                   "--abandon", highlight=False)
-
-
-def describe_run(store: Store, run_id: str) -> dict[str, Any]:
-    """The JSON of `frostline show`: run, attempts, identity × attempt outcomes, unresolved."""
-    run = store.get_run(run_id)
-    if run is None:
-        raise RunNotFound(f"no run {run_id!r} in the store {store.url}", run_id=run_id)
-    attempts = store.list_attempts(run_id)
-    slots = {str(s.identity) for s in store.list_slots(run_id)}
-    identities: dict[str, dict[str, str]] = {ident: {} for ident in sorted(slots)}
-    rows = []
-    for a in attempts:
-        stats = a.stats or {}
-        for call in stats.get("calls", []):
-            identities.setdefault(call["identity"], {})[str(a.number)] = call.get("outcome", "?")
-        for ident in a.orphans:
-            identities.setdefault(ident, {})[str(a.number)] = "orphan"
-        rows.append({"number": a.number, "status": a.status,
-                     "executed": stats.get("executed", 0), "replayed": stats.get("replayed", 0),
-                     "provider_calls": stats.get("provider_calls", 0),
-                     "spend_usd": stats.get("spend_usd", 0.0), "orphans": list(a.orphans),
-                     "error": a.error, "gate": a.gate, "started_at": a.started_at,
-                     "finished_at": a.finished_at})
-    unresolved = [{"identity": str(c.identity), "capability": c.capability,
-                   "attempt": c.attempt, "call_id": c.call_id}
-                  for c in store.unresolved_calls(run_id) if str(c.identity) not in slots]
-    return {"run": {"run_id": run.run_id, "status": run.status, "envelope": run.envelope,
-                    "kind": run.kind},
-            "attempts": rows, "committed": len(slots), "identities": identities,
-            "unresolved": unresolved}
 
 
 # ----------------------------------------------------------------------------------- reconcile

@@ -1,16 +1,28 @@
 """`frostline serve`: the HTTP service (frostline.service). FastAPI is imported only when
 `serve` runs: it is an optional extra. Its bearer tokens are managed by `frostline token`.
 
-Exit codes (the table of `frostline.cli.common`): 2 a bad store URL or a missing `service`
-extra, 7 the store cannot be reached, 8 the sandbox cannot be established.
+Exit codes (the table of `frostline.cli.common`): 2 a bad store URL, configuration or limit,
+or a missing `service` extra, 7 the store cannot be reached, 8 the sandbox cannot be
+established.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+
 import click
 
-from frostline.cli.common import EXIT_USAGE, Command, fail, fail_with, store_option
-from frostline.errors import FrostlineError
+from frostline.cli.common import (
+    EXIT_USAGE,
+    Command,
+    config_option,
+    fail,
+    fail_with,
+    opened_capabilities,
+    store_option,
+)
+from frostline.errors import DefinitionError, FrostlineError
 
 # Plain data (no FastAPI): the flags' help shows the defaults the service applies.
 from frostline.service.limits import ServiceLimits
@@ -37,11 +49,12 @@ _DEFAULT = ServiceLimits()
 @click.option("--max-runs-per-minute", type=click.IntRange(min=1), default=None, metavar="N",
               help=f"Runs one principal may create per minute (default: "
                    f"{_DEFAULT.runs_per_minute}); 429 beyond.")
+@config_option
 @click.option("--json", "as_json", is_flag=True,
               help="Report a failure to start as one JSON error on stdout.")
 def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: bool,
           max_executing_attempts: int | None, max_event_streams: int | None,
-          max_runs_per_minute: int | None, as_json: bool) -> None:
+          max_runs_per_minute: int | None, config_file: str | None, as_json: bool) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /.
 
     Needs the `service` extra: pip install 'frostline[service]'.
@@ -52,15 +65,26 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
     except ImportError as exc:  # the service extra is optional
         fail(f"the HTTP service needs the 'service' extra: pip install 'frostline[service]' "
              f"({exc})", EXIT_USAGE, as_json)
-    try:
-        services = Services.default(runner_name=runner_name)
-    except FrostlineError as err:  # e.g. the sandbox cannot be established here
-        fail_with(err, as_json)
     given = {"executing_attempts": max_executing_attempts, "event_streams": max_event_streams,
              "runs_per_minute": max_runs_per_minute}
-    limits = ServiceLimits(**{k: v for k, v in given.items() if v is not None})
-    try:
-        run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
-    except FrostlineError as err:  # the store: a bad URL, or one that cannot be reached
-        fail_with(err, as_json)
+    with opened_capabilities(config_file, as_json) as registry:
+        # flag > configuration file ([service.limits]) > default
+        limits = _limits(registry.config.service_limits, given, as_json)
+        try:
+            services = Services.default(runner_name=runner_name, capabilities=registry)
+        except FrostlineError as err:  # e.g. the sandbox cannot be established here
+            fail_with(err, as_json)
+        try:
+            run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
+        except FrostlineError as err:  # the store: a bad URL, or one that cannot be reached
+            fail_with(err, as_json)
 
+
+def _limits(configured: Mapping[str, int], flags: Mapping[str, int | None],
+            as_json: bool) -> ServiceLimits:
+    try:
+        from_file = ServiceLimits.from_mapping(configured)
+    except DefinitionError as exc:
+        fail(f"[service.limits]: {exc.message}", EXIT_USAGE, as_json, code=exc.code)
+    chosen = {k: v for k, v in flags.items() if v is not None}
+    return dataclasses.replace(from_file, **chosen)

@@ -129,3 +129,16 @@ def test_helpers() -> None:
     assert row.median == 2.0 and row.p95 == 3.0  # no latencies: p95 over repetitions
     text = render_table(["system", "store", "mode", "ms"], [["a", "b", "c", "1.0"]])
     assert text.splitlines()[2].split() == ["a", "b", "c", "1.0"]
+
+
+def test_mcp_overhead_measures_both_paths(tmp_path: Path) -> None:
+    pytest.importorskip("mcp_server_time")
+    from bench import mcp_overhead
+
+    report = mcp_overhead.run(5, 1, tmp_path)
+    assert report["calls"] == 5
+    assert set(report["median_ms"]) == {"direct ClientSession.call_tool",
+                                        "frostline broker (durable)",
+                                        "frostline broker, local echo (no MCP)"}
+    assert all(sane(v) for v in report["median_ms"].values())
+    assert sane(report["ratio"]) and "added by frostline" in mcp_overhead.table(report)

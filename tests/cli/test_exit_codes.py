@@ -96,6 +96,7 @@ STORE_COMMANDS = [
     ("demo", "--runner", "process"),
     ("graph", "run", "canonical", "--bodies", str(ROOT / "examples/graph/fix_failing_test.py"),
      "--run", "g1"),
+    ("mcp", "--runner", "process"),
 ]
 READS = [c for c in STORE_COMMANDS if c[0] in {"show", "reconcile", "gate", "cert", "orphans",
                                               "repair", "runs", "artifacts"}
@@ -104,11 +105,13 @@ READS = [c for c in STORE_COMMANDS if c[0] in {"show", "reconcile", "gate", "cer
 
 def test_every_command_with_a_store_is_covered():
     covered = {c[0] for c in STORE_COMMANDS}
-    assert covered | {"check"} == set(COMMANDS)
+    assert covered | {"check", "catalog"} == set(COMMANDS)  # the two that need no store
 
 
 @pytest.mark.parametrize("command", STORE_COMMANDS, ids=lambda c: " ".join(c[:2]))
 def test_a_malformed_store_url_is_a_usage_error(cwd: Path, command: tuple[str, ...]):
+    if command[0] == "mcp":
+        pytest.importorskip("mcp", reason="frostline mcp needs the mcp extra")
     plain = invoke(*command, "--store", BOGUS)
     assert plain.exit_code == CODE["usage"], plain.output
     assert "unsupported store URL scheme 'bogus'" in plain.stderr
@@ -122,6 +125,8 @@ def test_a_malformed_store_url_is_a_usage_error(cwd: Path, command: tuple[str, .
 @pytest.mark.parametrize("command", STORE_COMMANDS, ids=lambda c: " ".join(c[:2]))
 def test_a_store_that_cannot_be_reached_has_its_own_code(cwd: Path, command: tuple[str, ...]):
     pytest.importorskip("psycopg", reason="postgresql:// URLs need the postgres extra")
+    if command[0] == "mcp":
+        pytest.importorskip("mcp", reason="frostline mcp needs the mcp extra")
     result = invoke(*command, "--store", UNREACHABLE, "--json")
     assert result.exit_code == CODE["store_unavailable"], result.output
     error = json_error(result)
@@ -158,6 +163,8 @@ def test_an_unknown_run_in_an_existing_store(cwd: Path):
     ("graph", "check", "missing.json"),
     ("graph", "show", "missing.json"),
     ("graph", "run", "canonical", "--bodies", "missing.py"),
+    ("catalog", "--config", "missing.toml"),
+    ("run", "s.py", "--run", "r", "--config", "missing.toml"),
 ], ids=lambda c: " ".join(c))
 def test_a_missing_file_is_a_usage_error_in_json_too(cwd: Path, command: tuple[str, ...]):
     assert invoke(*command).exit_code == CODE["usage"]
