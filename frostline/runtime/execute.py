@@ -17,7 +17,6 @@ import asyncio
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
@@ -40,6 +39,7 @@ from frostline.errors import (
     StoreUnavailable,
 )
 from frostline.runtime.broker import Broker
+from frostline.runtime.outcome import AttemptOutcome
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
 from frostline.runtime.runners import Job, Runner, ScriptOutcome
@@ -47,50 +47,7 @@ from frostline.store.base import Store
 
 log = logging.getLogger("frostline.execute")
 
-EXIT_CODES = {"succeeded": 0, "failed": 1, "gate_stopped": 3, "diverged": 4, "unresolved": 5,
-              "rejected": 6}
-# A failed attempt whose error has a row of its own in the command line's exit-code table.
-FAILURE_EXIT_CODES = {"store_unavailable": 7, "sandbox_unavailable": 8}
 FAIL_OPEN_ENV = "FROSTLINE_STORE_FAIL_OPEN"
-
-
-@dataclass(frozen=True)
-class AttemptOutcome:
-    """What one attempt did. `to_dict()` is the JSON of ``frostline run --json``."""
-
-    run_id: str
-    attempt: int | None
-    status: str
-    executed: int = 0
-    replayed: int = 0
-    provider_calls: int = 0
-    spend_usd: float = 0.0
-    divergences: list[dict[str, Any]] = field(default_factory=list)
-    orphans: list[str] = field(default_factory=list)
-    semantic_repeats: list[dict[str, Any]] = field(default_factory=list)
-    result: Any = None
-    error: dict[str, Any] | None = None
-    gate: dict[str, Any] | None = None
-    calls: list[dict[str, Any]] = field(default_factory=list)
-    denials: list[dict[str, Any]] = field(default_factory=list)
-    logs: str = ""
-
-    @property
-    def exit_code(self) -> int:
-        if self.status == "failed" and self.error is not None:
-            own = FAILURE_EXIT_CODES.get(str(self.error.get("code")))
-            if own is not None:
-                return own
-        return EXIT_CODES.get(self.status, 1)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "attempt": self.attempt, "status": self.status,
-                "exit_code": self.exit_code, "executed": self.executed,
-                "replayed": self.replayed, "provider_calls": self.provider_calls,
-                "spend_usd": round(self.spend_usd, 6), "divergences": self.divergences,
-                "orphans": self.orphans, "semantic_repeats": self.semantic_repeats,
-                "result": self.result, "error": self.error, "gate": self.gate,
-                "calls": self.calls, "denials": self.denials}
 
 
 def fail_open_requested(flag: bool | None) -> bool:

@@ -21,7 +21,7 @@ from click.testing import CliRunner, Result
 
 from frostline.cli import COMMANDS, main
 from frostline.cli.common import EXIT_CODES
-from frostline.runtime import execute as runtime_execute
+from frostline.runtime import outcome as runtime_outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 BOGUS = "bogus://x"
@@ -72,10 +72,10 @@ def test_the_table_is_the_readme_table_and_the_runtime_agrees():
     assert codes == sorted(set(codes))  # one meaning per code
     statuses = {"succeeded": "ok", "failed": "failed", "gate_stopped": "stopped",
                 "diverged": "diverged", "unresolved": "unresolved", "rejected": "rejected"}
-    assert {s: CODE[n] for s, n in statuses.items()} == runtime_execute.EXIT_CODES
+    assert {s: CODE[n] for s, n in statuses.items()} == runtime_outcome.EXIT_CODES
     assert {
         "store_unavailable": CODE["store_unavailable"],
-        "sandbox_unavailable": CODE["sandbox_unavailable"]} == runtime_execute.FAILURE_EXIT_CODES
+        "sandbox_unavailable": CODE["sandbox_unavailable"]} == runtime_outcome.FAILURE_EXIT_CODES
 
 
 # Every command that takes --store, with the arguments it needs to get that far.
