@@ -39,7 +39,7 @@ from frostline.errors import (
     StoreUnavailable,
 )
 from frostline.runtime.broker import Broker
-from frostline.runtime.outcome import AttemptOutcome
+from frostline.runtime.outcome import AttemptOutcome as AttemptOutcome  # re-exported
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
 from frostline.runtime.runners import Job, Runner, ScriptOutcome
