@@ -81,7 +81,7 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
 
 
 def _limits(configured: Mapping[str, int], flags: Mapping[str, int | None],
-            as_json: bool) -> ServiceLimits:
+            as_json: bool = False) -> ServiceLimits:
     try:
         from_file = ServiceLimits.from_mapping(configured)
     except DefinitionError as exc:
