@@ -60,7 +60,7 @@ from frostline.contract.records import CallRecord
 from frostline.errors import FrostlineError, StoreUnavailable
 from frostline.runtime.admission import Admission, RaceDecision, Rejection
 from frostline.runtime.audit import REPLAY_BATCH, AuditTrail
-from frostline.runtime.call import BrokerStats, Call, Outcome, Reply, RunStop, stop_reply
+from frostline.runtime.call import BrokerStats, Call, Reply, RunStop, stop_reply
 from frostline.runtime.dispatch import Dispatcher, StoreSink
 from frostline.runtime.rule import Rule, Spend, usage_tokens
 from frostline.runtime.settlement import Settlement
@@ -149,7 +149,7 @@ class Broker:
             self.invoked.append(admitted.identity)
             hit = self._rule.replay_hit(admitted, self.envelope)
             if hit is not None:
-                self.stats.reports.append(admitted.report)
+                self.stats.calls.append(admitted.row)
                 return hit
             return self._run(admitted)
         if admitted is None:  # a well-formed call of a stopped run
@@ -176,31 +176,28 @@ class Broker:
         return self._run(Call.of(identity, capability, payload))
 
     async def _run(self, call: Call) -> Reply:
-        report = call.report
-        self.stats.reports.append(report)
+        row = call.row
+        self.stats.calls.append(row)
         try:
             reply = self._rule.decide(call, self.envelope)
             if reply is not None:
                 return reply
             return await self._dispatcher.dispatch(call, self.envelope.concurrency)
         except StoreUnavailable as exc:
-            if report.outcome is None:
-                report.outcome = Outcome.STORE_UNAVAILABLE
+            row.setdefault("outcome", "store_unavailable")
             self._stop.stop(exc)
             return stop_reply(exc)
         except FrostlineError as exc:
             # e.g. the store refused a result it cannot hold: the call stays pending (a crash
             # window the next attempt reports), and this run stops.
-            if report.outcome is None:
-                report.outcome = Outcome.FAILED
+            row.setdefault("outcome", "failed")
             self._stop.stop(exc)
             return stop_reply(exc)
         except Exception as exc:
             log.exception("broker failure on %s in run %s", call.identity, self.run_id)
             err = FrostlineError(f"internal error while handling {call.text}: "
                                  f"{type(exc).__name__}: {exc}", identity=call.text)
-            if report.outcome is None:
-                report.outcome = Outcome.FAILED
+            row.setdefault("outcome", "failed")
             self._stop.stop(err)
             return stop_reply(err)
 
