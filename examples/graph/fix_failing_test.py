@@ -9,8 +9,10 @@ accepted. With FROSTLINE_EXAMPLE_VARIANT=reject in the environment the repairs n
 tests, and the exhausted retry budget ends the run in TERMINAL_REJECT (out_of_budget).
 
 Every tool is real: files are written to a temporary workspace, and execution, tests and the
-regression check run in child Python processes. The "model" is a recorded client that replays
-fixed replies, so the scenario is deterministic.
+regression check run in child Python processes. The "model" is a scripted client: a dozen
+lines implementing the graph's `ModelClient` protocol that hand back hand-written replies, so
+the scenario is deterministic. A real client answers the same `SlotRequest` (the state, its
+inputs, its output schema and its allowed tools) from a model.
 
 Run it: ``python -m frostline graph run canonical --bodies examples/graph/fix_failing_test.py``
 """
@@ -23,12 +25,13 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from frostline.errors import RunError
 from frostline.graph.engine import StateContext, model_body
-from frostline.graph.slot import ScriptedModel
+from frostline.graph.slot import SlotRequest
 
 BUGGY = 'def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n'
 FIRST_TRY = 'def add(a, b):\n    """Return the sum of a and b."""\n    return abs(a) + abs(b)\n'
@@ -56,6 +59,24 @@ for mod in sys.argv[1:]:
             failures.append({"test": f"{mod}.{name}", "error": repr(exc)})
 print(json.dumps({"passed": passed, "failed": len(failures), "failures": failures}))
 """
+
+
+class ScriptedClient:
+    """A `ModelClient` that answers each state's slot with the next hand-written reply for it.
+
+    A reply is the slot's JSON shape: ``{"output": {...}}`` for an answer, or
+    ``{"tool_calls": [{"tool": ..., "payload": {...}}]}`` for a turn that uses the state's tools.
+    """
+
+    def __init__(self, replies: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+        self.replies = {state: list(r) for state, r in replies.items()}
+
+    def complete(self, request: SlotRequest) -> Mapping[str, Any]:
+        queue = self.replies.get(request.state)
+        if not queue:
+            # a failed visit, which the graph's failure edges handle like any other
+            raise RunError(f"the script has no reply left for {request.state}", state=request.state)
+        return queue.pop(0)
 
 
 class Workspace:
@@ -192,7 +213,7 @@ def build() -> dict[str, Any]:
 
     repairs = [_patch(FIRST_TRY), _patch(FIRST_TRY), _patch(FIRST_TRY)] if reject else \
         [_patch(FIXED_NO_DOC), _patch(FIXED)]
-    model = ScriptedModel({
+    model = ScriptedClient({
         "LOCALIZE": [
             {"tool_calls": [{"tool": "code.graph", "payload": {"file": "calc.py"}},
                             {"tool": "trace.read", "payload": {}}]},

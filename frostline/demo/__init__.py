@@ -1,1 +1,1 @@
-"""The `frostline demo` scenario and its shipped inputs (script, recorded model)."""
+"""The `frostline demo` scenario and its shipped inputs (script, scripted model replies)."""

@@ -1,7 +1,7 @@
 """The brand-video demo: a failed fanout, a repair the gate stops, a repair it accepts.
 
 Everything runs on the embedded default (a SQLite store under ./.frostline/, local providers
-that render real PNGs, a recorded repair model shipped with the package — no network). The
+that render real PNGs, scripted repair-model replies shipped with the package — no network). The
 same repaired script is also run the naive way (a fresh run, no prefix) so the two paths can be
 compared on provider calls, images and spend. Provider calls are counted from the provider's
 own invocation log, which is independent of the run store.
@@ -21,6 +21,7 @@ from typing import Any
 
 from frostline.capabilities import DEFAULT_CATALOG, Envelope
 from frostline.providers.provider_log import ProviderLog
+from frostline.repair.replay import ReplayPolicy
 from frostline.store import open_store
 from frostline.store.base import Store
 
@@ -121,7 +122,7 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
                                providers, runner)
         result.attempts.append(first)
 
-        say("repair: asking the recorded model for a fix")
+        say("repair: asking the scripted model replies for a fix")
         candidate = _repair(engine, store, run_id, result)
 
         say("attempt 2: the accepted repair replays the committed prefix")
@@ -149,16 +150,18 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
 
 def _repair(engine: Any, store: Store, run_id: str, result: DemoResult) -> str:
     """Ask the shipped model replies for a repair; returns the accepted candidate."""
-    model_file = resources.files("frostline.demo").joinpath("scripts", "recorded_model.json")
+    model_file = resources.files("frostline.demo").joinpath("scripts", "scripted_model.json")
     with resources.as_file(model_file) as model_path:
-        repaired = engine.repair(store, run_id, f"recorded:{model_path}", max_rewrites=3)
+        policy = ReplayPolicy.for_cli(store_files=store.local_files(), also=(model_path.parent,))
+        repaired = engine.repair(store, run_id, f"replay:{model_path}", max_rewrites=3,
+                                 replay=policy)
     result.repair = repaired
     result.gate_stops = sum(1 for r in repaired["rewrites"] if r.get("counterexamples"))
     for r in repaired["rewrites"]:
         result.counterexamples.extend(r.get("counterexamples") or [])
     candidate = repaired.get("accepted")
     if not candidate:
-        raise RuntimeError("the recorded model produced no accepted repair")
+        raise RuntimeError("the scripted model replies produced no accepted repair")
     return str(candidate)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
+from frostline.repair.replay import ReplayPolicy
 from frostline.store.base import Store
 
 
@@ -52,14 +53,21 @@ def execute(store: Store, run_id: str, source: str, args: dict[str, Any] | None,
     return dict(outcome.to_dict())
 
 
-def repair(store: Store, run_id: str, model_spec: str, *, max_rewrites: int = 3) -> dict[str, Any]:
+def repair(store: Store, run_id: str, model_spec: str, *, max_rewrites: int = 3,
+           replay: ReplayPolicy | None = None) -> dict[str, Any]:
+    """Ask the model named by `model_spec` for a repair. Stored replies (``replay:FILE``) are
+    read only under a `replay` policy, which the HTTP API never passes."""
     from frostline.repair.clients import client_from_spec
     from frostline.repair.loop import repair as run_loop
     from frostline.repair.loop import task_from_store
 
     task = task_from_store(store, run_id, max_rewrites=max_rewrites)
-    result = run_loop(client_from_spec(model_spec), task)
-    return dict(result.to_dict())
+    client = client_from_spec(model_spec, replay=replay)
+    result = run_loop(client, task)
+    payload = dict(result.to_dict())
+    payload["model"] = {"name": getattr(client, "model", model_spec),
+                        "source": getattr(client, "source", "model")}
+    return payload
 
 
 def default_log_path() -> str | None:

@@ -9,6 +9,7 @@ and run by a deterministic engine in which the model is one bounded slot inside 
 """
 
 from frostline.graph.allowlist import LocalToolRouter, ToolBoundary, ToolCall, ToolRouter
+from frostline.graph.builder import GraphBuilder
 from frostline.graph.engine import (
     Engine,
     RunCounters,
@@ -20,7 +21,7 @@ from frostline.graph.engine import (
 from frostline.graph.errors import GraphRejected, IllegalTool, IllegalTransition
 from frostline.graph.freshness import Lattice
 from frostline.graph.gates import evaluate_gate
-from frostline.graph.graph import Budgets, Graph, GraphBuilder, load_graph
+from frostline.graph.graph import Budgets, Graph, load_graph
 from frostline.graph.ledger import Ledger, MemorySink, StoreSink
 from frostline.graph.modelcheck import CheckResult, check
 from frostline.graph.records import (
@@ -28,13 +29,14 @@ from frostline.graph.records import (
     Freshness,
     GatePredicate,
     Operator,
+    SafetyInvariant,
     StateContract,
     TerminationReason,
     Transition,
     TransitionKind,
     exists,
 )
-from frostline.graph.slot import ModelClient, ScriptedModel, SlotLimits, SlotReply, SlotRequest
+from frostline.graph.slot import ModelClient, SlotLimits, SlotReply, SlotRequest
 
 __all__ = [
     "ArtifactFreshness",
@@ -57,7 +59,7 @@ __all__ = [
     "RunCounters",
     "RunResult",
     "RunStatus",
-    "ScriptedModel",
+    "SafetyInvariant",
     "SlotLimits",
     "SlotReply",
     "SlotRequest",

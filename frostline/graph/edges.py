@@ -5,8 +5,9 @@ emitted its output: the output must exist before any forward guard may open), an
 whose gate holds is taken. When none does, the failure transitions are consulted in declared
 order: a retry edge draws one unit of the retry budget, a rollback edge one unit of the rollback
 budget, and an exhausted budget disables those edges, so the declared termination edge is taken.
-An edge whose target's required inputs are not all stored and VALID is never taken (fail
-closed); the model checker proves a shipped graph never reaches that situation.
+An edge whose target's entry requirements (its required inputs and the graph's invariants on
+it) are not all stored and VALID is never taken (fail closed); the model checker proves a
+shipped graph never reaches that situation.
 """
 
 from __future__ import annotations
@@ -48,9 +49,9 @@ class BudgetState:
 
 
 def blocking_inputs(graph: Graph, state: str, artifacts: Artifacts) -> tuple[str, ...]:
-    """The required inputs of `state` that are missing or STALE (empty = enterable)."""
+    """The entry requirements of `state` that are missing or STALE (empty = enterable)."""
     out = []
-    for a in graph.contracts[state].required_inputs:
+    for a in graph.entry_requirements(state):
         stored = artifacts.get(a)
         if stored is None or not stored.valid:
             out.append(a)

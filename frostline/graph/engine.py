@@ -33,7 +33,7 @@ from frostline.graph.gates import StoredArtifact
 from frostline.graph.graph import Graph
 from frostline.graph.ledger import Ledger, LedgerSink, MemorySink
 from frostline.graph.modelcheck import CheckResult, check
-from frostline.graph.records import Freshness, TransitionKind
+from frostline.graph.records import Freshness
 from frostline.graph.slot import ModelClient, SlotLimits, SlotRequest, run_slot, validate_output
 
 _CHECKED: weakref.WeakKeyDictionary[Graph, CheckResult] = weakref.WeakKeyDictionary()
@@ -181,8 +181,7 @@ class Engine:
         self.artifacts: dict[str, StoredArtifact] = {}
         self.counters = RunCounters()
         self.budget = BudgetState(graph.budgets)
-        self._reason = ""  # the termination reason of the last edge taken
-        self._terminated = False
+        self._reason = ""  # the last edge's termination reason ("" on every other kind)
         self._started = False
 
     # -- tools and the slot ------------------------------------------------------------------
@@ -323,10 +322,9 @@ class Engine:
                 self.counters.visits[state] = self.counters.visits.get(state, 0) + 1
                 self.ledger.append("state_entered", {"state": state, "visit": 0, "inputs": {},
                                                      "blocking": []})
-                # a termination edge (or the reject sink itself) means the graph rejected the task
-                rejected = state == "TERMINAL_REJECT" or self._terminated
-                return self._finish(RunStatus.REJECTED if rejected else RunStatus.ACCEPTED,
-                                    state, self._reason, path)
+                # the graph says which sinks accept (a termination edge never enters one)
+                status = RunStatus.ACCEPTED if state in g.accepting_terminals else RunStatus.REJECTED
+                return self._finish(status, state, self._reason, path)
             if self.counters.steps >= self.max_steps:
                 self.ledger.append("step_limit", {"state": state, "steps": self.counters.steps})
                 return self._finish(RunStatus.STEP_LIMIT, None, "step_limit", path)
@@ -347,8 +345,7 @@ class Engine:
             self.ledger.append("edge", {"from": edge.from_, "to": edge.to, "kind": edge.kind.value,
                                         "reason": edge.reason, "budget_drawn": edge.consumes,
                                         "budget": self.budget.to_json()})
-            self._terminated = edge.kind is TransitionKind.TERMINATION
-            self._reason = edge.reason if self._terminated else ""
+            self._reason = edge.reason
             state = edge.to
             path.append(state)
 

@@ -1,15 +1,24 @@
-"""A phase graph as data: the JSON file, its validation, and a builder that makes the same thing.
+"""A phase graph as data: the JSON file, its validation, and where its file is found.
 
-A graph file has exactly the top-level keys `name`, `states`, `initial`, `terminals`, `tools`,
+A graph file has the top-level keys `name`, `states`, `initial`, `terminals`, `tools`,
 `contracts` (state -> StateContract), `transitions` (a list of Transition), `lattice` (a list
-of ArtifactFreshness) and `budgets` (``{"retry": n, "rollback": m}``).
+of ArtifactFreshness) and `budgets` (``{"retry": n, "rollback": m}``), and two optional ones:
+
+- `accepting`: the terminals whose arrival accepts the task; every other terminal rejects it.
+  A file without it (written before the key existed) accepts in every terminal that no
+  termination edge enters, which is how such a file's reject sink was recognised.
+- `invariants`: a list of SafetyInvariant, safety facts beyond the contracts
+  (``{"state": "GENERATE", "requires": "Diagnosis"}``) that the checker proves.
+
+The graph names its own terminals and invariants, so no code downstream knows a state by name.
 
 Loading validates everything that can be checked without exploring the graph, and reports
 every issue at once: each state named and contracted, the relation closed (a transition may
 only join declared states, so an un-enumerated pair is not expressible), terminals are sinks,
-every permitted tool is in the vocabulary, every guard names a known artifact and one of its
-declared fields, the lattice is acyclic, and each contract's `transition_guards` /
-`failure_transitions` agree with the transition list. Whether the graph is *correct*
+a termination edge ends in a rejecting terminal, every permitted tool is in the vocabulary,
+every guard names a known artifact and one of its declared fields, the lattice is acyclic,
+each contract's `transition_guards` / `failure_transitions` agree with the transition list,
+and each invariant names a declared state and a known artifact. Whether the graph is *correct*
 (reachability, safety, liveness) is the model checker's question, not the loader's.
 
 A pair of states may carry two kinds (the seed declares EDIT->EXECUTE both forward and retry):
@@ -20,7 +29,7 @@ consulted among the forward guards while the other among the failure transitions
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from graphlib import CycleError, TopologicalSorter
@@ -33,13 +42,16 @@ from frostline.graph.records import (
     EXISTS,
     ArtifactFreshness,
     GatePredicate,
+    SafetyInvariant,
     StateContract,
     Transition,
     TransitionKind,
 )
 
-TOP_LEVEL = ("name", "states", "initial", "terminals", "tools", "contracts", "transitions",
-             "lattice", "budgets")
+#: Every top-level key, in the order a graph file is written.
+TOP_LEVEL = ("name", "states", "initial", "terminals", "accepting", "tools", "contracts",
+             "transitions", "lattice", "budgets", "invariants")
+OPTIONAL = ("accepting", "invariants")
 SHIPPED = ("seed", "canonical")
 
 
@@ -57,7 +69,8 @@ class Budgets:
 
 @dataclass(frozen=True, eq=False)
 class Graph:
-    """A validated phase graph. Build one with `GraphBuilder` or `Graph.from_json` / `load_graph`."""
+    """A validated phase graph. Build one with `GraphBuilder` (frostline.graph.builder), or
+    `Graph.from_json` / `load_graph`."""
 
     name: str
     states: tuple[str, ...]
@@ -68,6 +81,8 @@ class Graph:
     transitions: tuple[Transition, ...]
     lattice: tuple[ArtifactFreshness, ...]
     budgets: Budgets
+    accepting: tuple[str, ...] | None = None  # None: not declared (see accepting_terminals)
+    invariants: tuple[SafetyInvariant, ...] = ()
 
     def __post_init__(self) -> None:
         issues = _validate(self)
@@ -117,22 +132,48 @@ class Graph:
     def is_terminal(self, state: str) -> bool:
         return state in self.terminals
 
+    @cached_property
+    def accepting_terminals(self) -> tuple[str, ...]:
+        """The terminals whose arrival accepts the task: as declared, or, for a graph that does
+        not declare them, every terminal that no termination edge enters."""
+        if self.accepting is not None:
+            return self.accepting
+        rejected = {t.to for t in self.transitions if t.kind is TransitionKind.TERMINATION}
+        return tuple(t for t in self.terminals if t not in rejected)
+
+    @cached_property
+    def rejecting_terminals(self) -> tuple[str, ...]:
+        return tuple(t for t in self.terminals if t not in self.accepting_terminals)
+
+    def entry_requirements(self, state: str) -> tuple[str, ...]:
+        """The artifacts that must be stored and VALID whenever `state` is entered: its
+        contract's required inputs, then those the graph's invariants add."""
+        required = list(self.contracts[state].required_inputs)
+        for inv in self.invariants:
+            if inv.state == state and inv.requires not in required:
+                required.append(inv.requires)
+        return tuple(required)
+
     def has_pair(self, source: str, target: str) -> bool:
         return any(t.to == target for t in self._outgoing.get(source, ()))
 
     # -- JSON ------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The file's JSON object; an optional key is written only when the graph declares it."""
+        data: dict[str, Any] = {
             "name": self.name,
             "states": list(self.states),
             "initial": self.initial,
             "terminals": list(self.terminals),
+            "accepting": None if self.accepting is None else list(self.accepting),
             "tools": list(self.tools),
             "contracts": {s: self.contracts[s].to_json() for s in self.states},
             "transitions": [t.to_json() for t in self.transitions],
             "lattice": [n.to_json() for n in self.lattice],
             "budgets": self.budgets.to_json(),
+            "invariants": [i.to_json() for i in self.invariants] or None,
         }
+        return {k: v for k, v in data.items() if v is not None}
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2) + "\n"
@@ -142,20 +183,11 @@ class Graph:
         """Parse and validate a graph's JSON object; raise GraphLoadError naming the bad field."""
         if not isinstance(data, Mapping):
             raise GraphLoadError("a graph file must hold a JSON object", field="<root>")
-        missing = [k for k in TOP_LEVEL if k not in data]
-        extra = sorted(k for k in data if k not in TOP_LEVEL)
-        if missing:
-            raise GraphLoadError(f"missing top-level key {missing[0]!r} (keys are exactly {list(TOP_LEVEL)})",
-                                 field=missing[0])
-        if extra:
-            raise GraphLoadError(f"unknown top-level key {extra[0]!r} (keys are exactly {list(TOP_LEVEL)})",
-                                 field=extra[0])
+        _check_keys(data)
         name = data["name"]
         if not isinstance(name, str) or not name:
             raise GraphLoadError("name must be a non-empty string", field="name")
-        states = _names(data, "states")
-        terminals = _names(data, "terminals")
-        tools = _names(data, "tools")
+        states, terminals, tools = (_names(data, k) for k in ("states", "terminals", "tools"))
         initial = data["initial"]
         if not isinstance(initial, str):
             raise GraphLoadError("initial must be a state name", field="initial")
@@ -163,16 +195,16 @@ class Graph:
         if not isinstance(contracts_raw, Mapping):
             raise GraphLoadError("contracts must map each state to its StateContract", field="contracts")
         contracts = {s: StateContract.from_json(c, f"contracts.{s}") for s, c in contracts_raw.items()}
-        if not isinstance(data["transitions"], list):
-            raise GraphLoadError("transitions must be a list of Transition objects", field="transitions")
         transitions = tuple(Transition.from_json(t, f"transitions[{i}]")
-                            for i, t in enumerate(data["transitions"]))
-        if not isinstance(data["lattice"], list):
-            raise GraphLoadError("lattice must be a list of ArtifactFreshness objects", field="lattice")
+                            for i, t in enumerate(_records(data, "transitions", "Transition")))
         lattice = tuple(ArtifactFreshness.from_json(n, f"lattice[{i}]")
-                        for i, n in enumerate(data["lattice"]))
+                        for i, n in enumerate(_records(data, "lattice", "ArtifactFreshness")))
         budgets = _budgets(data["budgets"])
-        return cls(name, states, initial, terminals, tools, contracts, transitions, lattice, budgets)
+        accepting = _names(data, "accepting") if "accepting" in data else None
+        invariants = tuple(SafetyInvariant.from_json(v, f"invariants[{i}]")
+                           for i, v in enumerate(_records(data, "invariants", "SafetyInvariant")))
+        return cls(name, states, initial, terminals, tools, contracts, transitions, lattice, budgets,
+                   accepting, invariants)
 
     @classmethod
     def loads(cls, text: str) -> Graph:
@@ -182,6 +214,23 @@ class Graph:
             raise GraphLoadError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
                                  field="<json>") from exc
         return cls.from_json(data)
+
+
+def _check_keys(data: Mapping[str, Any]) -> None:
+    missing = [k for k in TOP_LEVEL if k not in data and k not in OPTIONAL]
+    extra = sorted(k for k in data if k not in TOP_LEVEL)
+    keys = f"(keys are {[k for k in TOP_LEVEL if k not in OPTIONAL]}, optionally {list(OPTIONAL)})"
+    if missing:
+        raise GraphLoadError(f"missing top-level key {missing[0]!r} {keys}", field=missing[0])
+    if extra:
+        raise GraphLoadError(f"unknown top-level key {extra[0]!r} {keys}", field=extra[0])
+
+
+def _records(data: Mapping[str, Any], key: str, record: str) -> list[Any]:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise GraphLoadError(f"{key} must be a list of {record} objects", field=key)
+    return value
 
 
 def _names(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
@@ -204,9 +253,18 @@ def _budgets(value: Any) -> Budgets:
     return Budgets(value["retry"], value["rollback"])
 
 
-def _validate(g: Graph) -> list[tuple[str, str]]:
+Issues = list[tuple[str, str]]
+
+
+def _validate(g: Graph) -> Issues:
     """Every definition-time issue, as (field, message) pairs, in a stable order."""
-    issues: list[tuple[str, str]] = []
+    fields, artifact_issues = _artifacts(g)
+    return [*_state_issues(g), *_lattice_issues(g), *artifact_issues, *_transition_issues(g, fields),
+            *_contract_issues(g), *_terminal_issues(g), *_invariant_issues(g, fields)]
+
+
+def _state_issues(g: Graph) -> Issues:
+    issues: Issues = []
     states = set(g.states)
     if g.initial not in states:
         issues.append(("initial", f"initial state {g.initial!r} is not in states"))
@@ -221,7 +279,11 @@ def _validate(g: Graph) -> list[tuple[str, str]]:
     for s in g.contracts:
         if s not in states:
             issues.append((f"contracts.{s}", f"contract for undeclared state {s!r}"))
+    return issues
 
+
+def _lattice_issues(g: Graph) -> Issues:
+    issues: Issues = []
     lattice = {n.artifact for n in g.lattice}
     if len(lattice) != len(g.lattice):
         issues.append(("lattice", "an artifact appears twice in the lattice"))
@@ -233,9 +295,15 @@ def _validate(g: Graph) -> list[tuple[str, str]]:
         TopologicalSorter({n.artifact: n.depends_on for n in g.lattice}).prepare()
     except CycleError as exc:
         issues.append(("lattice", f"the dependency edges form a cycle: {' -> '.join(exc.args[1])}"))
+    return issues
 
-    # Artifacts: lattice nodes plus every state's output; one artifact has one field list.
-    fields: dict[str, tuple[str, ...]] = {a: () for a in lattice}
+
+def _artifacts(g: Graph) -> tuple[dict[str, tuple[str, ...]], Issues]:
+    """Every known artifact -> its fields (lattice nodes plus every state's output; one artifact
+    has one field list), and the issues of the outputs, allowlists and inputs that name them."""
+    issues: Issues = []
+    fields: dict[str, tuple[str, ...]] = {n.artifact: () for n in g.lattice}
+    outputs = {c.output for c in g.contracts.values() if c.output is not None}
     declared_by: dict[str, str] = {}
     for s in g.states:
         c = g.contracts.get(s)
@@ -256,23 +324,31 @@ def _validate(g: Graph) -> list[tuple[str, str]]:
                 issues.append((f"contracts.{s}.permitted_tools",
                                f"{tool!r} is not in the tool vocabulary (add it to tools)"))
         for a in c.required_inputs:
-            if a not in fields and a not in _all_outputs(g):
+            if a not in fields and a not in outputs:
                 issues.append((f"contracts.{s}.required_inputs", f"unknown artifact {a!r}"))
+    return fields, issues
 
-    def check_guard(where: str, guard: Sequence[GatePredicate]) -> None:
-        for j, p in enumerate(guard):
-            if p.artifact not in fields:
-                issues.append((f"{where}[{j}].artifact", f"guard names unknown artifact {p.artifact!r}"))
-            elif p.property != EXISTS and p.property not in fields[p.artifact]:
-                issues.append((f"{where}[{j}].property",
-                               f"{p.artifact} has no field {p.property!r}; a guard may test "
-                               f"{[EXISTS, *fields[p.artifact]]}"))
 
+def _guard_issues(where: str, guard: Sequence[GatePredicate],
+                  fields: Mapping[str, tuple[str, ...]]) -> Issues:
+    issues: Issues = []
+    for j, p in enumerate(guard):
+        if p.artifact not in fields:
+            issues.append((f"{where}[{j}].artifact", f"guard names unknown artifact {p.artifact!r}"))
+        elif p.property != EXISTS and p.property not in fields[p.artifact]:
+            issues.append((f"{where}[{j}].property",
+                           f"{p.artifact} has no field {p.property!r}; a guard may test "
+                           f"{[EXISTS, *fields[p.artifact]]}"))
+    return issues
+
+
+def _transition_issues(g: Graph, fields: Mapping[str, tuple[str, ...]]) -> Issues:
+    issues: Issues = []
     seen: set[tuple[str, str, TransitionKind]] = set()
     for i, t in enumerate(g.transitions):
         where = f"transitions[{i}]"
         for end, name in (("from", t.from_), ("to", t.to)):
-            if name not in states:
+            if name not in g.states:
                 issues.append((f"{where}.{end}", f"{t} joins undeclared state {name!r}"))
         if t.from_ in g.terminals:
             issues.append((f"{where}.from", f"{t} leaves terminal {t.from_}; terminals are sinks"))
@@ -281,12 +357,19 @@ def _validate(g: Graph) -> list[tuple[str, str]]:
         seen.add(t.key)
         if t.kind is TransitionKind.TERMINATION and t.to not in g.terminals:
             issues.append((f"{where}.to", f"termination edge {t} must end in a terminal"))
+        elif t.kind is TransitionKind.TERMINATION and t.to in g.accepting_terminals:
+            issues.append((f"{where}.to", f"termination edge {t} ends in the accepting terminal "
+                           f"{t.to}; a termination rejects the task, so it must end in a rejecting one"))
         if t.kind is not TransitionKind.TERMINATION and t.to in g.terminals \
                 and t.kind is not TransitionKind.FORWARD:
             issues.append((f"{where}.kind", f"{t} enters a terminal; use a forward or termination edge"))
-        check_guard(f"{where}.guard", t.guard)
+        issues += _guard_issues(f"{where}.guard", t.guard, fields)
+    return issues
 
-    # The contracts restate each state's edges; they must agree with the transition list.
+
+def _contract_issues(g: Graph) -> Issues:
+    """The contracts restate each state's edges; they must agree with the transition list."""
+    issues: Issues = []
     for s in g.states:
         c = g.contracts.get(s)
         if c is None:
@@ -304,78 +387,28 @@ def _validate(g: Graph) -> list[tuple[str, str]]:
     return issues
 
 
-def _all_outputs(g: Graph) -> set[str]:
-    return {c.output for c in g.contracts.values() if c.output is not None}
+def _terminal_issues(g: Graph) -> Issues:
+    if g.accepting is None:
+        return []
+    issues: Issues = [("accepting", f"{a!r} is not a terminal (terminals are {list(g.terminals)})")
+                      for a in g.accepting if a not in g.terminals]
+    if not g.accepting:
+        issues.append(("accepting", "names no terminal; a graph must be able to accept its task"))
+    if len(set(g.accepting)) != len(g.accepting):
+        issues.append(("accepting", "lists a terminal twice"))
+    return issues
 
 
-# -- builder ------------------------------------------------------------------------------------
-
-
-class GraphBuilder:
-    """Build a graph in Python; `build()` returns the same `Graph` a JSON file would.
-
-    Example::
-
-        b = GraphBuilder("tiny", states=["INIT", "WORK", "DONE", "FAIL"], terminals=["DONE", "FAIL"],
-                         tools=["x.run"])
-        b.state("WORK", tools=["x.run"], output={"name": "Out", "required": ["ok"]})
-        b.edge("INIT", "WORK")
-        b.edge("WORK", "DONE", guard=[GatePredicate("Out", "ok", Operator.EQ, 1)])
-        b.edge("WORK", "FAIL", "termination", reason="out_of_budget")
-        graph = b.build()
-    """
-
-    def __init__(self, name: str, *, states: Iterable[str], terminals: Iterable[str],
-                 tools: Iterable[str], initial: str = "INIT") -> None:
-        self.name = name
-        self.states = tuple(states)
-        self.terminals = tuple(terminals)
-        self.tools = tuple(tools)
-        self.initial = initial
-        self._inputs: dict[str, tuple[str, ...]] = {}
-        self._tools: dict[str, tuple[str, ...]] = {}
-        self._outputs: dict[str, dict[str, Any]] = {}
-        self._edges: list[Transition] = []
-        self._lattice: tuple[ArtifactFreshness, ...] = ()
-        self._budgets = Budgets(0, 0)
-
-    def state(self, name: str, *, inputs: Iterable[str] = (), tools: Iterable[str] = (),
-              output: Mapping[str, Any] | None = None) -> GraphBuilder:
-        """Declare a state's required inputs, allowlist and output schema."""
-        self._inputs[name] = tuple(inputs)
-        self._tools[name] = tuple(tools)
-        self._outputs[name] = dict(output or {})
-        return self
-
-    def edge(self, source: str, target: str, kind: str | TransitionKind = "forward", *,
-             guard: Iterable[GatePredicate] = (), reason: str = "") -> GraphBuilder:
-        """Append an edge; declaration order is the order guards are consulted in."""
-        self._edges.append(Transition(source, target, TransitionKind(kind), tuple(guard), reason))
-        return self
-
-    def lattice(self, nodes: Iterable[ArtifactFreshness]) -> GraphBuilder:
-        self._lattice = tuple(nodes)
-        return self
-
-    def budgets(self, *, retry: int, rollback: int) -> GraphBuilder:
-        self._budgets = Budgets(retry, rollback)
-        return self
-
-    def build(self) -> Graph:
-        contracts = {}
-        for s in self.states:
-            out = self._edges
-            contracts[s] = StateContract(
-                required_inputs=self._inputs.get(s, ()),
-                permitted_tools=self._tools.get(s, ()),
-                output_schema=self._outputs.get(s, {}),
-                transition_guards=tuple(t.guard for t in out
-                                        if t.from_ == s and t.kind is TransitionKind.FORWARD),
-                failure_transitions=tuple(t for t in out
-                                          if t.from_ == s and t.kind is not TransitionKind.FORWARD),
-            )
-        return Graph(self.name, self.states, self.initial, self.terminals, self.tools, contracts,
-                     tuple(self._edges), self._lattice, self._budgets)
+def _invariant_issues(g: Graph, fields: Mapping[str, tuple[str, ...]]) -> Issues:
+    issues: Issues = []
+    for i, inv in enumerate(g.invariants):
+        if inv.state not in g.states:
+            issues.append((f"invariants[{i}].state", f"{inv.state!r} is not a declared state"))
+        if inv.requires not in fields:
+            issues.append((f"invariants[{i}].requires", f"unknown artifact {inv.requires!r}"))
+        if inv in g.invariants[:i]:
+            issues.append((f"invariants[{i}]", f"{inv} is declared twice"))
+    return issues
 
 
 def load_graph(spec: str | Path) -> Graph:

@@ -1,7 +1,9 @@
-"""The four records of a phase graph, with exactly the fields the specification pins.
+"""The records of a phase graph: the four the specification pins, and the graph's invariants.
 
 `StateContract`, `GatePredicate`, `Transition` and `ArtifactFreshness` are the graph's JSON
-contracts. Each is a frozen dataclass with `to_json()` / `from_json()`; reading is strict: a
+contracts, with exactly the fields the specification pins; `SafetyInvariant` is the one record a
+graph file may add, a safety fact the model checker proves beyond the contracts. Each is a
+frozen dataclass with `to_json()` / `from_json()`; reading is strict: a
 missing or an extra field, a wrong type or an unknown enum value is a `GraphLoadError` whose
 `field` names the offending path (e.g. ``transitions[3].kind``), so a malformed file says
 exactly what to fix.
@@ -314,3 +316,29 @@ class StateContract:
 
     def __hash__(self) -> int:  # output_schema is a dict; hash the JSON shape instead
         return hash(repr(self.to_json()))
+
+
+@dataclass(frozen=True)
+class SafetyInvariant:
+    """A safety fact of the graph beyond its contracts: `state` is never entered unless the
+    artifact `requires` is stored and VALID, whether or not the state's contract lists it.
+
+    The model checker proves it and the engine fails closed on it, like a required input.
+    Example: ``SafetyInvariant("GENERATE", "Diagnosis")``.
+    """
+
+    state: str
+    requires: str
+
+    FIELDS = ("state", "requires")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"state": self.state, "requires": self.requires}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "invariant") -> SafetyInvariant:
+        d = _obj(data, where, cls.FIELDS)
+        return cls(_str(d, "state", where), _str(d, "requires", where))
+
+    def __str__(self) -> str:
+        return f"{self.state} needs a VALID {self.requires}"

@@ -9,6 +9,7 @@ initial state, forward edges run downwards, and edges that go back up are drawn 
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from html import escape
 
 from frostline.graph.graph import Graph
@@ -87,30 +88,92 @@ def layers(graph: Graph) -> dict[str, int]:
     return depth
 
 
-def to_svg(graph: Graph) -> str:
-    """A standalone SVG drawing of `graph`."""
-    w, h, gap_x, gap_y, margin = 170, 36, 40, 80, 40
+_W, _H, _GAP_X, _GAP_Y, _MARGIN = 170, 36, 40, 80, 40
+
+
+@dataclass(frozen=True)
+class _Layout:
+    pos: dict[str, tuple[float, float]]  # top-left corner of each state's box
+    side: tuple[str, ...]  # the sinks drawn in a column of their own
+    width: float
+    height: float
+
+
+def _layout(graph: Graph) -> _Layout:
     depth = layers(graph)
-    # A sink reached only by termination edges (the reject sink) gets a column of its own on
-    # the right, so the many termination edges do not cut through the happy path.
-    side = [t for t in graph.terminals
-            if all(e.kind is TransitionKind.TERMINATION for e in graph.transitions if e.to == t)
-            and any(e.to == t for e in graph.transitions)]
+    # A rejecting sink gets a column of its own on the right, so the many termination edges
+    # that enter it do not cut through the happy path.
+    side = tuple(t for t in graph.rejecting_terminals if any(e.to == t for e in graph.transitions))
     rows: dict[int, list[str]] = {}
     for s in graph.states:
         if s not in side:
             rows.setdefault(depth[s], []).append(s)
     widest = max(len(r) for r in rows.values())
-    side_x = margin + widest * (w + gap_x) + 220
-    width = side_x + (w + margin if side else 0) + 240
-    height = margin * 2 + (max(rows) + 1) * (h + gap_y) + 40
+    side_x = _MARGIN + widest * (_W + _GAP_X) + 220
+    width = side_x + (_W + _MARGIN if side else 0) + 240
+    height = _MARGIN * 2 + (max(rows) + 1) * (_H + _GAP_Y) + 40
     pos: dict[str, tuple[float, float]] = {}
     for d, row in rows.items():
-        offset = (widest - len(row)) * (w + gap_x) / 2
+        offset = (widest - len(row)) * (_W + _GAP_X) / 2
         for i, s in enumerate(row):
-            pos[s] = (margin + offset + i * (w + gap_x), margin + 30 + d * (h + gap_y))
+            pos[s] = (_MARGIN + offset + i * (_W + _GAP_X), _MARGIN + 30 + d * (_H + _GAP_Y))
     for i, s in enumerate(side):
-        pos[s] = (side_x, margin + 30 + (max(rows) / 2 + i) * (h + gap_y))
+        pos[s] = (side_x, _MARGIN + 30 + (max(rows) / 2 + i) * (_H + _GAP_Y))
+    return _Layout(pos, side, width, height)
+
+
+def _svg_edge(i: int, t: Transition, layout: _Layout) -> str:
+    w, h = _W, _H
+    colour, dash = STYLE[t.kind]
+    (x1, y1), (x2, y2) = layout.pos[t.from_], layout.pos[t.to]
+    sx, sy = x1 + w / 2, y1 + h
+    ex, ey = x2 + w / 2, y2
+    dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+    title = escape(f"{t} {_label(t)}".strip())
+    if t.to in layout.side:
+        path_d = f"M{x1 + w:.1f},{y1 + h / 2:.1f} L{x2:.1f},{y2 + h / 2:.1f}"
+    elif y2 > y1:
+        path_d = f"M{sx:.1f},{sy:.1f} L{ex:.1f},{ey:.1f}"
+    else:  # back or sideways edge: bow out to the right, spread by index
+        sx, sy = x1 + w, y1 + h / 2
+        ex, ey = x2 + w, y2 + h / 2
+        bow = 60 + (i % 7) * 18
+        path_d = f"M{sx:.1f},{sy:.1f} C{sx + bow:.1f},{sy:.1f} {ex + bow:.1f},{ey:.1f} {ex:.1f},{ey:.1f}"
+    return (f'<path d="{path_d}" fill="none" stroke="{colour}" stroke-width="1.6"{dash_attr} '
+            f'marker-end="url(#arrow-{t.kind.value})" class="edge {t.kind.value}">'
+            f"<title>{title}</title></path>")
+
+
+def _svg_state(graph: Graph, s: str, x: float, y: float) -> str:
+    terminal = s in graph.terminals
+    fill = "#f3f4f6" if terminal else "#ffffff"
+    stroke_w = 2.5 if terminal else 1.2
+    rx = 18 if terminal else 4
+    tools = ", ".join(graph.contracts[s].permitted_tools)
+    return (f'<g class="state"><title>{escape(s)}: {escape(tools) or "no tools"}</title>'
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{_W}" height="{_H}" rx="{rx}" fill="{fill}" '
+            f'stroke="#111" stroke-width="{stroke_w}"/>'
+            f'<text x="{x + _W / 2:.1f}" y="{y + _H / 2 + 5:.1f}" font-size="13" '
+            f'text-anchor="middle">{escape(s)}</text></g>')
+
+
+def _svg_legend(width: float) -> list[str]:
+    lx, ly = width - 230, _MARGIN + 10  # the legend sits top right, clear of the side column
+    out = [f'<g class="legend"><rect x="{lx - 10}" y="{ly - 20}" width="220" height="110" '
+           'fill="#fff" stroke="#999"/>']
+    for j, (kind, (colour, dash)) in enumerate(STYLE.items()):
+        yy = ly + j * 24
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(f'<line x1="{lx}" y1="{yy}" x2="{lx + 60}" y2="{yy}" stroke="{colour}" '
+                   f'stroke-width="2"{dash_attr}/><text x="{lx + 70}" y="{yy + 4}" font-size="12">'
+                   f"{kind.value}</text>")
+    return out
+
+
+def to_svg(graph: Graph) -> str:
+    """A standalone SVG drawing of `graph`."""
+    layout = _layout(graph)
+    width, height = layout.width, layout.height
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
            f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="Helvetica, Arial, sans-serif">',
            "<defs>"]
@@ -119,47 +182,11 @@ def to_svg(graph: Graph) -> str:
                    f'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
                    f'<path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>')
     out.append("</defs>")
-    out.append(f'<text x="{margin}" y="{margin}" font-size="18" font-weight="bold">'
+    out.append(f'<text x="{_MARGIN}" y="{_MARGIN}" font-size="18" font-weight="bold">'
                f'phase graph: {escape(graph.name)}</text>')
-    for i, t in enumerate(graph.transitions):
-        colour, dash = STYLE[t.kind]
-        (x1, y1), (x2, y2) = pos[t.from_], pos[t.to]
-        sx, sy = x1 + w / 2, y1 + h
-        ex, ey = x2 + w / 2, y2
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        title = escape(f"{t} {_label(t)}".strip())
-        if t.to in side:
-            path_d = f"M{x1 + w:.1f},{y1 + h / 2:.1f} L{x2:.1f},{y2 + h / 2:.1f}"
-        elif y2 > y1:
-            path_d = f"M{sx:.1f},{sy:.1f} L{ex:.1f},{ey:.1f}"
-        else:  # back or sideways edge: bow out to the right, spread by index
-            sx, sy = x1 + w, y1 + h / 2
-            ex, ey = x2 + w, y2 + h / 2
-            bow = 60 + (i % 7) * 18
-            path_d = f"M{sx:.1f},{sy:.1f} C{sx + bow:.1f},{sy:.1f} {ex + bow:.1f},{ey:.1f} {ex:.1f},{ey:.1f}"
-        out.append(f'<path d="{path_d}" fill="none" stroke="{colour}" stroke-width="1.6"{dash_attr} '
-                   f'marker-end="url(#arrow-{t.kind.value})" class="edge {t.kind.value}">'
-                   f"<title>{title}</title></path>")
-    for s, (x, y) in pos.items():
-        terminal = s in graph.terminals
-        fill = "#f3f4f6" if terminal else "#ffffff"
-        stroke_w = 2.5 if terminal else 1.2
-        rx = 18 if terminal else 4
-        tools = ", ".join(graph.contracts[s].permitted_tools)
-        out.append(f'<g class="state"><title>{escape(s)}: {escape(tools) or "no tools"}</title>'
-                   f'<rect x="{x:.1f}" y="{y:.1f}" width="{w}" height="{h}" rx="{rx}" fill="{fill}" '
-                   f'stroke="#111" stroke-width="{stroke_w}"/>'
-                   f'<text x="{x + w / 2:.1f}" y="{y + h / 2 + 5:.1f}" font-size="13" '
-                   f'text-anchor="middle">{escape(s)}</text></g>')
-    lx, ly = width - 230, margin + 10  # the legend sits top right, clear of the side column
-    out.append(f'<g class="legend"><rect x="{lx - 10}" y="{ly - 20}" width="220" height="110" '
-               'fill="#fff" stroke="#999"/>')
-    for j, (kind, (colour, dash)) in enumerate(STYLE.items()):
-        yy = ly + j * 24
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(f'<line x1="{lx}" y1="{yy}" x2="{lx + 60}" y2="{yy}" stroke="{colour}" '
-                   f'stroke-width="2"{dash_attr}/><text x="{lx + 70}" y="{yy + 4}" font-size="12">'
-                   f"{kind.value}</text>")
+    out += [_svg_edge(i, t, layout) for i, t in enumerate(graph.transitions)]
+    out += [_svg_state(graph, s, x, y) for s, (x, y) in layout.pos.items()]
+    out += _svg_legend(width)
     out.append("</g></svg>")
     return "\n".join(out) + "\n"
 

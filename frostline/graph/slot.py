@@ -156,22 +156,3 @@ def run_slot(request: SlotRequest, client: ModelClient, limits: SlotLimits, *, e
     outcome.failure = f"no valid output within {limits.max_turns} model call(s)"
     return outcome
 
-
-class ScriptedModel:
-    """A recorded model client: replays given replies per state, in order (tests, demos).
-
-    Example: ``ScriptedModel({"LOCALIZE": [{"output": {...}}]})``. Running out of replies for a
-    state raises, so a test notices an unexpected extra call.
-    """
-
-    def __init__(self, replies: Mapping[str, Sequence[SlotReply | Mapping[str, Any]]]) -> None:
-        self.replies = {s: list(r) for s, r in replies.items()}
-        self.requests: list[SlotRequest] = []
-
-    def complete(self, request: SlotRequest) -> SlotReply | Mapping[str, Any]:
-        self.requests.append(request)
-        queue = self.replies.get(request.state)
-        if not queue:
-            raise AssertionError(f"ScriptedModel has no reply left for {request.state} "
-                                 f"(visit {request.visit}, turn {request.turn})")
-        return queue.pop(0)

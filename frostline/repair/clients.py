@@ -1,4 +1,4 @@
-"""Model clients for the repair loop: any OpenAI-compatible chat endpoint, or recorded replies.
+"""Model clients for the repair loop: any OpenAI-compatible chat endpoint, or stored replies.
 
 The repair loop asks a model for a candidate script and needs only one operation,
 `complete(messages) -> Completion`. Two clients implement it:
@@ -7,8 +7,8 @@ The repair loop asks a model for a candidate script and needs only one operation
   `openai` package, which retries 429 and 5xx responses (and timeouts) with exponential
   backoff, jitter and `Retry-After`. Every failure that reaches the caller is translated at this
   boundary into a `ModelError` naming what went wrong (`kind`) and what to do.
-- `RecordedClient` replays stored responses in order from a JSON file: tests, demos and the
-  reproduction of studies that used stored model outputs.
+- `ReplayClient` (frostline.repair.replay) replays stored replies in order from a JSON file:
+  tests, demos and the reproduction of studies that used stored model outputs.
 
 Configuration precedence for `OpenAIChatClient` (first found wins):
 
@@ -23,75 +23,22 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from frostline.errors import DefinitionError, RunError
+from frostline.errors import DefinitionError
+from frostline.repair.completion import (
+    Accounting,
+    Completion,
+    ModelClient,
+    ModelError,
+    Usage,
+    check_messages,
+    parse_usage,
+)
+from frostline.repair.replay import REPLAY_KINDS, ReplayClient, ReplayPolicy
 
 ENV_BASE_URL = "FROSTLINE_MODEL_BASE_URL"
 ENV_API_KEY = "FROSTLINE_MODEL_API_KEY"
-
-
-class ModelError(RunError):
-    """A model call failed. `kind` is one of: rate_limited, server_error, timeout, connection,
-    auth, bad_request, malformed, exhausted."""
-
-    code = "model"
-
-
-@dataclass(frozen=True)
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(self.prompt_tokens + other.prompt_tokens,
-                     self.completion_tokens + other.completion_tokens,
-                     self.total_tokens + other.total_tokens)
-
-    def to_dict(self) -> dict[str, int]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": self.total_tokens}
-
-
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    usage: Usage
-    model: str
-    raw: dict[str, Any] = field(default_factory=dict)
-
-
-class ModelClient(Protocol):
-    """What the repair loop needs from a model."""
-
-    def complete(self, messages: list[dict[str, Any]]) -> Completion: ...
-
-
-def _check_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    if not isinstance(messages, Sequence) or not messages:
-        raise DefinitionError("messages must be a non-empty list of {'role', 'content'} objects")
-    for i, m in enumerate(messages):
-        if not isinstance(m, Mapping) or not isinstance(m.get("role"), str) \
-                or not isinstance(m.get("content"), str):
-            raise DefinitionError(f"message {i} must be an object with string 'role' and 'content'")
-    return [dict(m) for m in messages]
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def parse_usage(data: Any) -> Usage:
-    """Usage from an API `usage` object; missing or malformed counts read as 0."""
-    if not isinstance(data, Mapping):
-        return Usage()
-    prompt, completion = _int(data.get("prompt_tokens")), _int(data.get("completion_tokens"))
-    return Usage(prompt, completion, _int(data.get("total_tokens")) or prompt + completion)
 
 
 def parse_completion(body: str, requested_model: str) -> Completion:
@@ -124,20 +71,6 @@ def parse_completion(body: str, requested_model: str) -> Completion:
         raise bad(f"empty message content (finish_reason={reason!r})")
     model = data.get("model") if isinstance(data.get("model"), str) else requested_model
     return Completion(content, parse_usage(data.get("usage")), str(model), data)
-
-
-class _Accounting:
-    """Cumulative token usage and call count, safe to update from several threads."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.usage = Usage()
-        self.calls = 0
-
-    def add(self, usage: Usage) -> None:
-        with self._lock:
-            self.usage = self.usage + usage
-            self.calls += 1
 
 
 class OpenAIChatClient:
@@ -184,7 +117,7 @@ class OpenAIChatClient:
         self._openai = openai
         self._client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=timeout,
                                      max_retries=max_retries)
-        self._accounting = _Accounting()
+        self._accounting = Accounting()
 
     @property
     def usage(self) -> Usage:
@@ -197,7 +130,7 @@ class OpenAIChatClient:
 
     def complete(self, messages: list[dict[str, Any]]) -> Completion:
         """One chat completion; raises ModelError for every failure that survives retries."""
-        msgs = _check_messages(messages)
+        msgs = check_messages(messages)
         openai = self._openai
         try:
             response = self._client.chat.completions.with_raw_response.create(
@@ -246,92 +179,29 @@ class OpenAIChatClient:
         self.close()
 
 
-class RecordedClient:
-    """Replays stored responses in order from a JSON file.
+def client_from_spec(spec: str, *, replay: ReplayPolicy | None = None,
+                     **options: Any) -> ModelClient:
+    """Build a client from ``openai:MODEL`` or, where `replay` allows it, ``replay:FILE``
+    (stored replies; ``recorded:FILE`` is the older spelling of the same thing).
 
-    File shape::
-
-        {"model": "gpt-x", "note": "why these were recorded",
-         "responses": [{"content": "...", "usage": {"prompt_tokens": 1, ...}},
-                       {"error": {"kind": "rate_limited", "message": "..."}}]}
-
-    An ``error`` entry replays a model failure as ModelError. Asking for more responses than
-    the file holds raises ModelError(kind="exhausted"). `requests` keeps every message list.
-    """
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        try:
-            data = json.loads(self.path.read_text())
-        except FileNotFoundError:
-            raise DefinitionError(f"recorded responses file {self.path} does not exist") from None
-        except ValueError as exc:
-            raise DefinitionError(f"recorded responses file {self.path} is not JSON: {exc}") from exc
-        if not isinstance(data, dict) or not isinstance(data.get("responses"), list):
-            raise DefinitionError(f"{self.path}: expected an object with a 'responses' list, "
-                                  'e.g. {"model": "m", "responses": [{"content": "..."}]}')
-        for i, r in enumerate(data["responses"]):
-            ok = isinstance(r, dict) and (isinstance(r.get("content"), str)
-                                          or isinstance(r.get("error"), dict))
-            if not ok or ("usage" in r and not isinstance(r["usage"], dict)):
-                raise DefinitionError(f"{self.path}: responses[{i}] needs a string 'content' "
-                                      "(and an optional 'usage' object) or an 'error' object")
-        self.model = str(data.get("model") or "recorded")
-        self.note = str(data.get("note") or "")
-        self._responses: list[dict[str, Any]] = data["responses"]
-        self._next = 0
-        self._lock = threading.Lock()
-        self._accounting = _Accounting()
-        self.requests: list[list[dict[str, Any]]] = []
-
-    @property
-    def usage(self) -> Usage:
-        return self._accounting.usage
-
-    @property
-    def calls(self) -> int:
-        return self._accounting.calls
-
-    @property
-    def remaining(self) -> int:
-        return len(self._responses) - self._next
-
-    def complete(self, messages: list[dict[str, Any]]) -> Completion:
-        msgs = _check_messages(messages)
-        with self._lock:
-            index = self._next
-            if index >= len(self._responses):
-                raise ModelError(
-                    f"recorded client {self.path}: all {len(self._responses)} stored responses "
-                    f"were used and response {index + 1} was requested; add responses to the "
-                    "file or lower the number of model calls (e.g. max_rewrites)",
-                    kind="exhausted", model=self.model, path=str(self.path))
-            self._next += 1
-            self.requests.append(msgs)
-        entry = self._responses[index]
-        if "error" in entry:
-            err = entry["error"]
-            raise ModelError(f"recorded model error #{index}: {err.get('message', 'error')}",
-                             kind=str(err.get("kind", "server_error")), model=self.model,
-                             status=err.get("status"))
-        usage = parse_usage(entry.get("usage"))
-        self._accounting.add(usage)
-        return Completion(entry["content"], usage, self.model, dict(entry))
-
-
-def client_from_spec(spec: str, **options: Any) -> ModelClient:
-    """Build a client from ``openai:MODEL`` or ``recorded:FILE``.
-
-    `options` go to OpenAIChatClient (base_url, api_key, timeout, max_retries, ...).
-    Example: ``client_from_spec("recorded:tests/data/repair.json")``
+    `options` go to OpenAIChatClient (base_url, api_key, timeout, max_retries, ...). Without a
+    `replay` policy a replay spec is refused: a server never turns a client's text into a path
+    it opens.
+    Example: ``client_from_spec("replay:replies.json", replay=ReplayPolicy.for_cli())``
     """
     kind, sep, rest = spec.partition(":") if isinstance(spec, str) else ("", "", "")
     if sep and rest and kind == "openai":
         return OpenAIChatClient(rest, **options)
-    if sep and rest and kind == "recorded":
+    if sep and rest and kind in REPLAY_KINDS:
+        if replay is None:
+            raise DefinitionError(
+                f"model spec {spec!r} replays stored replies from a file, which is a command-line "
+                "and test facility only; name a configured model endpoint, e.g. 'openai:MODEL'",
+                field="model")
         if options:
-            raise DefinitionError(f"recorded clients take no options (got {', '.join(options)})")
-        return RecordedClient(rest)
+            raise DefinitionError(f"replayed replies take no options (got {', '.join(options)})")
+        return ReplayClient(rest, policy=replay)
     raise DefinitionError(
         f"model spec {spec!r} is not understood; use 'openai:MODEL' (an OpenAI-compatible "
-        "endpoint, see FROSTLINE_MODEL_BASE_URL) or 'recorded:FILE' (stored responses)")
+        "endpoint, see FROSTLINE_MODEL_BASE_URL) or 'replay:FILE' (stored replies)",
+        field="model")

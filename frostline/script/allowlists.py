@@ -61,6 +61,17 @@ BUILTINS = frozenset({
     "Exception", "ValueError", "KeyError", "IndexError", "TypeError", "RuntimeError",
     "LookupError", "ArithmeticError", "ZeroDivisionError", "AssertionError",
 })
+#: Builtins a script is likely to reach for that are not allowed. Naming one is R08 like any
+#: other free name; the list only picks the message ("not an allowed builtin" rather than
+#: "not defined"), it allows nothing.
+FORBIDDEN_BUILTINS = frozenset({
+    "open", "eval", "exec", "compile", "getattr", "setattr", "delattr", "hasattr", "globals",
+    "locals", "vars", "type", "id", "hash", "print", "input", "__import__", "breakpoint",
+    "help", "dir", "object", "super", "memoryview", "bytearray", "bytes", "iter", "next",
+    "aiter", "anext", "repr", "format", "classmethod", "staticmethod", "property", "exit",
+    "quit", "callable", "chr", "ord", "ascii", "issubclass", "BaseException",
+    "KeyboardInterrupt", "SystemExit", "GeneratorExit",
+})
 EXCEPTION_NAMES = frozenset({
     "Exception", "ValueError", "KeyError", "IndexError", "TypeError", "RuntimeError",
     "LookupError", "ArithmeticError", "ZeroDivisionError", "AssertionError",

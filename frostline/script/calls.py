@@ -1,9 +1,9 @@
 """Calls in the checker's walk: ctx primitives, helper calls, builtins and data methods.
 
-A mixin of frostline.script.rules.Analyzer (the decisions are listed there): it owns what
-happens at a call expression, which is where most rules meet (R02 ctx API, R05 containers,
-R10 ``_site``, R12 consumption of awaitables, the accounting of list growth for R03, and the
-cost tree of the spend bound). Expression positions, shared with the walk, live here too.
+The lowest part of the walk (frostline.script.walk lists the parts): it owns what happens
+at a call expression, which is where most rules meet (R02 ctx API, R05 containers, R10
+``_site``, R12 consumption of awaitables, the accounting of list growth for R03, and the
+cost tree of the spend bound).
 """
 
 from __future__ import annotations
@@ -17,50 +17,35 @@ from frostline.script.allowlists import (
     PRIMITIVES,
     SHRINKING_METHODS,
 )
-from frostline.script.scope import Cost, FunctionInfo, LoopRec, ModuleInfo
+from frostline.script.costs import seq, times
+from frostline.script.scope import Cost, FunctionInfo
+from frostline.script.shapes import is_capability_call, is_ctx, is_ctx_attribute
 from frostline.script.sites import SITE_KEYWORD
+from frostline.script.walk import (
+    APPEND,
+    AWAIT,
+    BIND,
+    CONTAINER,
+    ESCAPE,
+    ITEM,
+    LAMBDA_OK,
+    PAYLOAD,
+    SAFE,
+    Walk,
+)
 
-# Expression positions.
-ESCAPE = 0     # the value may be retained (stored, aliased, passed to a helper)
-SAFE = 1       # read-only use
-AWAIT = 2      # operand of await
-CONTAINER = 3  # the list argument of ctx.parallel / ctx.race
-ITEM = 4       # an element of that list
-PAYLOAD = 5    # inside ctx.run's arguments (serialized for the host)
-BIND = 6       # the value of `name = ...` (target in self.bind_target)
-APPEND = 7     # the argument of `name.append(...)` (receiver in self.bind_target)
-LAMBDA_OK = 8  # a place where a lambda is allowed
 
+class CallRules(Walk):
+    """The call-expression part of the checker's walk."""
 
-class CallRules:
-    """The call-expression half of the checker's walk (mixed into Analyzer)."""
-
-    if TYPE_CHECKING:  # provided by Analyzer
-        func: FunctionInfo
-        module: ModuleInfo
-        bind_target: str | None
-        run_calls: list[ast.Call]
-        containers: list[LoopRec]
-        ordered: list[tuple[ast.expr, FunctionInfo, str]]
-        leaf_runs: set[int]
-        site_keywords: int
-
-        def report(self, rule: str, node: ast.AST, message: str, hint: str,
-                   severity: str = "error") -> None: ...
+    if TYPE_CHECKING:  # the expression part of the walk, which extends this one
         def expr(self, node: ast.expr, pos: int) -> Cost | None: ...
         def _name(self, node: ast.Name, pos: int) -> None: ...
-        def _mark(self) -> None: ...
-        def _ctx_scope(self, node: ast.Name) -> None: ...
-        def _unknown_ctx(self, node: ast.Attribute) -> None: ...
-        def _check_attr(self, node: ast.Attribute) -> None: ...
-        def _loop(self, kind: str, expr: ast.expr | None, node: ast.AST) -> LoopRec: ...
-        def _mutation(self, name: str, method: str, arg: ast.expr | None,
-                      node: ast.Name) -> None: ...
 
     # ---- calls ---------------------------------------------------------------------
     def _awaitable(self, call: ast.Call) -> bool:
         f = call.func
-        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "ctx":
+        if is_ctx_attribute(f):
             return f.attr in PRIMITIVES
         if isinstance(f, ast.Name):
             target = self.func.lookup_function(f.id, self.module)
@@ -75,17 +60,17 @@ class CallRules:
             return
         self.report("R12", call, f"{what} is created but never awaited (fire-and-forget)",
                     "await it, or hand it to `await ctx.parallel([...])`")
-        if _is_run(call):
+        if is_capability_call(call):
             self.report("R02", call, "`ctx.run(...)` is used without `await`",
                         'write `await ctx.run("cap", payload)`; the sync API is gone')
 
     def _call(self, node: ast.Call, pos: int) -> Cost | None:
         f = node.func
-        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "ctx":
+        if is_ctx_attribute(f):
             self._ctx_scope(f.value)
             if f.attr not in PRIMITIVES:
                 self._unknown_ctx(f)
-                return _seq(*self._args(node, ESCAPE))
+                return seq(*self._args(node, ESCAPE))
             self._consume(node, pos, f"`ctx.{f.attr}(...)`")
             if f.attr == "run":
                 return self._run(node)
@@ -99,21 +84,21 @@ class CallRules:
             if f.id in BUILTINS and self.func.defining_scope(f.id) is None:
                 return self._builtin_call(node, f)
             self._name(f, SAFE)
-            return _seq(*self._args(node, ESCAPE))
-        return _seq(self.expr(f, SAFE), *self._args(node, ESCAPE))
+            return seq(*self._args(node, ESCAPE))
+        return seq(self.expr(f, SAFE), *self._args(node, ESCAPE))
 
     def _args(self, node: ast.Call, pos: int) -> list[Cost | None]:
         out = []
         for arg in node.args:
             if isinstance(arg, ast.Starred):
                 out.append(self.expr(arg.value, SAFE))
-            elif isinstance(arg, ast.Name) and arg.id == "ctx":
+            elif is_ctx(arg):
                 self.report("R02", arg, "`ctx` is passed to something that is not a script "
                             "helper", "pass ctx only to your own helpers (parameter `ctx`)")
             else:
                 out.append(self.expr(arg, pos))
         for kw in node.keywords:
-            if isinstance(kw.value, ast.Name) and kw.value.id == "ctx":
+            if is_ctx(kw.value):
                 self.report("R02", kw.value, "`ctx` is passed to something that is not a script "
                             "helper", "pass ctx only to your own helpers (parameter `ctx`)")
                 continue
@@ -144,7 +129,7 @@ class CallRules:
             self.leaf_runs.add(id(node))
         cap = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) \
             and isinstance(node.args[0].value, str) else "<dynamic>"
-        return _seq(*costs, ("call", cap))
+        return seq(*costs, ("call", cap))
 
     def _container(self, node: ast.Call, kind: str) -> Cost | None:
         hint = {"parallel": "`await ctx.parallel([job0, job1, ...])`",
@@ -154,7 +139,7 @@ class CallRules:
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args) or not node.args \
                 or (kind != "pipeline" and len(node.args) != 1) or len(node.args) < (2 if kind == "pipeline" else 1):
             self.report("R02", node, f"malformed `ctx.{kind}(...)` call", f"call it as {hint}")
-            return _seq(*self._args(node, SAFE))
+            return seq(*self._args(node, SAFE))
         first = node.args[0]
         if kind in ("parallel", "race"):
             cost = self.expr(first, CONTAINER)
@@ -170,8 +155,8 @@ class CallRules:
             stages: list[Cost | None] = []
             for stage in node.args[1:]:
                 stages.append(self._function_ref(stage, "a pipeline stage"))
-            body = _seq(*stages)
-            return _seq(cost, None if body is None else ("times", rec, body))
+            body = seq(*stages)
+            return seq(cost, times([rec], body))
         # dag
         rec = self._loop("dag", first, node)
         self.containers.append(rec)
@@ -214,7 +199,7 @@ class CallRules:
         if cycle:
             self.report("R05", tasks, "`ctx.dag` has a dependency cycle: " + " -> ".join(cycle),
                         "remove one of the dependencies so the graph is acyclic")
-        return _seq(*costs)
+        return seq(*costs)
 
     def _function_ref(self, node: ast.expr, what: str) -> Cost | None:
         if isinstance(node, ast.Name):
@@ -262,10 +247,9 @@ class CallRules:
                         "what its `ctx` parameter receives", "pass `ctx` explicitly by position "
                         "or as `ctx=ctx`")
         for index, arg in enumerate(node.args):
-            is_ctx = isinstance(arg, ast.Name) and arg.id == "ctx"
             param = params[index] if index < len(params) else None
-            if is_ctx:
-                self._ctx_scope(arg)  # type: ignore[arg-type]
+            if is_ctx(arg):
+                self._ctx_scope(arg)
                 if param != "ctx":
                     self.report("R02", arg, f"`ctx` is passed to `{target.qual}` at a parameter "
                                 f"named `{param}`", "name the helper's parameter `ctx`")
@@ -278,9 +262,8 @@ class CallRules:
             else:
                 costs.append(self.expr(arg, ESCAPE))
         for kw in node.keywords:
-            is_ctx = isinstance(kw.value, ast.Name) and kw.value.id == "ctx"
-            if is_ctx:
-                self._ctx_scope(kw.value)  # type: ignore[arg-type]
+            if is_ctx(kw.value):
+                self._ctx_scope(kw.value)
                 if kw.arg != "ctx":
                     self.report("R02", kw.value, "`ctx` is passed under another name",
                                 "pass it as `ctx=ctx` to a parameter named `ctx`")
@@ -289,7 +272,7 @@ class CallRules:
                     self.report("R02", kw.value, f"`{target.qual}` receives something other "
                                 "than ctx in its `ctx` parameter", "pass `ctx` itself")
                 costs.append(self.expr(kw.value, ESCAPE))
-        return _seq(*costs, ("helper", target))
+        return seq(*costs, ("helper", target))
 
     def _builtin_call(self, node: ast.Call, f: ast.Name) -> Cost | None:
         name = f.id
@@ -307,7 +290,7 @@ class CallRules:
                 costs.append(self.expr(arg, LAMBDA_OK))
             elif name in ("map", "filter") and index == 0 and self._sync_ref(arg):
                 continue
-            elif isinstance(arg, ast.Name) and arg.id == "ctx":
+            elif is_ctx(arg):
                 self.report("R02", arg, f"`ctx` is passed to `{name}`",
                             "use ctx only as `ctx.<primitive>(...)`")
             else:
@@ -319,7 +302,7 @@ class CallRules:
                 continue
             else:
                 costs.append(self.expr(kw.value, SAFE))
-        return _seq(*costs)
+        return seq(*costs)
 
     def _method(self, node: ast.Call, f: ast.Attribute) -> Cost | None:
         self._check_attr(f)
@@ -342,7 +325,7 @@ class CallRules:
         for index, arg in enumerate(node.args):
             if isinstance(arg, ast.Starred):
                 costs.append(self.expr(arg.value, SAFE))
-            elif isinstance(arg, ast.Name) and arg.id == "ctx":
+            elif is_ctx(arg):
                 self.report("R02", arg, f"`ctx` is passed to `.{method}()`",
                             "use ctx only as `ctx.<primitive>(...)`")
             elif method in ("append", "insert", "setdefault") and isinstance(recv, ast.Name) \
@@ -361,35 +344,7 @@ class CallRules:
                 continue
             else:
                 costs.append(self.expr(kw.value, SAFE))
-        return _seq(*costs)
-
-
-def _is_run(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name) and node.func.value.id == "ctx"
-            and node.func.attr == "run")
-
-
-def _seq(*parts: Cost | None) -> Cost | None:
-    items = [p for p in parts if p is not None]
-    if not items:
-        return None
-    return items[0] if len(items) == 1 else ("seq", items)
-
-
-def _max(*parts: Cost | None) -> Cost | None:
-    items = [p for p in parts if p is not None]
-    if not items:
-        return None
-    return items[0] if len(items) == 1 else ("max", items)
-
-
-def _times(recs: list[LoopRec], body: Cost | None) -> Cost | None:
-    if body is None:
-        return None
-    for rec in reversed(recs):
-        body = ("times", rec, body)
-    return body
+        return seq(*costs)
 
 
 def _find_cycle(deps: dict[str, list[str]]) -> list[str] | None:

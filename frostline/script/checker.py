@@ -25,7 +25,6 @@ from typing import Any
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
-from frostline.errors import ScriptRejected
 from frostline.script.allowlists import DEFAULT_MAX_FANOUT, MAX_VIOLATIONS
 from frostline.script.bounds import Bounds
 from frostline.script.report import Facts, Report, Violation
@@ -95,15 +94,6 @@ def check_bytes(data: bytes, envelope: Envelope | dict[str, Any] | None = None, 
     except SourceError as exc:
         return _rejected(exc)
     return check(source, envelope, rules=rules, catalog=catalog)
-
-
-def parse_or_reject(source: str) -> ast.Module:
-    """Parse through the R00 boundary, raising ScriptRejected instead of returning a report."""
-    try:
-        return parse_source(source)
-    except SourceError as exc:
-        raise ScriptRejected(f"R00: line {exc.line}: {exc.message}", rule="R00", line=exc.line,
-                             hint=exc.hint) from None
 
 
 def _rejected(exc: SourceError) -> Report:

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import ast
 
-from frostline.script.allowlists import BUILTINS, ITERATORS, MAX_LOOP_BOUND, MAX_NESTED_PRODUCT
+from frostline.script.allowlists import (
+    BUILTINS,
+    FORBIDDEN_BUILTINS,
+    ITERATORS,
+    MAX_LOOP_BOUND,
+    MAX_NESTED_PRODUCT,
+)
 from frostline.script.bounds import Bounds
-from frostline.script.calls import _is_run
-from frostline.script.rules import _DANGEROUS, Analyzer
+from frostline.script.rules import Analyzer
 from frostline.script.scope import FunctionInfo, LoopRec, ModuleInfo
+from frostline.script.shapes import is_capability_call
 
 
 def resolve(an: Analyzer, bounds: Bounds, max_fanout: int) -> None:
@@ -43,7 +49,7 @@ def resolve(an: Analyzer, bounds: Bounds, max_fanout: int) -> None:
                 an.report("R12", call, f"{what} is stored in `{name}`, which is never awaited "
                           "or handed to a container (fire-and-forget)",
                           f"await `{name}` or pass it to `await ctx.parallel({name})`")
-                if _is_run(call):
+                if is_capability_call(call):
                     an.report("R02", call, "`ctx.run(...)` is used without `await`, as if it "
                               "returned the result", 'write `result = await ctx.run("cap", '
                               'payload)`; the sync API is gone')
@@ -86,7 +92,7 @@ def _names(an: Analyzer, func: FunctionInfo) -> None:
             continue
         if name in BUILTINS:
             continue
-        if name in _DANGEROUS:
+        if name in FORBIDDEN_BUILTINS:
             an.report("R08", node, f"`{name}` is not an allowed builtin",
                       "allowed builtins: " + ", ".join(sorted(BUILTINS)))
         else:

@@ -17,7 +17,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-Cost = tuple[Any, ...]  # see frostline.script.spend
+Cost = tuple[Any, ...]  # built by frostline.script.costs, evaluated by frostline.script.spend
 
 
 @dataclass(eq=False)

@@ -38,7 +38,8 @@ import hashlib
 from collections.abc import Iterator
 
 from frostline.script.report import SiteInfo
-from frostline.script.source import char_col, source_lines
+from frostline.script.shapes import is_capability_call
+from frostline.script.source import char_col, parse_or_reject, source_lines
 
 SITE_KEYWORD = "_site"
 Leaves = set[int] | frozenset[int]
@@ -48,13 +49,6 @@ _BLOCK_KINDS: dict[type[ast.stmt], str] = {
     ast.AsyncWith: "with", ast.Try: "try", ast.TryStar: "try", ast.Match: "match",
 }
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def is_capability_call(node: ast.AST) -> bool:
-    """True for ``ctx.run(...)``: the only expression that can reach a provider."""
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "run" and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "ctx")
 
 
 def fingerprint(call: ast.Call, strip_nested: bool = True) -> str:
@@ -116,8 +110,6 @@ def sites(source: str) -> list[SiteInfo]:
 
     Example: ``[s.site for s in sites(src)] == ["orchestrate/#0", "orchestrate/for#0.body/#0"]``
     """
-    from frostline.script.checker import parse_or_reject
-
     tree = parse_or_reject(source)
     return [info for _, info in assign_sites(tree, source_lines(source))]
 
@@ -317,4 +309,4 @@ def _expr_calls(node: ast.AST, out: list[ast.Call], leaves: Leaves) -> None:
     for child in ast.iter_child_nodes(node):
         _expr_calls(child, out, leaves)
     if is_capability_call(node):
-        out.append(node)  # type: ignore[arg-type]
+        out.append(node)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 
+from frostline.errors import ScriptRejected
+
 MAX_SOURCE_BYTES = 256 * 1024
 MAX_AST_DEPTH = 100
 
@@ -94,6 +96,18 @@ def parse_source(source: str, *, check_depth: bool = True) -> ast.Module:
     if check_depth:
         depth_check(tree)
     return tree
+
+
+def parse_or_reject(source: str) -> ast.Module:
+    """Parse through the R00 boundary, raising ScriptRejected instead of returning a report.
+
+    For the entry points that answer with a value rather than a report (sites, annotate).
+    """
+    try:
+        return parse_source(source)
+    except SourceError as exc:
+        raise ScriptRejected(f"R00: line {exc.line}: {exc.message}", rule="R00", line=exc.line,
+                             hint=exc.hint) from None
 
 
 def _utf8_len(source: str) -> int:

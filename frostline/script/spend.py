@@ -1,7 +1,7 @@
 """The static spend bound: the most calls per capability one attempt can make, and its cost.
 
-The checker's walk builds a small cost tree per function (only nodes that lead to a
-``ctx.run`` appear in it):
+The checker's walk builds a small cost tree per function with the combinators of
+frostline.script.costs (only nodes that lead to a ``ctx.run`` appear in it):
 
     ("call", cap)            one capability call expression
     ("helper", FunctionInfo) one invocation of a script function: its whole cost

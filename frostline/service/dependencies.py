@@ -14,12 +14,12 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Request
 
 from frostline.capabilities import Catalog
+from frostline.contract.records import RunRecord
 from frostline.errors import RunNotFound
 from frostline.service.auth import bearer_token, unauthorized
 from frostline.service.executing import ExecutingRuns
 from frostline.service.operations import Services
 from frostline.store.base import Store
-from frostline.contract.records import RunRecord
 
 
 @dataclass(frozen=True)

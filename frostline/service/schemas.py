@@ -5,13 +5,15 @@ Every body is validated here, at the edge: a bad request is a 4xx with a message
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MAX_SCRIPT_CHARS = 256 * 1024
 MAX_BODY_BYTES = 1024 * 1024
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 
 
 class _Strict(BaseModel):
@@ -31,9 +33,21 @@ class AddAttempt(_Strict):
 
 
 class RepairRequest(_Strict):
-    model: str = Field(min_length=3, max_length=512, description="openai:MODEL or recorded:FILE")
+    model: str = Field(min_length=3, max_length=256,
+                       description="a model endpoint configured on the server: openai:MODEL")
     max_rewrites: int = Field(default=3, ge=1, le=10)
     execute: bool = False
+
+    @field_validator("model")
+    @classmethod
+    def configured_endpoint(cls, spec: str) -> str:
+        # Replaying stored replies reads a file the spec names: never on behalf of a client.
+        kind, sep, name = spec.partition(":")
+        if not (sep and kind == "openai" and MODEL_NAME.fullmatch(name)):
+            raise ValueError("name a model endpoint configured on the server, e.g. "
+                             "'openai:gpt-4o-mini'; replaying stored replies from a file is a "
+                             "command-line facility")
+        return spec
 
 
 class ReconcileRequest(_Strict):

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 from frostline.contract.identity import Identity
@@ -172,6 +173,12 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def close(self) -> None: ...
+
+    def local_files(self) -> tuple[Path, ...]:
+        """The files on this host that hold the store (none for a server database). Nothing
+        but the store opens them: closing any descriptor of a SQLite file drops the process's
+        POSIX locks on it."""
+        return ()
 
     def __enter__(self) -> Store:
         return self

@@ -56,6 +56,10 @@ class SQLiteStore(SqlStore):
             ) from exc
         super().__init__(url or f"sqlite:///{self.path}", clock=clock)
 
+    def local_files(self) -> tuple[Path, ...]:
+        return (self.path, *(self.path.with_name(self.path.name + suffix)
+                             for suffix in ("-wal", "-shm", "-journal")), self._lock_dir)
+
     # connections --------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: no implicit transactions; the writer issues BEGIN IMMEDIATE

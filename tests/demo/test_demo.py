@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 from PIL import Image
 
-from frostline.demo.commands import demo
+from frostline.cli.demo import demo
 
 
 def test_demo_json_figures(tmp_path, monkeypatch):

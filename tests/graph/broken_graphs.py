@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import copy
 
-from frostline.graph.graph import Graph, GraphBuilder, load_graph
+from frostline.graph.builder import GraphBuilder
+from frostline.graph.graph import Graph, load_graph
 from frostline.graph.records import ArtifactFreshness, Freshness, GatePredicate, Operator, exists
 
 V = Freshness.VALID
@@ -85,6 +86,26 @@ def canonical_without_debug() -> Graph:
     return Graph.from_json(data)
 
 
+def shortcut(invariant: str | None = None) -> Graph:
+    """When WORK fails, a retry edge goes on to USE anyway. USE's contract needs nothing, so
+    the graph is green, unless an invariant says who must hold a VALID Out: "USE" (entered
+    without it after a failed WORK) or "FAIL" (a failed WORK ends there without it)."""
+    b = GraphBuilder(f"shortcut_{invariant or 'plain'}".lower(),
+                     states=["INIT", "WORK", "USE", "DONE", "FAIL"], terminals=["DONE", "FAIL"],
+                     tools=[], accepting=["DONE"])
+    b.state("WORK", output={"name": "Out", "required": ["ok"]})
+    b.state("USE", output={"name": "Verdict", "required": ["pass"]})
+    b.edge("INIT", "WORK")
+    b.edge("WORK", "USE", guard=[GatePredicate("Out", "ok", Operator.EQ, 1)])
+    b.edge("WORK", "USE", "retry")
+    b.edge("WORK", "FAIL", "termination", reason="out_of_budget")
+    b.edge("USE", "DONE", guard=[GatePredicate("Verdict", "pass", Operator.EQ, 1)])
+    b.edge("USE", "FAIL", "termination", reason="out_of_budget")
+    if invariant is not None:
+        b.invariant(invariant, "Out")
+    return b.budgets(retry=1, rollback=0).build()
+
+
 BROKEN = {
     "stuck": (stuck, {"reachability": True, "safety": True, "liveness": False}),
     "unbounded_cycle": (unbounded_cycle, {"reachability": True, "safety": True, "liveness": False}),
@@ -93,4 +114,9 @@ BROKEN = {
     "stale_entry": (stale_entry, {"reachability": True, "safety": False, "liveness": True}),
     "canonical_without_debug": (canonical_without_debug,
                                 {"reachability": True, "safety": False, "liveness": True}),
+    "shortcut": (shortcut, {"reachability": True, "safety": True, "liveness": True}),
+    "shortcut_invariant": (lambda: shortcut("USE"),
+                           {"reachability": True, "safety": False, "liveness": True}),
+    "terminal_invariant": (lambda: shortcut("FAIL"),
+                           {"reachability": True, "safety": False, "liveness": True}),
 }

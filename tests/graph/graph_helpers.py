@@ -1,9 +1,9 @@
-"""Shared helpers for the phase-graph tests: a model that must never be called, and scripted
-deterministic bodies for the canonical graph."""
+"""Shared helpers for the phase-graph tests: a model that must never be called, a model that
+replays hand-written replies, and scripted deterministic bodies for the canonical graph."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from frostline.graph.engine import Engine, StateContext
 from frostline.graph.graph import load_graph
-from frostline.graph.slot import SlotRequest
+from frostline.graph.slot import SlotReply, SlotRequest
 
 HAPPY: dict[str, dict[str, Any]] = {
     "RECONNAISSANCE": {"root": "repo", "files": ["a.py"], "file_count": 1},
@@ -40,6 +40,26 @@ class ForbiddenModel:
 
     def complete(self, request: SlotRequest) -> Any:
         pytest.fail(f"a model was consulted in {request.state}; the control plane holds no L entry")
+
+
+class ScriptedModel:
+    """A model client that replays hand-written replies per state, in order.
+
+    Example: ``ScriptedModel({"LOCALIZE": [{"output": {...}}]})``. Running out of replies for a
+    state fails the test, so an unexpected extra call is noticed; `requests` keeps every request.
+    """
+
+    def __init__(self, replies: Mapping[str, Sequence[SlotReply | Mapping[str, Any]]]) -> None:
+        self.replies = {s: list(r) for s, r in replies.items()}
+        self.requests: list[SlotRequest] = []
+
+    def complete(self, request: SlotRequest) -> SlotReply | Mapping[str, Any]:
+        self.requests.append(request)
+        queue = self.replies.get(request.state)
+        if not queue:
+            raise AssertionError(f"ScriptedModel has no reply left for {request.state} "
+                                 f"(visit {request.visit}, turn {request.turn})")
+        return queue.pop(0)
 
 
 def scripted_bodies(overrides: Mapping[str, list[Override]] | None = None) -> dict[str, Any]:

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 from durable_bodies import CALLS, LOG_ENV, build, executions, tools, with_calls
 
+from frostline.cli.graph import graph as graph_cli
 from frostline.contract.identity import Identity, digest
 from frostline.errors import FrostlineError, ProviderError
-from frostline.graph.commands import graph as graph_cli
 from frostline.graph.durable import GraphTool, run_durable, tool_identity
 from frostline.graph.errors import GraphRejected, IllegalTool
 from frostline.graph.graph import Graph, load_graph

@@ -25,7 +25,7 @@ from frostline.store import CallStatus, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 BODIES = Path(__file__).with_name("durable_bodies.py")
-CLI = "from frostline.graph.commands import graph; graph(prog_name='frostline graph')"
+CLI = "from frostline.cli.graph import graph; graph(prog_name='frostline graph')"
 BEFORE_EXECUTE = ("RECONNAISSANCE", "LOCALIZE", "GENERATE", "EDIT")
 DEADLINE_S = 60.0  # a hang guard only; the test never waits on time for ordering
 

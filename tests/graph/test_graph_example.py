@@ -5,7 +5,10 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from frostline.graph import Engine, LocalToolRouter, RunStatus, load_graph
+import pytest
+
+from frostline.errors import RunError
+from frostline.graph import Engine, LocalToolRouter, RunStatus, SlotRequest, load_graph
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "graph" / "fix_failing_test.py"
 
@@ -34,3 +37,11 @@ def test_failing_test_fixed_after_one_retry_and_one_rollback():
     # the reviewer's rollback made the stale Review recomputed, nothing upstream
     for e in result.ledger.of_kind("invalidation"):
         assert e.data["stale"] == ["Review"]
+
+
+def test_the_example_model_replays_its_script_and_then_fails_the_visit():
+    client = load_example().build()["model"]
+    request = SlotRequest("DEBUG", 0, 0, {}, {"name": "Diagnosis", "required": []}, ())
+    assert client.complete(request)["output"]["patch_local"] == 1
+    with pytest.raises(RunError, match="no reply left for DEBUG"):
+        client.complete(request)

@@ -9,7 +9,8 @@ from importlib import resources
 import pytest
 
 from frostline.errors import GraphLoadError
-from frostline.graph.graph import TOP_LEVEL, Graph, GraphBuilder, load_graph
+from frostline.graph.builder import GraphBuilder
+from frostline.graph.graph import TOP_LEVEL, Graph, load_graph
 from frostline.graph.records import GatePredicate, Operator, exists
 from frostline.graph.shipped import canonical_graph, seed_graph
 

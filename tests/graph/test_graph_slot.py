@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from graph_helpers import HAPPY, scripted_bodies
+from graph_helpers import HAPPY, ScriptedModel, scripted_bodies
 
 from frostline.graph.allowlist import LocalToolRouter
 from frostline.graph.engine import Engine, RunStatus, model_body
 from frostline.graph.graph import load_graph
-from frostline.graph.slot import ScriptedModel, SlotLimits, SlotReply, validate_output
+from frostline.graph.slot import SlotLimits, SlotReply, validate_output
 
 CANONICAL = load_graph("canonical")
 GOOD = {"output": HAPPY["LOCALIZE"]}

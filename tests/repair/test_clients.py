@@ -11,7 +11,8 @@ from frostline.errors import DefinitionError, RunError
 from frostline.repair import (
     ModelError,
     OpenAIChatClient,
-    RecordedClient,
+    ReplayClient,
+    ReplayPolicy,
     Usage,
     client_from_spec,
 )
@@ -215,55 +216,18 @@ def write(tmp_path, data) -> str:
     return str(path)
 
 
-def test_recorded_client_replays_in_order_then_runs_out(tmp_path):
-    path = write(tmp_path, {"model": "stored-model", "note": "two rewrites", "responses": [
-        {"content": "first", "usage": {"prompt_tokens": 5, "completion_tokens": 1}},
-        {"content": "second"},
-    ]})
-    c = RecordedClient(path)
-    assert c.note == "two rewrites" and c.remaining == 2
-    a, b = c.complete(MSGS), c.complete([*MSGS, {"role": "user", "content": "again"}])
-    assert (a.text, b.text) == ("first", "second") and a.model == "stored-model"
-    assert c.usage == Usage(5, 1, 6) and c.calls == 2 and c.remaining == 0
-    assert c.requests[1][-1]["content"] == "again"
-    with pytest.raises(ModelError) as info:
-        c.complete(MSGS)
-    assert info.value.fields["kind"] == "exhausted"
-    assert "2 stored responses" in info.value.message and path in info.value.message
-
-
-def test_recorded_client_replays_errors(tmp_path):
-    c = RecordedClient(write(tmp_path, {"responses": [
-        {"error": {"kind": "rate_limited", "message": "slow down", "status": 429}},
-        {"content": "ok"}]}))
-    with pytest.raises(ModelError) as info:
-        c.complete(MSGS)
-    assert info.value.fields["kind"] == "rate_limited"
-    assert c.complete(MSGS).text == "ok"
-
-
-@pytest.mark.parametrize("content", [
-    "not json", "[]", '{"responses": 3}', '{"responses": [{"usage": {}}]}',
-    '{"responses": [{"content": "x", "usage": 5}]}', '{"responses": [7]}',
-])
-def test_recorded_client_rejects_bad_files(tmp_path, content):
-    with pytest.raises(DefinitionError):
-        RecordedClient(write(tmp_path, content))
-
-
-def test_recorded_client_missing_file(tmp_path):
-    with pytest.raises(DefinitionError, match="does not exist"):
-        RecordedClient(str(tmp_path / "nope.json"))
-
-
 def test_client_from_spec(tmp_path, fake_openai):  # noqa: F811
     path = write(tmp_path, {"responses": [{"content": "x"}]})
-    assert isinstance(client_from_spec(f"recorded:{path}"), RecordedClient)
+    policy = ReplayPolicy((tmp_path,))
+    assert isinstance(client_from_spec(f"recorded:{path}", replay=policy), ReplayClient)
+    assert isinstance(client_from_spec(f"replay:{path}", replay=policy), ReplayClient)
+    with pytest.raises(DefinitionError, match="command-line and test facility"):
+        client_from_spec(f"replay:{path}")  # no policy: a server never opens a named file
     c = client_from_spec("openai:gpt-test", base_url=fake_openai.url, api_key=fake_openai.api_key)
     assert isinstance(c, OpenAIChatClient) and c.model == "gpt-test"
     assert c.complete(MSGS).text == "echo: fix it"
     for bad in ("", "openai", "openai:", "recorded:", "anthropic:claude", "gpt-4o"):
         with pytest.raises(DefinitionError, match="openai:MODEL"):
-            client_from_spec(bad)
+            client_from_spec(bad, replay=policy)
     with pytest.raises(DefinitionError):
-        client_from_spec(f"recorded:{path}", timeout=3)
+        client_from_spec(f"recorded:{path}", timeout=3, replay=policy)

@@ -9,7 +9,6 @@ import pytest
 
 from frostline.errors import DefinitionError, RunNotFound
 from frostline.providers.local import LocalProviders
-from frostline.repair.clients import RecordedClient
 from frostline.repair.loop import (
     RepairResult,
     RepairTask,
@@ -18,6 +17,7 @@ from frostline.repair.loop import (
     repair_loop,
     task_from_store,
 )
+from frostline.repair.replay import ReplayClient, ReplayPolicy
 from frostline.runtime.execute import execute
 from frostline.runtime.runners import InProcessRunner
 from frostline.store import Store
@@ -112,7 +112,7 @@ def test_max_rewrites_is_respected(sqlite_store: Store, tmp_path: Path) -> None:
     path.write_text(json.dumps({"model": "m", "responses": [
         {"content": SCRIPTED[2], "usage": {"prompt_tokens": 100, "completion_tokens": 10,
                                            "total_tokens": 110}}] * 4 + [{"content": SCRIPTED[4]}]}))
-    client = RecordedClient(path)
+    client = ReplayClient(path, policy=ReplayPolicy((tmp_path,)))
     result = repair(client, task)
     assert client.calls == 2 and result.accepted is None
     assert result.usage_total == {"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220}
@@ -123,7 +123,7 @@ def test_driver_with_recorded_client_accepts(task: RepairTask, tmp_path: Path) -
     path = tmp_path / "replies.json"
     path.write_text(json.dumps({"model": "m", "responses": [{"content": SCRIPTED[3]},
                                                             {"content": SCRIPTED[4]}]}))
-    client = RecordedClient(path)
+    client = ReplayClient(path, policy=ReplayPolicy((tmp_path,)))
     result = repair(client, task)
     assert client.calls == 2 and result.accepted is not None
     assert [r.ok for r in result.rewrites] == [False, True]
@@ -157,7 +157,7 @@ def test_unparsable_candidate_is_feedback_not_a_crash(task: RepairTask) -> None:
 
 
 def test_completion_objects_and_plain_strings_are_both_replies(task: RepairTask) -> None:
-    from frostline.repair.clients import Completion, Usage
+    from frostline.repair.completion import Completion, Usage
 
     result, _ = drive(task, [Completion(SCRIPTED[0], Usage(5, 1, 6), "m"), SCRIPTED[4]])  # type: ignore[list-item]
     assert result.rewrites[0].usage == {"prompt_tokens": 5, "completion_tokens": 1,

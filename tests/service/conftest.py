@@ -6,6 +6,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import httpx
@@ -38,7 +39,19 @@ def _free_port() -> int:
 
 @pytest.fixture
 def live(tmp_path) -> Iterator[Live]:
-    store = open_store(f"sqlite:///{tmp_path / 'api.db'}")
+    with serving(open_store(f"sqlite:///{tmp_path / 'api.db'}")) as running:
+        yield running
+
+
+@pytest.fixture
+def live_any(store_url: str) -> Iterator[Live]:
+    """The server over each backend (the PostgreSQL half skips without a server)."""
+    with serving(open_store(store_url)) as running:
+        yield running
+
+
+@contextmanager
+def serving(store: Store) -> Iterator[Live]:
     services = Services.default(runner_name="process", latency_s=0.02)
     app = create_app(store, services=services)
     port = _free_port()

@@ -141,7 +141,7 @@ async def orchestrate(ctx, args):
         while seen is None and time.monotonic() < deadline:
             r = c.get("/v1/runs/slow-run")
             if r.status_code == 200 and r.json()["executing"]:
-                seen = c.post("/v1/runs/slow-run/repair", json={"model": "recorded:/nonexistent.json"})
+                seen = c.post("/v1/runs/slow-run/repair", json={"model": "openai:any-model"})
     t.join()
     assert seen is not None, "the first attempt was never observed executing"
     assert seen.status_code == 409 and "executing" in seen.json()["message"]
@@ -152,7 +152,7 @@ async def orchestrate(ctx, args):
 def test_token_cli_prints_token_last(tmp_path):
     from click.testing import CliRunner
 
-    from frostline.service.commands import token
+    from frostline.cli.serve import token
     from frostline.store import open_store
 
     url = f"sqlite:///{tmp_path / 't.db'}"

@@ -114,10 +114,10 @@ def test_owned_run_dependency_answers_404_before_reading_the_request(store):
                                     "detail": {"run_id": run_id}}
         as_alice = {"Authorization": f"Bearer {alice}"}
         assert c.post("/v1/runs/r1/repair", json={}, headers=as_alice).status_code == 422
-        r = c.post("/v1/runs/r1/repair", json={"model": "recorded:x.json"}, headers=as_alice)
+        r = c.post("/v1/runs/r1/repair", json={"model": "openai:m-1"}, headers=as_alice)
         assert r.status_code == 200 and r.json() == {"accepted": None}
         assert c.get("/v1/runs/r1", headers=as_alice).json()["executing"] is False
-    assert calls == [("repair", "r1", "recorded:x.json")]
+    assert calls == [("repair", "r1", "openai:m-1")]
 
 
 def test_executing_runs_are_exclusive_and_released():

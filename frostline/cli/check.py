@@ -1,4 +1,4 @@
-"""``frostline check``: the checker on the command line.
+"""``frostline check``: the static checker on the command line, before anything runs.
 
 Exit codes: 0 the script is valid, 1 it is not, 2 usage error (missing or unreadable file,
 malformed envelope). ``--json`` prints exactly one JSON object, ``Report.to_dict()``.
@@ -6,8 +6,8 @@ malformed envelope). ``--json`` prints exactly one JSON object, ``Report.to_dict
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.console import Console
@@ -15,15 +15,17 @@ from rich.markup import escape
 from rich.table import Table
 
 from frostline.capabilities.envelope import Envelope
+from frostline.cli.common import EXIT_USAGE, emit_json
 from frostline.errors import EnvelopeError
 from frostline.script.checker import check_bytes
 from frostline.script.report import Report
 from frostline.script.source import source_lines
 
 
-def _fail_usage(message: str) -> None:
+def _fail_usage(message: str) -> NoReturn:
+    # click's own wording for usage errors, without its usage banner
     click.echo(f"Error: {message}", err=True)
-    raise SystemExit(2)
+    raise SystemExit(EXIT_USAGE)
 
 
 @click.command("check")
@@ -51,7 +53,7 @@ def check(script: Path, envelope_path: Path | None, as_json: bool) -> None:
             _fail_usage(f"malformed envelope {str(envelope_path)!r}: {exc.message}")
     report = check_bytes(data, envelope)
     if as_json:
-        click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+        emit_json(report.to_dict(), indent=None, ensure_ascii=False)
     else:
         _print_human(report, script, data)
     raise SystemExit(0 if report.valid else 1)

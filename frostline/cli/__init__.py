@@ -1,6 +1,7 @@
-"""The `frostline` command. Thin click commands over the library; each package owns its own
-commands module and this file only wires them together, importing a command's module only when
-that command runs (so `frostline check` never pays for FastAPI's import).
+"""The `frostline` command: thin click commands over the library, and the only part of
+frostline that knows about click and rich. One module per command group; this one wires them
+together, importing a command's module only when that command runs (so `frostline check` never
+pays for FastAPI's import). `frostline.cli.common` holds what the commands share.
 
 Configuration precedence, everywhere: flag > environment variable > default.
 - store URL: --store > FROSTLINE_STORE > sqlite file ./.frostline/frostline.db
@@ -17,18 +18,18 @@ from frostline import __version__
 
 # command name -> (module, attribute); each attribute is a click command or group.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("frostline.demo.commands", "demo"),
-    "check": ("frostline.script.commands", "check"),
-    "run": ("frostline.runtime.commands", "run_command"),
-    "show": ("frostline.runtime.commands", "show_command"),
-    "reconcile": ("frostline.runtime.commands", "reconcile_command"),
-    "gate": ("frostline.contract.commands", "gate_command"),
-    "cert": ("frostline.contract.commands", "cert_command"),
-    "orphans": ("frostline.contract.commands", "orphans_command"),
-    "repair": ("frostline.repair.commands", "repair_command"),
-    "graph": ("frostline.graph.commands", "graph"),
-    "serve": ("frostline.service.commands", "serve"),
-    "token": ("frostline.service.commands", "token"),
+    "demo": ("frostline.cli.demo", "demo"),
+    "check": ("frostline.cli.check", "check"),
+    "run": ("frostline.cli.run", "run_command"),
+    "show": ("frostline.cli.run", "show_command"),
+    "reconcile": ("frostline.cli.run", "reconcile_command"),
+    "gate": ("frostline.cli.contract", "gate_command"),
+    "cert": ("frostline.cli.contract", "cert_command"),
+    "orphans": ("frostline.cli.contract", "orphans_command"),
+    "repair": ("frostline.cli.repair", "repair_command"),
+    "graph": ("frostline.cli.graph", "graph"),
+    "serve": ("frostline.cli.serve", "serve"),
+    "token": ("frostline.cli.serve", "token"),
 }
 
 

@@ -1,4 +1,4 @@
-"""CLI command `frostline repair`: ask a model for a gate-admissible fix of a failed run.
+"""`frostline repair`: ask a model for a gate-admissible fix of a failed run.
 
 The command checks the run's certificate first (a prefix that no longer matches its
 certificate is not repaired: fail closed), builds the repair task from the store, drives the
@@ -13,7 +13,6 @@ Exit codes: 0 a candidate was accepted (with --execute: the attempt's own exit c
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from pathlib import Path
@@ -24,14 +23,17 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
-from frostline.contract.commands import (
-    EXIT_DIFFERENCES,
+from frostline.cli.common import (
+    EXIT_FAILED,
     EXIT_OK,
     EXIT_STOPPED,
-    fail,
+    emit_json,
+    fail_with,
     guarded,
+    json_arg_text,
     json_option,
-    opened,
+    make_runner,
+    opened_run,
     store_option,
 )
 from frostline.errors import DefinitionError, PrefixConflict
@@ -42,7 +44,7 @@ from frostline.runtime import certificates as certificate
 def _parse_args(text: str | None) -> Any:
     if text is None:
         return None
-    raw = Path(text[1:]).read_text(encoding="utf-8") if text.startswith("@") else text
+    raw = json_arg_text(text)
     try:
         return json.loads(raw)
     except ValueError as exc:
@@ -87,17 +89,17 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
     if max_retries is not None:
         options["max_retries"] = max_retries
     args = guarded(as_json, lambda: _parse_args(args_json))
-    runner = guarded(as_json, lambda: _runner(runner_kind, script_timeout)) if execute else None
-    with opened(store_url, run_id, as_json) as store:
+    runner = guarded(as_json, lambda: make_runner(runner_kind, script_timeout)) if execute else None
+    with opened_run(store_url, run_id, as_json) as store:
         report = guarded(as_json, lambda: certificate.verify(store, run_id))
         tampered = [d for d in report["differences"] if d["kind"] != "extra"]
         if tampered:
-            fail(PrefixConflict(
+            fail_with(PrefixConflict(
                 f"the prefix of run {run_id!r} no longer matches its certificate "
                 f"({len(tampered)} difference(s), e.g. {tampered[0]['kind']} "
                 f"{tampered[0]['identity']}); inspect it with `frostline cert {run_id} --verify` "
                 "before repairing", run_id=run_id, differences=tampered), as_json,
-                EXIT_DIFFERENCES)
+                EXIT_FAILED)
         task = guarded(as_json, lambda: task_from_store(store, run_id, max_rewrites=max_rewrites))
         client = guarded(as_json, lambda: client_from_spec(spec, **options))
         result: RepairResult = guarded(as_json, lambda: repair(client, task))
@@ -115,7 +117,7 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
         data = {"run_id": run_id, **result.to_dict()}
         if outcome is not None:
             data["execution"] = outcome.to_dict()
-        click.echo(json.dumps(data, indent=2, default=str))
+        emit_json(data)
     else:
         _print(result, outcome)
     if result.accepted is None:
@@ -123,24 +125,8 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
     sys.exit(outcome.exit_code if outcome is not None else EXIT_OK)
 
 
-def _runner(kind: str, timeout_s: float) -> Any:
-    """The runner for --execute, chosen like `frostline run --runner` chooses it."""
-    from frostline.runtime.runners import ChildProcessRunner
-
-    if kind == "process":
-        return ChildProcessRunner(timeout_s=timeout_s)
-    try:
-        # Imported by name: the sandbox is an optional part of an installation.
-        module = importlib.import_module("frostline.runtime.sandbox_runner")
-    except ImportError:
-        raise DefinitionError("the sandbox runner is not available in this installation; pass "
-                              "--runner process to run in a plain child process (reduced "
-                              "isolation)") from None
-    return module.SandboxRunner(timeout_s=timeout_s)
-
-
 def _execute(store: Any, run_id: str, source: str | None, args: Any, runner: Any) -> Any:
-    from frostline.providers.local import LocalProviders
+    from frostline.capabilities.local import LocalProviders
     from frostline.runtime.execute import execute
 
     assert source is not None

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from frostline.cli.repair import repair_command
 from frostline.providers.local import LocalProviders
-from frostline.repair.commands import repair_command
 from frostline.runtime.execute import execute
 from frostline.runtime.runners import InProcessRunner
 from frostline.store import open_store
 from tests.fakes.openai_server import FakeOpenAIServer, chat, slow
 
-REPLIES = Path(__file__).parent / "replies"
+REPLIES = Path(__file__).parents[1] / "repair" / "replies"
 FAILING = (REPLIES / "failing.py").read_text()
 PROSE = (REPLIES / "1_prose.md").read_text()
 RELOCATED = (REPLIES / "4_relocated.md").read_text()

@@ -1,4 +1,5 @@
-"""CLI commands of the revision contract: `frostline gate`, `frostline cert`, `frostline orphans`.
+"""The revision contract on the command line: `frostline gate`, `frostline cert`,
+`frostline orphans`.
 
 Thin click commands over frostline.contract; every one takes `--store URL` (flag >
 $FROSTLINE_STORE > the default SQLite file) and `--json` for machines.
@@ -9,72 +10,26 @@ or the store failed, 2 usage error or unknown run, 3 the gate stopped the candid
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
+from frostline.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_STOPPED,
+    emit_json,
+    guarded,
+    json_option,
+    opened_run,
+    store_option,
+)
 from frostline.contract.gate import GateResult, frozen_map
-from frostline.errors import DefinitionError, FrostlineError, RunNotFound, ScriptRejected
 from frostline.runtime import certificates as certificate
 from frostline.runtime.gate_check import gate_source
-
-EXIT_OK, EXIT_DIFFERENCES, EXIT_USAGE, EXIT_STOPPED = 0, 1, 2, 3
-
-store_option = click.option("--store", "store_url", default=None, metavar="URL",
-                            help="Run store URL (default: $FROSTLINE_STORE or ./.frostline/).")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-
-
-def _emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
-
-
-def fail(err: FrostlineError, as_json: bool, code: int | None = None) -> NoReturn:
-    """Print an error (JSON or one line on stderr) and exit with the code for its kind."""
-    if code is None:
-        code = (EXIT_USAGE if isinstance(err, RunNotFound | ScriptRejected | DefinitionError)
-                else EXIT_DIFFERENCES)
-    if as_json:
-        _emit_json({"error": err.to_dict()})
-    else:
-        Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {err.message}", markup=True,
-                                   highlight=False)
-    sys.exit(code)
-
-
-@contextmanager
-def opened(store_url: str | None, run_id: str, as_json: bool) -> Iterator[Any]:
-    """Open the store and check the run exists; errors become a clear message and an exit."""
-    from frostline.store import open_store
-
-    try:
-        store = open_store(store_url)
-    except FrostlineError as err:
-        fail(err, as_json, EXIT_USAGE if isinstance(err, DefinitionError) else EXIT_DIFFERENCES)
-    try:
-        try:
-            if store.get_run(run_id) is None:
-                raise RunNotFound(f"no run {run_id!r} in the store {store.url}; check the run id "
-                                  "and --store", run_id=run_id)
-        except FrostlineError as err:
-            fail(err, as_json)
-        yield store
-    finally:
-        store.close()
-
-
-def guarded(as_json: bool, action: Callable[[], Any]) -> Any:
-    try:
-        return action()
-    except FrostlineError as err:
-        fail(err, as_json)
-
 
 # ---------------------------------------------------------------------------------------- gate
 
@@ -90,12 +45,12 @@ def gate_command(run_id: str, script: Any, store_url: str | None, as_json: bool)
     Exit 0 when accepted, 3 when stopped, 2 on bad input or an unknown run.
     """
     source = script.read()
-    with opened(store_url, run_id, as_json) as store:
+    with opened_run(store_url, run_id, as_json) as store:
         frozen = guarded(as_json, lambda: frozen_map(store.list_slots(run_id),
                                                      store.list_attempts(run_id)))
         result: GateResult = guarded(as_json, lambda: gate_source(frozen, source))
     if as_json:
-        _emit_json(result.to_dict())
+        emit_json(result.to_dict())
     else:
         _print_gate(result, len(frozen))
     sys.exit(EXIT_OK if result.accepted else EXIT_STOPPED)
@@ -134,7 +89,7 @@ def cert_command(run_id: str, verify: bool, store_url: str | None, as_json: bool
     none was persisted), plus the differences; exit 0. With --verify: the values recomputed from
     the store, plus the differences; exit 1 when there are any.
     """
-    with opened(store_url, run_id, as_json) as store:
+    with opened_run(store_url, run_id, as_json) as store:
         report = guarded(as_json, lambda: certificate.verify(store, run_id))
     persisted = report["certificate"]
     shown = report if verify or persisted is None else persisted
@@ -146,10 +101,10 @@ def cert_command(run_id: str, verify: bool, store_url: str | None, as_json: bool
     if verify:
         summary["certificate"] = persisted
     if as_json:
-        _emit_json(summary)
+        emit_json(summary)
     else:
         _print_cert(run_id, summary, verify)
-    sys.exit(EXIT_DIFFERENCES if verify and not report["consistent"] else EXIT_OK)
+    sys.exit(EXIT_FAILED if verify and not report["consistent"] else EXIT_OK)
 
 
 def _print_cert(run_id: str, summary: dict[str, Any], verify: bool) -> None:
@@ -195,12 +150,12 @@ def _print_frozen(console: Console, frozen: dict[str, str]) -> None:
 @json_option
 def orphans_command(run_id: str, store_url: str | None, as_json: bool) -> None:
     """List, per attempt of RUN_ID, the committed identities that the attempt did not invoke."""
-    with opened(store_url, run_id, as_json) as store:
+    with opened_run(store_url, run_id, as_json) as store:
         attempts = guarded(as_json, lambda: store.list_attempts(run_id))
-    rows = [{"attempt": a.number, "status": a.status, "orphans": list(a.orphans)}
-            for a in attempts]
+    rows: list[dict[str, Any]] = [
+        {"attempt": a.number, "status": a.status, "orphans": list(a.orphans)} for a in attempts]
     if as_json:
-        _emit_json({"run_id": run_id, "attempts": rows})
+        emit_json({"run_id": run_id, "attempts": rows})
         return
     console = Console()
     table = Table(title=f"orphans of run {run_id}")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from frostline.contract.commands import cert_command, gate_command, orphans_command
+from frostline.cli.contract import cert_command, gate_command, orphans_command
 from frostline.providers.local import LocalProviders
 from frostline.runtime.execute import execute
 from frostline.runtime.runners import InProcessRunner

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from frostline.graph.commands import graph, load_bodies
+from frostline.cli.graph import graph, load_bodies
 from frostline.graph.graph import load_graph
 from frostline.graph.promela import spin_available
 

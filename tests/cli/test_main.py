@@ -1,4 +1,4 @@
-"""The `frostline` command wires every package's commands, lazily."""
+"""The `frostline` command wires its command modules, importing each one lazily."""
 
 from __future__ import annotations
 

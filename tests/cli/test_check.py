@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from frostline.script.commands import check
+from frostline.cli.check import check
 
 VALID = ('async def orchestrate(ctx, args):\n'
          '    for i in range(3):\n'

@@ -1,15 +1,16 @@
-"""`frostline demo`: the brand-video scenario in one screen."""
+"""`frostline demo`: the brand-video scenario (frostline.demo) in one screen."""
 
 from __future__ import annotations
 
-import json
 import sys
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from frostline.cli.common import EXIT_FAILED, emit_json
 from frostline.errors import FrostlineError
 
 
@@ -35,10 +36,10 @@ def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str) -
                                   progress=lambda msg: status.update(msg))
     except FrostlineError as exc:
         click.echo(f"demo failed: {exc.message}", err=True)
-        sys.exit(1)
+        sys.exit(EXIT_FAILED)
     data = result.to_dict()
     if as_json:
-        click.echo(json.dumps(data, default=str))
+        emit_json(data, indent=None)
         return
     _render(console, data)
 
@@ -47,7 +48,7 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _render(console: Console, d: dict) -> None:  # type: ignore[type-arg]
+def _render(console: Console, d: dict[str, Any]) -> None:
     first, second = d["attempts"][0], d["attempts"][-1]
     console.print(Panel.fit(
         "[b]Brand video[/b]: a storyboard, then four shots rendered in parallel.\n"

@@ -8,8 +8,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from frostline.cli.run import reconcile_command, run_command, show_command
 from frostline.contract.identity import Identity, digest
-from frostline.runtime.commands import reconcile_command, run_command, show_command
 from frostline.script import annotate, check
 from frostline.store import open_store
 from tests.runtime.helpers import echo_ns

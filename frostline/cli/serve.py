@@ -1,4 +1,5 @@
-"""`frostline serve` and `frostline token create`."""
+"""`frostline serve` and `frostline token create`: the HTTP service (frostline.service) and the
+bearer tokens it accepts. FastAPI is imported only when `serve` runs: it is an optional extra."""
 
 from __future__ import annotations
 

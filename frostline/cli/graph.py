@@ -1,4 +1,4 @@
-"""`frostline graph …`: check, draw and run phase graphs. Thin commands over the library.
+"""`frostline graph …`: check, draw and run phase graphs. Thin commands over frostline.graph.
 
 Exit codes: `check` 0 when all three queries hold, 1 when one fails, 2 when the graph file is
 malformed. `run` 0 accepted, 1 rejected, 3 stuck or stopped by the step limit, 2 for a malformed
@@ -17,6 +17,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from frostline.cli.common import EXIT_USAGE, emit_json
 from frostline.errors import FrostlineError, GraphLoadError
 from frostline.graph.allowlist import LocalToolRouter
 from frostline.graph.bodies import load_bodies
@@ -35,10 +36,11 @@ def _load(spec: str, as_json: bool) -> Graph:
         return load_graph(spec)
     except GraphLoadError as exc:
         if as_json:
-            click.echo(json.dumps({"ok": False, "error": exc.message, "field": exc.fields.get("field")}))
+            emit_json({"ok": False, "error": exc.message, "field": exc.fields.get("field")},
+                      indent=None)
         else:
             click.echo(f"error: {exc.message}", err=True)
-        raise SystemExit(2) from exc
+        raise SystemExit(EXIT_USAGE) from exc
 
 
 @click.group("graph")
@@ -64,7 +66,7 @@ def check_cmd(graph_spec: str, as_json: bool, with_spin: bool) -> None:
                            "agrees": (spin.reachability, spin.safety, spin.liveness) ==
                            (result.reachability.ok, result.safety.ok, result.liveness.ok)}
     if as_json:
-        click.echo(json.dumps(payload))
+        emit_json(payload, indent=None)
     else:
         console = Console()
         table = Table(title=f"graph {g.name}: {'GREEN' if result.ok else 'RED'}")
@@ -144,7 +146,7 @@ def run_cmd(graph_spec: str, bodies_spec: str, as_json: bool, run_id: str, durab
 
     def show(event: LedgerEvent) -> None:
         if as_json:
-            click.echo(json.dumps({"event": event.to_json()}))
+            emit_json({"event": event.to_json()}, indent=None)
         else:
             click.echo(f"{event.seq:4d} {_describe(event)}")
 
@@ -158,7 +160,7 @@ def run_cmd(graph_spec: str, bodies_spec: str, as_json: bool, run_id: str, durab
         result = engine.run()
     except FrostlineError as exc:
         _error(exc, as_json)
-        raise SystemExit(2) from exc
+        raise SystemExit(EXIT_USAGE) from exc
     _report(g, result, as_json)
     raise SystemExit(_CODES.get(result.status, 3))
 
@@ -168,14 +170,14 @@ _CODES = {RunStatus.ACCEPTED: 0, RunStatus.REJECTED: 1}
 
 def _error(exc: FrostlineError, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps({"ok": False, "error": exc.message, **exc.to_dict()}, default=str))
+        emit_json({"ok": False, "error": exc.message, **exc.to_dict()}, indent=None)
     else:
         click.echo(f"error: {exc.message}", err=True)
 
 
 def _report(g: Graph, result: RunResult, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps({"result": result.to_json()}))
+        emit_json({"result": result.to_json()}, indent=None)
     else:
         c = result.counters
         click.echo(f"{result.status.value}: {result.terminal or '-'} {result.reason}".rstrip())
@@ -194,8 +196,8 @@ def _run_durable(g: Graph, made: Mapping[str, Any], run_id: str, store_url: str 
         outcome = run_durable(store, run_id, g, made["bodies"], made.get("tools") or {},
                               model=made.get("model"), sinks=[CallbackSink(show)])
     if as_json:
-        click.echo(json.dumps({"durable": {k: v for k, v in outcome.to_json().items()
-                                           if k != "result"}}, default=str))
+        emit_json({"durable": {k: v for k, v in outcome.to_json().items() if k != "result"}},
+                  indent=None)
     else:
         click.echo(f"run {run_id} attempt {outcome.attempt}: {outcome.status} "
                    f"(tools executed {outcome.executed}, replayed {outcome.replayed})")

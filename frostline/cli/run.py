@@ -1,4 +1,4 @@
-"""CLI commands of the runtime: `frostline run`, `frostline show`, `frostline reconcile`.
+"""The runtime on the command line: `frostline run`, `frostline show`, `frostline reconcile`.
 
 Thin click commands over `frostline.runtime.execute` and the store. Every command takes
 `--store URL` (flag > $FROSTLINE_STORE > ./.frostline/frostline.db) and `--json`.
@@ -13,85 +13,54 @@ process, reduced isolation, chosen explicitly); $FROSTLINE_RUNNER sets the defau
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
+from frostline.cli.common import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    emit_json,
+    fail,
+    json_arg_text,
+    json_option,
+    make_runner,
+    opened_store,
+    store_option,
+)
 from frostline.contract.identity import Identity
 from frostline.errors import DefinitionError, FrostlineError, RunNotFound
 from frostline.runtime.execute import AttemptOutcome, execute
-from frostline.runtime.runners import ChildProcessRunner, Runner
-
-EXIT_FAILED, EXIT_USAGE = 1, 2
-
-store_option = click.option("--store", "store_url", default=None, metavar="URL",
-                            help="Run store URL (default: $FROSTLINE_STORE or ./.frostline/).")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+from frostline.runtime.runners import Runner
+from frostline.store import Store
 
 _OUTCOME_STYLE = {"replayed": "cyan", "executed": "green", "failed": "red", "diverged": "bold red",
                   "denied": "red", "invalid": "yellow", "unresolved": "bold red",
                   "orphan": "magenta", "stopped": "dim", "store_unavailable": "bold red"}
 
 
-def _emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
-
-
-def _fail(message: str, code: int, as_json: bool, err: FrostlineError | None = None) -> NoReturn:
-    if as_json:
-        _emit_json({"error": err.to_dict() if err else {"message": message}})
-    else:
-        Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
-    sys.exit(code)
-
-
 def _read_json_arg(value: str, what: str, as_json: bool) -> Any:
     """`value` is JSON text, or @FILE naming a JSON file."""
     try:
-        text = Path(value[1:]).read_text(encoding="utf-8") if value.startswith("@") else value
+        text = json_arg_text(value)
     except OSError as exc:
-        _fail(f"cannot read {what} file {value[1:]!r}: {exc.strerror}", EXIT_USAGE, as_json)
+        fail(f"cannot read {what} file {value[1:]!r}: {exc.strerror}", EXIT_USAGE, as_json)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        _fail(f"{what} is not valid JSON ({exc}); pass JSON text or @FILE", EXIT_USAGE, as_json)
-
-
-@contextmanager
-def _opened(store_url: str | None, as_json: bool) -> Iterator[Any]:
-    from frostline.store import open_store
-
-    try:
-        store = open_store(store_url)
-    except FrostlineError as err:
-        _fail(err.message, EXIT_USAGE if isinstance(err, DefinitionError) else EXIT_FAILED,
-              as_json, err)
-    try:
-        yield store
-    finally:
-        store.close()
+        fail(f"{what} is not valid JSON ({exc}); pass JSON text or @FILE", EXIT_USAGE, as_json)
 
 
 def _runner(kind: str, timeout_s: float, as_json: bool) -> Runner:
-    if kind == "process":
-        return ChildProcessRunner(timeout_s=timeout_s)
     try:
-        # Imported by name: the sandbox is an optional part of an installation.
-        module = importlib.import_module("frostline.runtime.sandbox_runner")
-    except ImportError:
-        _fail("the sandbox runner is not available in this installation; pass "
-              "--runner process to run in a plain child process (reduced isolation)",
-              EXIT_USAGE, as_json)
-    runner: Runner = module.SandboxRunner(timeout_s=timeout_s)
-    return runner
+        return make_runner(kind, timeout_s)
+    except DefinitionError as err:
+        fail(err.message, EXIT_USAGE, as_json)
 
 
 # ----------------------------------------------------------------------------------------- run
@@ -124,9 +93,9 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
 
     if skip_checker:
         if runner_kind != "sandbox":
-            _fail("--unsafe-skip-checker only runs inside the sandbox (--runner sandbox): "
-                  "without the checker, the sandbox is the only line of defence", EXIT_USAGE,
-                  as_json)
+            fail("--unsafe-skip-checker only runs inside the sandbox (--runner sandbox): "
+                 "without the checker, the sandbox is the only line of defence", EXIT_USAGE,
+                 as_json)
         click.echo("WARNING: --unsafe-skip-checker: the static checker (R00-R12) is SKIPPED. "
                    "The script runs unvetted; only the sandbox, the broker and the gate stand "
                    "between it and the host. Use this to test defence in depth, never in "
@@ -135,29 +104,29 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
     try:
         source = script.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        _fail(f"cannot read script {str(script)!r}: {exc}", EXIT_USAGE, as_json)
+        fail(f"cannot read script {str(script)!r}: {exc}", EXIT_USAGE, as_json)
     args = _read_json_arg(args_text, "--args", as_json) if args_text is not None else None
     envelope = None
     if envelope_file is not None:
         try:
             envelope = Envelope.from_json(envelope_file.read_text(encoding="utf-8"))
         except OSError as exc:
-            _fail(f"cannot read envelope {str(envelope_file)!r}: {exc.strerror}", EXIT_USAGE,
-                  as_json)
+            fail(f"cannot read envelope {str(envelope_file)!r}: {exc.strerror}", EXIT_USAGE,
+                 as_json)
         except FrostlineError as err:
-            _fail(f"envelope {str(envelope_file)!r}: {err.message}", EXIT_USAGE, as_json, err)
+            fail(f"envelope {str(envelope_file)!r}: {err.message}", EXIT_USAGE, as_json, err)
     runner = _runner(runner_kind, timeout_s, as_json)
-    with _opened(store_url, as_json) as store:
+    with opened_store(store_url, as_json) as store:
         try:
             outcome = execute(store, run_id, source, args=args, envelope=envelope,
                               providers=LocalProviders(), runner=runner,
                               fail_open=True if fail_open else None,
                               skip_checker=skip_checker)
         except FrostlineError as err:
-            _fail(err.message, EXIT_USAGE if isinstance(err, DefinitionError) else EXIT_FAILED,
-                  as_json, err)
+            fail(err.message, EXIT_USAGE if isinstance(err, DefinitionError) else EXIT_FAILED,
+                 as_json, err)
     if as_json:
-        _emit_json(outcome.to_dict())
+        emit_json(outcome.to_dict())
     else:
         _print_outcome(outcome)
     sys.exit(outcome.exit_code)
@@ -206,15 +175,15 @@ def _print_outcome(o: AttemptOutcome) -> None:
 @json_option
 def show_command(run_id: str, store_url: str | None, as_json: bool) -> None:
     """Show the attempts of RUN_ID and, per identity, what happened in each attempt."""
-    with _opened(store_url, as_json) as store:
+    with opened_store(store_url, as_json) as store:
         try:
             data = describe_run(store, run_id)
         except RunNotFound as err:
-            _fail(err.message, EXIT_USAGE, as_json, err)
+            fail(err.message, EXIT_USAGE, as_json, err)
         except FrostlineError as err:
-            _fail(err.message, EXIT_FAILED, as_json, err)
+            fail(err.message, EXIT_FAILED, as_json, err)
     if as_json:
-        _emit_json(data)
+        emit_json(data)
         return
     console = Console()
     run = data["run"]
@@ -248,7 +217,7 @@ def show_command(run_id: str, store_url: str | None, as_json: bool) -> None:
                       highlight=False)
 
 
-def describe_run(store: Any, run_id: str) -> dict[str, Any]:
+def describe_run(store: Store, run_id: str) -> dict[str, Any]:
     """The JSON of `frostline show`: run, attempts, identity × attempt outcomes, unresolved."""
     run = store.get_run(run_id)
     if run is None:
@@ -292,26 +261,26 @@ def reconcile_command(run_id: str, identity: str, abandon: bool, result_arg: str
                       store_url: str | None, as_json: bool) -> None:
     """Resolve an unresolved call of RUN_ID at IDENTITY (SITE@PATH:OCCURRENCE)."""
     if abandon == (result_arg is not None):
-        _fail("pass exactly one of --abandon or --result @FILE", EXIT_USAGE, as_json)
+        fail("pass exactly one of --abandon or --result @FILE", EXIT_USAGE, as_json)
     try:
         ident = Identity.parse(identity)
     except ValueError as exc:
-        _fail(str(exc), EXIT_USAGE, as_json)
+        fail(str(exc), EXIT_USAGE, as_json)
     result = _read_json_arg(result_arg, "--result", as_json) if result_arg is not None else None
-    with _opened(store_url, as_json) as store:
+    with opened_store(store_url, as_json) as store:
         try:
             if store.get_run(run_id) is None:
                 raise RunNotFound(f"no run {run_id!r} in the store {store.url}", run_id=run_id)
             with store.run_lock(run_id):  # never while an attempt of the run executes
                 call = store.reconcile_call(run_id, ident, abandon=abandon, result=result)
         except RunNotFound as err:
-            _fail(err.message, EXIT_USAGE, as_json, err)
+            fail(err.message, EXIT_USAGE, as_json, err)
         except FrostlineError as err:
-            _fail(err.message, EXIT_FAILED, as_json, err)
+            fail(err.message, EXIT_FAILED, as_json, err)
     data = {"run_id": run_id, "identity": str(ident), "status": call.status.value,
             "capability": call.capability, "call_id": call.call_id}
     if as_json:
-        _emit_json(data)
+        emit_json(data)
     elif abandon:
         click.echo(f"abandoned {ident} ({call.capability}); the next attempt may execute it "
                    "once more")
