@@ -30,6 +30,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "graph": ("frostline.cli.graph", "graph"),
     "serve": ("frostline.cli.serve", "serve"),
     "token": ("frostline.cli.serve", "token"),
+    "worker": ("frostline.cli.worker", "worker"),
+    "submit": ("frostline.cli.worker", "submit"),
+    "workers": ("frostline.cli.worker", "workers"),
 }
 
 

@@ -27,7 +27,14 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str) -> None
             f"the HTTP service needs the 'service' extra: pip install 'frostline[service]' ({exc})"
         ) from exc
     from frostline.errors import FrostlineError
+    from frostline.store.url import parse, resolve
 
+    if parse(resolve(store_url)).backend == "postgres":
+        # Jobs go to the workers' queue: this host runs no script and needs no providers.
+        from frostline.worker import ProcrastinateQueue
+
+        run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue))
+        return
     try:
         services = Services.default(runner_name=runner_name)
     except FrostlineError as exc:  # e.g. the sandbox cannot be established here

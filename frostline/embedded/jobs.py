@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from frostline.capabilities import DEFAULT_CATALOG, Catalog
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
 
@@ -173,6 +174,22 @@ class HandBack(Exception):
     """Raised by a job body that stopped before finishing (shutdown, lost database): the queue
     must run the job again, on this worker or another. Nothing is lost: what the attempt
     committed replays, and a call it dispatched without a commit follows the crash rules."""
+
+
+def precheck_script(script: str, envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG
+                    ) -> None:
+    """Refuse a script the checker rejects before anything is queued or recorded."""
+    from frostline.capabilities.envelope import Envelope
+    from frostline.errors import ScriptRejected
+    from frostline.script import check
+
+    report = check(script, Envelope.from_dict(envelope, catalog), catalog=catalog)
+    if not report.valid:
+        errors = [v for v in report.to_dict()["violations"] if v["severity"] == "error"]
+        first = errors[0]
+        raise ScriptRejected(
+            f"the checker rejected the script: {first['rule']} line {first['line']}: "
+            f"{first['message']}", report=report.to_dict())
 
 
 def next_attempt(store: Store, run_id: str, kind: str, params: dict[str, Any]) -> int | None:

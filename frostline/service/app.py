@@ -8,42 +8,53 @@ The routes live in `frostline.service.routes`, one module per resource.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
 from frostline import __version__
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
+from frostline.embedded.jobs import JobQueue
+from frostline.embedded.pool import DEFAULT_WORKERS, LocalPool
 from frostline.service import error_handlers, operations
 from frostline.service.body_limit import BodySizeLimit
 from frostline.service.dependencies import ServiceState, attach_state
-from frostline.service.executing import ExecutingRuns
-from frostline.service.routes import artifacts, attempts, contract, events, runs, ui
+from frostline.service.routes import artifacts, attempts, contract, events, jobs, runs, ui
 from frostline.service.routes import catalog as catalog_routes
 from frostline.service.schemas import MAX_BODY_BYTES
 from frostline.store.base import Store
 
 # In this order in the OpenAPI description.
-ROUTERS = (runs.router, attempts.router, contract.router, artifacts.router, events.router,
-           catalog_routes.router, ui.router)
+ROUTERS = (runs.router, attempts.router, jobs.router, contract.router, artifacts.router,
+           events.router, catalog_routes.router, ui.router)
 
 
 def create_app(store: Store, *, services: operations.Services | None = None,
-               catalog: Catalog = DEFAULT_CATALOG) -> FastAPI:
-    """Build the API over `store`. `services` injects providers, runner and model clients."""
+               catalog: Catalog = DEFAULT_CATALOG, pool_size: int = DEFAULT_WORKERS) -> FastAPI:
+    """Build the API over `store`. `services` injects providers, runner and model clients, or
+    the queue of the workers that run the jobs; without a queue, jobs run on an in-process
+    pool of `pool_size` threads."""
+    services = services or operations.Services.default(catalog=catalog)
+    queue: JobQueue = (services.make_queue(store) if services.make_queue is not None
+                       else LocalPool(store, services.body(), workers=pool_size))
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            queue.close()
+
     app = FastAPI(
         title="frostline",
         version=__version__,
         description="Runs of model-written workflow scripts under a revision contract.",
         exception_handlers=error_handlers.HANDLERS,
+        lifespan=lifespan,
     )
     app.add_middleware(BodySizeLimit, limit=MAX_BODY_BYTES)
-    attach_state(app, ServiceState(
-        store=store,
-        services=services or operations.Services.default(catalog=catalog),
-        catalog=catalog,
-        executing=ExecutingRuns(),
-    ))
+    attach_state(app, ServiceState(store=store, services=services, catalog=catalog, queue=queue))
     for router in ROUTERS:
         app.include_router(router)
     return app

@@ -15,9 +15,9 @@ from fastapi import Depends, FastAPI, Request
 
 from frostline.capabilities import Catalog
 from frostline.contract.records import RunRecord
+from frostline.embedded.jobs import JobQueue
 from frostline.errors import RunNotFound
 from frostline.service.auth import bearer_token, unauthorized
-from frostline.service.executing import ExecutingRuns
 from frostline.service.operations import Services
 from frostline.store.base import Store
 
@@ -29,7 +29,7 @@ class ServiceState:
     store: Store
     services: Services
     catalog: Catalog
-    executing: ExecutingRuns
+    queue: JobQueue
 
 
 def attach_state(app: FastAPI, state: ServiceState) -> None:

@@ -27,8 +27,9 @@ async def orchestrate(ctx, args):
 
 
 def failed_run(c, run_id: str = "victim") -> str:
-    r = c.post("/v1/runs", json={"script": FAILS, "args": {"size": "7x7"}, "run_id": run_id})
-    assert r.status_code == 201 and r.json()["attempt"]["status"] == "failed", r.text
+    r = c.post("/v1/runs", json={"script": FAILS, "args": {"size": "7x7"}, "run_id": run_id},
+               params={"wait": 60})
+    assert r.status_code == 200 and r.json()["outcome"]["status"] == "failed", r.text
     return run_id
 
 
@@ -56,7 +57,7 @@ def test_the_repair_route_never_opens_a_path_the_client_names(live_any):
 
 def test_committed_runs_survive_the_old_store_file_attack(tmp_path):
     """Opening the store's SQLite file through the repair route used to drop the server's
-    locks; the next process then deleted its WAL and runs acknowledged with 201 were lost."""
+    locks; the next process then deleted its WAL and runs acknowledged as finished were lost."""
     db = tmp_path / "api.db"
     with serving(open_store(f"sqlite:///{db}")) as live, live.client(live.alice) as c:
         run_id = failed_run(c)
@@ -64,8 +65,8 @@ def test_committed_runs_survive_the_old_store_file_attack(tmp_path):
             r = c.post(f"/v1/runs/{run_id}/repair", json={"model": f"recorded:{f}"})
             assert r.status_code == 422
         acknowledged = c.post("/v1/runs", json={"script": FAILS, "args": {"size": "512x512"},
-                                                "run_id": "acknowledged"})
-        assert acknowledged.status_code == 201
+                                                "run_id": "acknowledged"}, params={"wait": 60})
+        assert acknowledged.status_code == 200
         # another process touches the store while the server still runs
         other = subprocess.run(
             [sys.executable, "-c", "import sys; from frostline.store import open_store; "
@@ -121,7 +122,7 @@ def test_the_store_files_are_opened_only_by_the_store(tmp_path):
                 for spec in hostile_specs(live.store):
                     c.post(f"/v1/runs/{run_id}/repair", json={"model": spec})
                 fixed = FAILS.replace('args["size"]', '"512x512"')
-                c.post(f"/v1/runs/{run_id}/attempts", json={"script": fixed})
+                c.post(f"/v1/runs/{run_id}/attempts", json={"script": fixed}, params={"wait": 60})
                 for path in ("", "/certificate", "/orphans", "/events?stream=false"):
                     c.get(f"/v1/runs/{run_id}{path}")
                 c.get("/v1/runs")

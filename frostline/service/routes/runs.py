@@ -1,4 +1,5 @@
-"""Runs: create one (which executes its first attempt), list the caller's, read one in detail."""
+"""Runs: create one (its first attempt is queued as a job), list the caller's, read one in
+detail."""
 
 from __future__ import annotations
 
@@ -6,26 +7,28 @@ import secrets
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
+from fastapi.responses import JSONResponse
 
+from frostline.embedded.jobs import JobSpec, open_jobs
 from frostline.service import operations
 from frostline.service.dependencies import OwnedRun, Principal, State
+from frostline.service.jobs import ACCEPTED, Wait, accept
 from frostline.service.schemas import CreateRun
 
 router = APIRouter(tags=["runs"])
 
 
-@router.post("/v1/runs", status_code=201)
-def create_run(body: CreateRun, who: Principal, state: State) -> dict[str, Any]:
-    """Create a run with a script, args and envelope, and execute its first attempt."""
+@router.post("/v1/runs", status_code=202, responses=ACCEPTED)
+def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0) -> JSONResponse:
+    """Create a run with a script, args and envelope, and queue its first attempt."""
     store, catalog = state.store, state.catalog
     run_id = body.run_id or f"run-{secrets.token_hex(6)}"
     operations.precheck(body.script, body.envelope, catalog)
     if store.get_run(run_id) is not None:
         raise HTTPException(409, {"error": "exists", "message": f"run {run_id!r} already exists"})
     store.create_run(run_id, operations.envelope_dict(body.envelope, catalog), owner=who)
-    attempt = state.executing.exclusively(
-        run_id, lambda: state.services.execute(store, run_id, body.script, body.args))
-    return {"run_id": run_id, "attempt": attempt}
+    return accept(state, JobSpec("attempt", run_id, {"source": body.script, "args": body.args}),
+                  wait)
 
 
 @router.get("/v1/runs")
@@ -37,4 +40,5 @@ def list_runs(who: Principal, state: State) -> dict[str, Any]:
 @router.get("/v1/runs/{run_id}")
 def get_run(run: OwnedRun, state: State) -> dict[str, Any]:
     """A run with its attempts and the identity timeline across attempts."""
-    return operations.run_detail(state.store, run, executing=run.run_id in state.executing)
+    return operations.run_detail(state.store, run,
+                                 executing=bool(open_jobs(state.store, run.run_id)))
