@@ -55,7 +55,8 @@ def _parse_args(text: str | None) -> Any:
 @click.argument("run_id")
 @click.option("--model", "spec", required=True, metavar="SPEC",
               help="openai:MODEL (an OpenAI-compatible endpoint, see FROSTLINE_MODEL_BASE_URL) "
-                   "or recorded:FILE (stored responses).")
+                   "or replay:FILE (stored replies, read from the working directory or "
+                   "$FROSTLINE_REPLAY_DIRS; recorded:FILE is the older spelling).")
 @click.option("--max-rewrites", default=3, show_default=True, type=click.IntRange(1, 20),
               help="At most this many model calls.")
 @click.option("--timeout", "timeout_s", default=None, type=click.FloatRange(min=0, min_open=True),
@@ -82,6 +83,7 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
                    store_url: str | None, as_json: bool) -> None:
     """Ask a model to repair the last failed attempt of RUN_ID within the revision contract."""
     from frostline.repair.clients import client_from_spec
+    from frostline.repair.replay import ReplayPolicy
 
     options: dict[str, Any] = {}
     if timeout_s is not None:
@@ -101,7 +103,8 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
                 "before repairing", run_id=run_id, differences=tampered), as_json,
                 EXIT_FAILED)
         task = guarded(as_json, lambda: task_from_store(store, run_id, max_rewrites=max_rewrites))
-        client = guarded(as_json, lambda: client_from_spec(spec, **options))
+        replay = ReplayPolicy.for_cli(store_files=store.local_files())
+        client = guarded(as_json, lambda: client_from_spec(spec, replay=replay, **options))
         result: RepairResult = guarded(as_json, lambda: repair(client, task))
         store.append_event(run_id, "repair", {
             "model": spec, "accepted": result.accepted is not None,
@@ -126,7 +129,7 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
 
 
 def _execute(store: Any, run_id: str, source: str | None, args: Any, runner: Any) -> Any:
-    from frostline.capabilities.local import LocalProviders
+    from frostline.providers.local import LocalProviders
     from frostline.runtime.execute import execute
 
     assert source is not None

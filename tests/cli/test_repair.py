@@ -1,4 +1,4 @@
-"""`frostline repair` through click's CliRunner: recorded and HTTP models, bad input, --execute."""
+"""`frostline repair` through click's CliRunner: replayed and HTTP models, bad input, --execute."""
 
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ def failed_run(store_url: str) -> str:
                           providers=LocalProviders(log_path=None), runner=InProcessRunner())
     assert outcome.status == "failed"
     return store_url
+
+
+@pytest.fixture(autouse=True)
+def replies_may_be_read_from_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FROSTLINE_REPLAY_DIRS", str(tmp_path))
 
 
 def recorded(tmp_path: Path, *contents: str) -> str:
@@ -167,3 +172,9 @@ def test_openai_compatible_endpoint_end_to_end(failed_run: str) -> None:
     assert len(requests) == 2
     second = requests[1].body["messages"][1]["content"]
     assert "gate removed" in second and "orchestrate/for#0.body/#0" in second
+
+
+def test_replies_outside_the_allowed_directories_are_refused(tmp_path, failed_run, monkeypatch):
+    monkeypatch.delenv("FROSTLINE_REPLAY_DIRS")
+    code, out = invoke("e5", "--model", recorded(tmp_path, FIXED), "--store", failed_run, "--json")
+    assert code == 2 and "outside the directories" in out

@@ -123,7 +123,7 @@ def test_the_store_files_are_opened_only_by_the_store(tmp_path):
                     c.post(f"/v1/runs/{run_id}/repair", json={"model": spec})
                 fixed = FAILS.replace('args["size"]', '"512x512"')
                 c.post(f"/v1/runs/{run_id}/attempts", json={"script": fixed}, params={"wait": 60})
-                for path in ("", "/certificate", "/orphans", "/events?stream=false"):
+                for path in ("", "/certificate", "/orphans", "/events?follow=false"):
                     c.get(f"/v1/runs/{run_id}{path}")
                 c.get("/v1/runs")
                 c.get("/")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from frostline.service.dependencies import OwnedRun, State
@@ -15,17 +16,17 @@ from frostline.store.base import Store
 router = APIRouter(tags=["runs"])
 
 BATCH = 500
+MAX_SEQ = 2**63 - 1  # event seqs are 63-bit integers in both stores
 POLL_S = 0.5
 # A follower that has seen nothing new for this long is let go; it may reconnect with `after`.
 MAX_IDLE_S = 600.0
 
 
 @router.get("/v1/runs/{run_id}/events", responses={200: {"content": {"text/event-stream": {}}}})
-async def events(run: OwnedRun, request: Request, state: State, after: int = 0,
+async def events(run: OwnedRun, request: Request, state: State,
+                 after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
                  follow: bool = True) -> StreamingResponse:
     """The run's audit events as server-sent events; `follow=false` returns the backlog only."""
-    if after < 0:
-        raise HTTPException(422, {"error": "invalid_request", "message": "after must be >= 0"})
     return StreamingResponse(stream(state.store, run.run_id, request, after=after, follow=follow),
                              media_type="text/event-stream", headers={"Cache-Control": "no-store"})
 
