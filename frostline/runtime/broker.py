@@ -70,6 +70,7 @@ from frostline.errors import (
     SemanticRepeatDenied,
     StoreUnavailable,
 )
+from frostline.runtime import tracing
 from frostline.store.base import Store
 from frostline.store.jsontext import json_text
 
@@ -240,6 +241,9 @@ class Broker:
         hit = self._replay_hit(identity, ident, cap_name, payload, row)
         if hit is not None:
             self.stats.calls.append(row)
+            tracing.instant("frostline.call", run_id=self.run_id, attempt=self.attempt,
+                            identity=ident, capability=cap_name, outcome="replayed",
+                            replayed=True)
             return hit
         return self._call(identity, cap_name, payload, ident=ident)
 
@@ -258,6 +262,16 @@ class Broker:
         ident = str(identity) if ident is None else ident
         row: dict[str, Any] = {"identity": ident, "capability": capability}
         self.stats.calls.append(row)
+        with tracing.span("frostline.call", run_id=self.run_id, attempt=self.attempt,
+                          identity=ident, capability=capability) as span:
+            try:
+                return await self._guarded_rule(identity, ident, capability, payload, row)
+            finally:
+                tracing.annotate(span, outcome=row.get("outcome"),
+                                 replayed=row.get("outcome") == "replayed")
+
+    async def _guarded_rule(self, identity: Identity, ident: str, capability: str,
+                            payload: dict[str, Any], row: dict[str, Any]) -> Reply:
         try:
             return await self._rule(identity, ident, capability, payload, row)
         except StoreUnavailable as exc:

@@ -29,12 +29,27 @@ def span(name: str, **attributes: Any) -> Iterator[Any]:
     Yields the span (or None without OpenTelemetry); `annotate(span, ...)` adds attributes
     learnt while it runs.
     """
-    if _otel is None:
+    if not active():
         yield None
         return
     tracer = _otel.get_tracer(TRACER)
     with tracer.start_as_current_span(name, attributes=_attrs(attributes)) as current:
         yield current
+
+
+def active() -> bool:
+    """True once an application installed a tracer provider (OpenTelemetry's SDK): until then
+    frostline makes no span at all, not even a no-op one, on its per-call hot path."""
+    if _otel is None:
+        return False
+    provider = _otel.get_tracer_provider()
+    return not isinstance(provider, _otel.ProxyTracerProvider | _otel.NoOpTracerProvider)
+
+
+def instant(name: str, **attributes: Any) -> None:
+    """A span that starts and ends now: a call decided without waiting (a replay)."""
+    if active():
+        _otel.get_tracer(TRACER).start_span(name, attributes=_attrs(attributes)).end()
 
 
 def annotate(current: Any, **attributes: Any) -> None:
