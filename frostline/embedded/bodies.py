@@ -76,7 +76,7 @@ def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CA
 
     Example: ``run_job(store, spec, host_body(LocalProviders(), ChildProcessRunner()), worker="w1")``
     """
-    stops = interrupts or Interrupts()
+    stops = interrupts if interrupts is not None else Interrupts()
 
     def attempt(store: Store, run_id: str, source: str, args: Any,
                 envelope: dict[str, Any] | None) -> dict[str, Any]:
