@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import pytest
@@ -53,7 +54,13 @@ def live_any(store_url: str) -> Iterator[Live]:
 @contextmanager
 def serving(store: Store) -> Iterator[Live]:
     services = Services.default(runner_name="process", latency_s=0.02)
-    app = create_app(store, services=services)
+    with serving_app(create_app(store, services=services), store) as running:
+        yield running
+
+
+@contextmanager
+def serving_app(app: Any, store: Store) -> Iterator[Live]:
+    """`app` served by uvicorn on a free loopback port, in a thread, until the block ends."""
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
