@@ -84,9 +84,11 @@ def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CA
 
         outcome = stops.run(execute_async(store, run_id, source, args=args, envelope=envelope,
                                           providers=providers, runner=runner, catalog=catalog))
-        if outcome.attempt is None and (outcome.error or {}).get("code") == "store_unavailable":
-            # Nothing was opened: the store did not answer. Run it again once it does.
-            raise HandBack(str((outcome.error or {}).get("message")))
+        if (outcome.error or {}).get("code") == "store_unavailable":
+            # The store stopped answering: this host cannot finish (nor even record) the
+            # attempt. Another run of the job replays what was committed and applies the
+            # crash rules to a call left pending.
+            raise HandBack(f"the store did not answer: {(outcome.error or {}).get('message')}")
         return dict(outcome.to_dict())
 
     def body(store: Store, spec: JobSpec) -> dict[str, Any]:

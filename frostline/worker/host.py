@@ -46,6 +46,8 @@ from frostline.worker.journal import JournaledStore, LockJournal
 from frostline.worker.tasks import CONTEXT_KEY, QUEUE, HostContext, make_app
 
 log = logging.getLogger("frostline.worker")
+# libpq's shortest connect timeout: a dead database is noticed within ping_s + 2 seconds.
+PING_TIMEOUT_S = 2
 
 
 @dataclass(frozen=True)
@@ -186,7 +188,7 @@ class WorkerHost:
 
     def _ping(self) -> bool:
         try:
-            with schema.connect(self.conninfo) as conn:
+            with schema.connect(self.conninfo, timeout_s=PING_TIMEOUT_S) as conn:
                 conn.execute("SELECT 1")
             return True
         except Exception:  # any failure to reach the database is a lost database

@@ -95,8 +95,9 @@ def _split_options(text: str) -> list[str]:
     return [f"-c {o.strip()}" for o in text.replace("-c ", "-c").split("-c") if o.strip()]
 
 
-def connect(conninfo: str, *, autocommit: bool = True) -> psycopg.Connection[Any]:
-    return psycopg.connect(conninfo, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S)
+def connect(conninfo: str, *, autocommit: bool = True,
+            timeout_s: int = CONNECT_TIMEOUT_S) -> psycopg.Connection[Any]:
+    return psycopg.connect(conninfo, autocommit=autocommit, connect_timeout=timeout_s)
 
 
 def ensure_jobs_schema(store_url: str, store_schema: str) -> str:

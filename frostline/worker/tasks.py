@@ -49,9 +49,9 @@ class HandBackStrategy(BaseRetryStrategy):
 
     def get_retry_decision(self, *, exception: BaseException,
                            job: procrastinate.jobs.Job) -> RetryDecision | None:
-        if isinstance(exception, HandBack | StoreUnavailable):
+        if isinstance(exception, HandBack):
             return RetryDecision(retry_at=_now())
-        if isinstance(exception, RunBusy):
+        if isinstance(exception, RunBusy | StoreUnavailable):
             return RetryDecision(retry_in={"seconds": BUSY_RETRY_S})
         return None
 
