@@ -16,6 +16,7 @@
         ├── RunBusy                another process holds the run's lock
         │   └── AlreadyQueued      the run already has a job waiting or running
         ├── ProviderError          the provider rejected or failed a call
+        ├── ResultTooDeep          a result nests too deeply to be kept and shown again
         └── CallDenied             the broker refused a call before dispatch
             ├── GrantDenied, BudgetExceeded, PayloadInvalid, SemanticRepeatDenied
 
@@ -118,6 +119,10 @@ class ProviderError(RunError):
     """A provider refused or failed a call. `status` mirrors an HTTP status when there is one."""
 
     code = "provider"
+
+
+class ResultTooDeep(RunError):
+    code = "result_too_deep"
 
 
 class CallDenied(RunError):

@@ -25,14 +25,36 @@ class CallStatus(StrEnum):
     RECONCILED = "reconciled"  # an operator wrote back the known result
 
 
+# The principal of runs created on this host without one (the command line, the demo).
+LOCAL_PRINCIPAL = "local"
+
+
+def run_key(owner: str | None, name: str) -> str:
+    """The store key of the run `name` of `owner`: run names are unique per principal.
+
+    The local principal's runs keep their name as their key (so every store written before
+    names were scoped reads the same); another principal's key is ``@owner/name``, which no
+    local name can equal (a new name never starts with ``@``, a principal never contains ``/``).
+    """
+    return name if owner in (None, LOCAL_PRINCIPAL) else f"@{owner}/{name}"
+
+
 @dataclass(frozen=True)
 class RunRecord:
+    """A run. `run_id` is the store's key (what every other record refers to); `name` is the
+    id its owner gave it, unique among that owner's runs."""
+
     run_id: str
     envelope: dict[str, Any]
     status: str
     owner: str | None
     kind: str  # "script" or "graph"
     created_at: float
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", self.run_id)
 
 
 @dataclass(frozen=True)

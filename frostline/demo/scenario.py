@@ -115,7 +115,7 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         envelope = Envelope.from_dict(ENVELOPE)
         providers = engine.local_providers(contract_log.path, latency_s)
         if owner is not None:  # e.g. shown in the web UI of a served store
-            store.create_run(run_id, envelope.to_dict(), owner=owner)
+            run_id = store.create_run(run_id, envelope.to_dict(), owner=owner).run_id
 
         say("attempt 1: storyboard, then four shots in parallel")
         first = engine.execute(store, run_id, script_text("brand_video_v1.py"), ARGS, envelope,

@@ -61,8 +61,9 @@ Principal = Annotated[str, Depends(principal)]
 
 
 def owned_run(run_id: str, who: Principal, state: State) -> RunRecord:
-    """The run `run_id` of the path, if it exists and belongs to the caller (404 otherwise)."""
-    run = state.store.get_run(run_id)
+    """The caller's run named `run_id` in the path (404 otherwise: names are per principal,
+    so another principal's run of that name is simply not the caller's)."""
+    run = state.store.find_run(who, run_id)
     if run is None or run.owner != who:
         raise RunNotFound(f"no run {run_id!r}", run_id=run_id)
     return run

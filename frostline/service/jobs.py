@@ -13,8 +13,10 @@ from typing import Annotated, Any
 from fastapi import Query
 from fastapi.responses import JSONResponse
 
+from frostline.contract.records import RunRecord
 from frostline.embedded.jobs import JobSpec, wait_job
 from frostline.service.dependencies import ServiceState
+from frostline.service.operations import public
 
 MAX_WAIT_S = 300.0
 
@@ -28,15 +30,21 @@ ACCEPTED: dict[int | str, dict[str, Any]] = {
 }
 
 
-def accept(state: ServiceState, spec: JobSpec, wait: float) -> JSONResponse:
-    """Queue `spec` and answer for it (202, or 200 once it ended within `wait` seconds)."""
+def accept(state: ServiceState, run: RunRecord, spec: JobSpec, wait: float) -> JSONResponse:
+    """Queue `spec` for `run` and answer for it (202, or 200 once it ended within `wait`
+    seconds). Bodies and the Location name the run as its owner does."""
     submission = state.queue.submit(state.store, spec)
-    headers = {"Location": submission.location}
+    location = job_location(run, submission.ticket)
+    headers = {"Location": location}
+    body = {**submission.to_dict(), "location": location}
     if wait > 0:
         done = wait_job(state.store, spec.run_id, submission.ticket, wait)
         if done is not None and done.done:
-            return JSONResponse(done.to_dict(), status_code=200, headers=headers)
+            return JSONResponse(public(run, done.to_dict()), status_code=200, headers=headers)
         if done is not None:
-            return JSONResponse({**submission.to_dict(), "state": done.state}, status_code=202,
-                                headers=headers)
-    return JSONResponse(submission.to_dict(), status_code=202, headers=headers)
+            body["state"] = done.state
+    return JSONResponse(public(run, body), status_code=202, headers=headers)
+
+
+def job_location(run: RunRecord, ticket: str) -> str:
+    return f"/v1/runs/{run.name}/jobs/{ticket}"

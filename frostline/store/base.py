@@ -32,10 +32,17 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
                    kind: str = "script") -> RunRecord:
-        """Create a run; raise FrostlineError if the id exists."""
+        """Create the run `run_id` of `owner` (default: the local principal); raise
+        FrostlineError if that owner already has a run of that name. The returned record's
+        `run_id` is the store key every later call takes."""
 
     @abc.abstractmethod
-    def get_run(self, run_id: str) -> RunRecord | None: ...
+    def get_run(self, run_id: str) -> RunRecord | None:
+        """The run whose store key is `run_id` (the local principal's runs: their name)."""
+
+    @abc.abstractmethod
+    def find_run(self, owner: str, name: str) -> RunRecord | None:
+        """The run `owner` named `name`, or None: names are unique per principal."""
 
     @abc.abstractmethod
     def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]: ...
@@ -110,11 +117,15 @@ class Store(abc.ABC):
 
     # artifacts ----------------------------------------------------------------------------------
     @abc.abstractmethod
-    def put_artifact(self, data: bytes, mime: str) -> str:
-        """Store bytes once, content-addressed; returns 'sha256:<hex>'."""
+    def put_artifact(self, data: bytes, mime: str, *, owner: str | None = None) -> str:
+        """Store bytes once, content-addressed; returns 'sha256:<hex>'. With `owner`, the
+        principal is recorded as one who produced (or uploaded) these bytes."""
 
     @abc.abstractmethod
-    def get_artifact(self, ref: str) -> tuple[bytes, str] | None: ...
+    def get_artifact(self, ref: str, *, owner: str | None = None) -> tuple[bytes, str] | None:
+        """The bytes and mime type of `ref`, or None. With `owner`, only an artifact that
+        principal produced: another principal's artifact is None, like a missing one (refs of
+        local images derive from prompt, size and seed, so a ref is no secret)."""
 
     # certificates, decisions, events ------------------------------------------------------------
     @abc.abstractmethod

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any, TypeVar
 
 from frostline.contract.identity import Identity
@@ -63,6 +64,12 @@ class FaultyStore(Store):
 
     def get_run(self, run_id: str) -> RunRecord | None:
         return self._r("get_run", lambda: self.inner.get_run(run_id))
+
+    def local_files(self) -> tuple[Path, ...]:
+        return self.inner.local_files()
+
+    def find_run(self, owner: str, name: str) -> RunRecord | None:
+        return self._r("find_run", lambda: self.inner.find_run(owner, name))
 
     def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]:
         return self._r("list_runs", lambda: self.inner.list_runs(owner=owner, limit=limit))
@@ -126,11 +133,11 @@ class FaultyStore(Store):
             run_id, identity, abandon=abandon, result=result, usage=usage, attempt=attempt))
 
     # artifacts
-    def put_artifact(self, data: bytes, mime: str) -> str:
-        return self._w("put_artifact", lambda: self.inner.put_artifact(data, mime))
+    def put_artifact(self, data: bytes, mime: str, *, owner: str | None = None) -> str:
+        return self._w("put_artifact", lambda: self.inner.put_artifact(data, mime, owner=owner))
 
-    def get_artifact(self, ref: str) -> tuple[bytes, str] | None:
-        return self._r("get_artifact", lambda: self.inner.get_artifact(ref))
+    def get_artifact(self, ref: str, *, owner: str | None = None) -> tuple[bytes, str] | None:
+        return self._r("get_artifact", lambda: self.inner.get_artifact(ref, owner=owner))
 
     # certificates, decisions, events
     def put_certificate(self, run_id: str, attempt: int, certificate: dict[str, Any]) -> None:

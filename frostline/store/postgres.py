@@ -23,6 +23,7 @@ import functools
 import hashlib
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -72,6 +73,9 @@ class PostgresStore(SqlStore):
                 "is running and the URL's user, host and database are right",
                 backend="postgres", operation="open") from exc
         super().__init__(url, clock=clock)
+
+    def local_files(self) -> tuple[Path, ...]:
+        return ()  # the database lives in the server, not in files of this host
 
     def _key(self, name: str) -> int:
         """A signed 64-bit advisory-lock key for `name` within this store's schema."""

@@ -220,6 +220,33 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE slots ALTER COLUMN result TYPE JSON USING result::json, "
         "ALTER COLUMN usage TYPE JSON USING usage::json",
     )),
+    # Run names are unique per principal (a namespace): bob's r1 is not alice's r1. The key
+    # stays run_id; runs created before keep their id as name, and runs without an owner
+    # belong to the local principal (the command line's).
+    Migration(6, "run names per principal", common=(
+        "ALTER TABLE runs ADD COLUMN name TEXT",
+        "UPDATE runs SET name = run_id",
+        "UPDATE runs SET owner = 'local' WHERE owner IS NULL",
+        "CREATE UNIQUE INDEX runs_owner_name ON runs (owner, name)",
+    )),
+    # Artifacts belong to the principals whose runs produced them. Existing artifacts go to
+    # the owners of the runs whose committed results name them.
+    Migration(7, "artifact owners", common=(
+        """CREATE TABLE artifact_owners (
+            ref TEXT NOT NULL REFERENCES artifacts (ref),
+            owner TEXT NOT NULL,
+            created_at {real} NOT NULL,
+            PRIMARY KEY (ref, owner)
+        )""",
+    ), sqlite=(
+        "INSERT INTO artifact_owners (ref, owner, created_at) SELECT DISTINCT a.ref, r.owner, "
+        "a.created_at FROM artifacts a JOIN slots s ON instr(s.result, a.ref) > 0 "
+        "JOIN runs r ON r.run_id = s.run_id",
+    ), postgres=(
+        "INSERT INTO artifact_owners (ref, owner, created_at) SELECT DISTINCT a.ref, r.owner, "
+        "a.created_at FROM artifacts a JOIN slots s ON strpos(s.result::text, a.ref) > 0 "
+        "JOIN runs r ON r.run_id = s.run_id",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -22,28 +22,49 @@ class HistoryQueries(SqlBackend):
     """The artifact, certificate, decision and event methods of the Store interface."""
 
     # artifacts ----------------------------------------------------------------------------------
-    def put_artifact(self, data: bytes, mime: str) -> str:
+    def put_artifact(self, data: bytes, mime: str, *, owner: str | None = None) -> str:
         if not isinstance(data, bytes | bytearray | memoryview):
             raise DefinitionError(f"an artifact is bytes, not {type(data).__name__}")
         if not isinstance(mime, str) or "/" not in mime:
             raise DefinitionError(f"artifact mime type must look like 'image/png', not {mime!r}")
         blob = bytes(data)
         ref = "sha256:" + hashlib.sha256(blob).hexdigest()
-        # Stored once: skip the durable write entirely when the content is already there.
-        if self._read("put_artifact", lambda c: self._x(
-                c, "SELECT 1 FROM artifacts WHERE ref = ?", (ref,)).fetchall()):
+        # Stored once: skip the durable write entirely when the content (and, for an owner,
+        # the owner's claim on it) is already there.
+        if self._read("put_artifact", lambda c: self._artifact_known(c, ref, owner)):
             return ref
         now = self._clock()
-        self._write("put_artifact", lambda c: self._x(
-            c, "INSERT INTO artifacts (ref, mime, size, data, created_at) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING", (ref, mime, len(blob), blob, now)))
+
+        def op(conn: Any) -> None:
+            self._x(conn, "INSERT INTO artifacts (ref, mime, size, data, created_at) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    (ref, mime, len(blob), blob, now))
+            if owner is not None:
+                self._x(conn, "INSERT INTO artifact_owners (ref, owner, created_at) "
+                        "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (ref, owner, now))
+
+        self._write("put_artifact", op)
         return ref
 
-    def get_artifact(self, ref: str) -> tuple[bytes, str] | None:
+    def _artifact_known(self, conn: Any, ref: str, owner: str | None) -> bool:
+        params: tuple[str, ...]
+        if owner is None:
+            sql, params = "SELECT 1 FROM artifacts WHERE ref = ?", (ref,)
+        else:
+            sql, params = ("SELECT 1 FROM artifact_owners WHERE ref = ? AND owner = ?",
+                           (ref, owner))
+        return bool(self._x(conn, sql, params).fetchall())
+
+    def get_artifact(self, ref: str, *, owner: str | None = None) -> tuple[bytes, str] | None:
         if not isinstance(ref, str) or not _ARTIFACT_REF.fullmatch(ref):
             raise DefinitionError(f"malformed artifact ref {ref!r}; expected 'sha256:<64 hex>'")
-        rows = self._read("get_artifact", lambda c: self._x(
-            c, "SELECT data, mime FROM artifacts WHERE ref = ?", (ref,)).fetchall())
+        params: tuple[str, ...]
+        if owner is None:
+            sql, params = "SELECT data, mime FROM artifacts WHERE ref = ?", (ref,)
+        else:  # another principal's artifact reads exactly like one that does not exist
+            sql, params = ("SELECT a.data, a.mime FROM artifacts a JOIN artifact_owners o "
+                           "ON o.ref = a.ref WHERE a.ref = ? AND o.owner = ?", (ref, owner))
+        rows = self._read("get_artifact", lambda c: self._x(c, sql, params).fetchall())
         if not rows:
             return None
         data = bytes(rows[0][0])

@@ -6,13 +6,15 @@ import hashlib
 from typing import Any
 
 from frostline.contract.records import (
+    LOCAL_PRINCIPAL,
     AttemptRecord,
     RunRecord,
+    run_key,
 )
 from frostline.errors import DefinitionError, FrostlineError, RunNotFound
 from frostline.store.sqlbase import SqlBackend, no_run
 
-_RUN_COLS = "run_id, envelope, status, owner, kind, created_at"
+_RUN_COLS = "run_id, envelope, status, owner, kind, created_at, name"
 _ATTEMPT_COLS = ("run_id, number, source, source_digest, annotated, report, status, gate, "
                  "invoked, orphans, result, error, stats, started_at, finished_at, args")
 RUN_KINDS = ("script", "graph")
@@ -24,7 +26,12 @@ class RunQueries(SqlBackend):
     # runs ---------------------------------------------------------------------------------------
     def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
                    kind: str = "script") -> RunRecord:
-        check_run_id(run_id)
+        name, owner = run_id, check_principal(LOCAL_PRINCIPAL if owner is None else owner)
+        check_run_id(name)
+        if name.startswith("@"):
+            raise DefinitionError(f"run id {name!r} may not start with '@' (reserved for "
+                                  "the keys of principals' runs)")
+        run_id = run_key(owner, name)
         if kind not in RUN_KINDS:
             raise DefinitionError(f"run kind must be one of {', '.join(RUN_KINDS)}, not {kind!r}")
         if not isinstance(envelope, dict):
@@ -34,12 +41,12 @@ class RunQueries(SqlBackend):
 
         def op(conn: Any) -> RunRecord:
             rows = self._x(conn, "INSERT INTO runs (run_id, envelope, status, owner, kind, "
-                           "created_at, updated_at) VALUES (?, ?, 'created', ?, ?, ?, ?) "
+                           "created_at, updated_at, name) VALUES (?, ?, 'created', ?, ?, ?, ?, ?) "
                            f"ON CONFLICT DO NOTHING RETURNING {_RUN_COLS}",
-                           (run_id, env, owner, kind, now, now)).fetchall()
+                           (run_id, env, owner, kind, now, now, name)).fetchall()
             if not rows:
-                raise FrostlineError(f"run {run_id!r} already exists; choose another run id",
-                                     run_id=run_id)
+                raise FrostlineError(f"run {name!r} already exists; choose another run id",
+                                     run_id=name)
             return self._run(rows[0])
 
         return self._write("create_run", op)
@@ -47,6 +54,12 @@ class RunQueries(SqlBackend):
     def get_run(self, run_id: str) -> RunRecord | None:
         rows = self._read("get_run", lambda c: self._x(
             c, f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,)).fetchall())
+        return self._run(rows[0]) if rows else None
+
+    def find_run(self, owner: str, name: str) -> RunRecord | None:
+        rows = self._read("find_run", lambda c: self._x(
+            c, f"SELECT {_RUN_COLS} FROM runs WHERE owner = ? AND name = ?",
+            (owner, name)).fetchall())
         return self._run(rows[0]) if rows else None
 
     def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]:
@@ -69,7 +82,7 @@ class RunQueries(SqlBackend):
 
     def _run(self, r: Any) -> RunRecord:
         return RunRecord(run_id=r[0], envelope=self._load(r[1]), status=r[2], owner=r[3],
-                         kind=r[4], created_at=float(r[5]))
+                         kind=r[4], created_at=float(r[5]), name=r[6] or r[0])
 
     # attempts -----------------------------------------------------------------------------------
     def start_attempt(self, run_id: str, *, source: str, annotated: str,
@@ -144,3 +157,12 @@ def check_run_id(run_id: str) -> None:
             or any(ch.isspace() or not ch.isprintable() for ch in run_id)):
         raise DefinitionError(f"run id {run_id!r} must be 1-200 printable characters without "
                               "spaces, e.g. 'run-2024-01'")
+
+
+def check_principal(owner: str) -> str:
+    """A principal's name: what run keys and tokens may carry."""
+    if (not isinstance(owner, str) or not owner or len(owner) > 200 or "/" in owner
+            or any(ch.isspace() or not ch.isprintable() for ch in owner)):
+        raise DefinitionError(f"principal {owner!r} must be 1-200 printable characters without "
+                              "spaces or '/', e.g. 'alice'")
+    return owner

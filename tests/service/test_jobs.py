@@ -43,7 +43,7 @@ def _sse(client: httpx.Client, run_id: str, until: str) -> list[dict]:
 
 
 @pytest.mark.postgres
-def test_on_postgres_the_api_queues_and_a_worker_runs(fleet, pg_store):
+def test_on_postgres_the_api_queues_and_a_worker_runs(fleet, pg_store):  # noqa: F811
     app = create_app(pg_store, services=Services.remote(ProcrastinateQueue))
     with serving_app(app, pg_store) as live, live.client(live.alice) as c:
         r = c.post("/v1/runs", json={"script": SIX, "run_id": "pg-1"})

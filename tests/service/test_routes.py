@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from frostline.contract.records import run_key
 from frostline.embedded.jobs import JobSpec, wait_job
 from frostline.embedded.pool import LocalPool
 from frostline.errors import AlreadyQueued
@@ -105,9 +106,10 @@ def test_principal_dependency(store):
         done = c.get(r.headers["location"], headers=auth).json()
         while done["state"] != "finished":
             done = c.get(r.headers["location"], headers=auth).json()
-        assert done["outcome"] == {"status": "succeeded", "run_id": "r1"}
-    assert calls == [("execute", "r1", {})]
-    assert store.get_run("r1").owner == "alice"
+        assert done["outcome"] == {"status": "succeeded", "run_id": "r1"} and done["run_id"] == "r1"
+    # the store key of alice's r1 reaches the services; the client only ever sees the name
+    assert calls == [("execute", run_key("alice", "r1"), {})]
+    assert store.find_run("alice", "r1").owner == "alice"
 
 
 def test_owned_run_dependency_answers_404_before_reading_the_request(store):
@@ -134,7 +136,7 @@ def test_owned_run_dependency_answers_404_before_reading_the_request(store):
         assert r.status_code == 200 and r.json()["outcome"] == {"accepted": None}
         assert r.json()["attempt"] is None  # a repair that does not execute opens no attempt
         assert c.get("/v1/runs/r1", headers=as_alice).json()["executing"] is False
-    assert calls == [("repair", "r1", "openai:m-1")]
+    assert calls == [("repair", run_key("alice", "r1"), "openai:m-1")]
 
 
 def test_a_run_takes_one_job_at_a_time_and_is_released(store):

@@ -75,8 +75,9 @@ def test_committed_runs_survive_the_old_store_file_attack(tmp_path):
             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
         assert other.returncode == 0, other.stderr
     with open_store(f"sqlite:///{db}") as reopened:  # after the server's restart
-        assert reopened.get_run("acknowledged") is not None
-        assert reopened.list_attempts("acknowledged")[0].status == "succeeded"
+        run = reopened.find_run("alice", "acknowledged")
+        assert run is not None
+        assert reopened.list_attempts(run.run_id)[0].status == "succeeded"
 
 
 # --- nothing but the store opens the store's files ---------------------------------------------
@@ -143,3 +144,20 @@ def test_configured_endpoints_are_still_accepted_by_validation(live, spec):
         r = c.post(f"/v1/runs/{run_id}/repair", json={"model": spec})
         # no endpoint is reachable in the test: the model call fails, the spec was not refused
         assert r.status_code != 422, r.text
+
+
+def test_run_names_are_per_principal_not_an_existence_oracle(live_any):
+    """Creating another principal's run id used to answer 409 "exists" while GET answered 404."""
+    with live_any.client(live_any.alice) as alice, live_any.client(live_any.bob) as bob:
+        a = alice.post("/v1/runs", json={"script": FAILS, "args": {"size": "512x512"},
+                                         "run_id": "r1"})
+        b = bob.post("/v1/runs", json={"script": FAILS, "args": {"size": "7x7"}, "run_id": "r1"})
+        assert (a.status_code, b.status_code) == (201, 201), (a.text, b.text)
+        assert a.json()["run_id"] == b.json()["run_id"] == "r1"  # the key never shows
+        assert alice.get("/v1/runs/r1").json()["attempts"][0]["status"] == "succeeded"
+        assert bob.get("/v1/runs/r1").json()["attempts"][0]["status"] == "failed"
+        assert [r["run_id"] for r in bob.get("/v1/runs").json()["runs"]] == ["r1"]
+        again = bob.post("/v1/runs", json={"script": FAILS, "args": {}, "run_id": "r1"})
+        assert again.status_code == 409  # only the caller's own names are ever "taken"
+        for path in ("", "/certificate", "/orphans", "/events?follow=false"):
+            assert alice.get(f"/v1/runs/@bob%2Fr1{path}").status_code == 404

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from frostline.errors import StoreUnavailable
+from frostline.errors import FrostlineError, StoreUnavailable
 from frostline.store import open_store, schema
 from frostline.store.postgres import PostgresStore
 from frostline.store.sqlite import SQLiteStore
@@ -84,7 +84,7 @@ def test_reopening_keeps_the_version(store_url: str) -> None:
 def test_an_older_store_is_migrated(store_url: str) -> None:
     with _open_at(store_url, 1) as old:
         assert old.schema_version() == 1
-        old.create_run("r1", {"v": 1})
+        _insert_old_run(store_url, "r1", None)  # as a frostline of schema 1 wrote it
         call_and_commit(old, "r1", ident(), {"p": 1}, "paid")
     raw = Raw(store_url)
     try:
@@ -103,6 +103,37 @@ def test_an_older_store_is_migrated(store_url: str) -> None:
             raw.close()
         call_and_commit(store, "r1", ident(1), {"p": 2}, "new")
         assert len(store.list_slots("r1")) == 2
+
+
+def _insert_old_run(store_url: str, run_id: str, owner: str | None) -> None:
+    raw = Raw(store_url)
+    try:
+        raw.execute("INSERT INTO runs (run_id, envelope, status, owner, kind, created_at, "
+                    f"updated_at) VALUES ('{run_id}', '{{}}', 'created', "
+                    f"{'NULL' if owner is None else repr(owner)}, 'script', 0, 0)")
+    finally:
+        raw.close()
+
+
+def test_runs_of_an_older_store_get_names_and_owners(store_url: str) -> None:
+    """Migration 6: names per principal. A run created before keeps its id as its name; a run
+    without an owner (the command line's) belongs to the local principal."""
+    with _open_at(store_url, 5):
+        pass
+    _insert_old_run(store_url, "cli-run", None)
+    _insert_old_run(store_url, "r1", "alice")
+    with open_store(store_url) as store:
+        cli = store.get_run("cli-run")
+        assert cli is not None and (cli.owner, cli.name) == ("local", "cli-run")
+        assert store.find_run("local", "cli-run") == cli
+        legacy = store.find_run("alice", "r1")
+        assert legacy is not None and legacy.run_id == "r1"  # the old key still works
+        assert store.find_run("bob", "r1") is None
+        bobs = store.create_run("r1", {}, owner="bob")  # bob's r1 is not alice's
+        assert (bobs.run_id, bobs.name, bobs.owner) == ("@bob/r1", "r1", "bob")
+        assert store.find_run("bob", "r1") == bobs
+        with pytest.raises(FrostlineError, match="already exists"):
+            store.create_run("r1", {}, owner="bob")
 
 
 def test_a_newer_store_is_refused(store_url: str) -> None:

@@ -20,21 +20,22 @@ from .helpers import CAP, call_and_commit, ident, slot_for
 
 def test_runs(store: Store) -> None:
     run = store.create_run("r1", {"budget": {"usd": 1.0}}, owner="alice")
-    assert (run.run_id, run.envelope, run.status, run.owner, run.kind) == (
+    assert (run.name, run.envelope, run.status, run.owner, run.kind) == (
         "r1", {"budget": {"usd": 1.0}}, "created", "alice", "script")
+    key = run.run_id  # alice's r1 has a key of its own (names are per principal)
     store.create_run("g1", {}, kind="graph")
-    assert store.get_run("r1") == run
+    assert store.get_run(key) == run
     assert store.get_run("missing") is None
-    assert {r.run_id for r in store.list_runs()} == {"r1", "g1"}
-    assert [r.run_id for r in store.list_runs(owner="alice")] == ["r1"]
+    assert {r.name for r in store.list_runs()} == {"r1", "g1"}
+    assert [r.run_id for r in store.list_runs(owner="alice")] == [key]
     assert len(store.list_runs(limit=1)) == 1
-    store.set_run_status("r1", "running")
-    assert store.get_run("r1").status == "running"  # type: ignore[union-attr]
+    store.set_run_status(key, "running")
+    assert store.get_run(key).status == "running"  # type: ignore[union-attr]
     with pytest.raises(RunNotFound):
         store.set_run_status("nope", "running")
     with pytest.raises(FrostlineError, match="already exists"):
-        store.create_run("r1", {})
-    assert store.get_run("r1").envelope == {"budget": {"usd": 1.0}}  # type: ignore[union-attr]
+        store.create_run("r1", {}, owner="alice")
+    assert store.get_run(key).envelope == {"budget": {"usd": 1.0}}  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("bad", ["", "has space", "x" * 201, "tab\tid"])

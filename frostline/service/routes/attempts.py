@@ -21,12 +21,13 @@ router = APIRouter(tags=["runs"])
 def add_attempt(body: AddAttempt, run: OwnedRun, state: State, wait: Wait = 0) -> JSONResponse:
     """Queue the script as a new attempt (gated against the frozen prefix when it runs)."""
     operations.precheck(body.script, run.envelope, state.catalog)
-    return accept(state, JobSpec("attempt", run.run_id, {"source": body.script,
-                                                         "args": body.args}), wait)
+    operations.precheck_args(body.args)
+    return accept(state, run, JobSpec("attempt", run.run_id, {"source": body.script,
+                                                              "args": body.args}), wait)
 
 
 @router.post("/v1/runs/{run_id}/repair", status_code=202, responses=ACCEPTED)
 def repair(body: RepairRequest, run: OwnedRun, state: State, wait: Wait = 0) -> JSONResponse:
     """Queue a repair: a model rewrites the last failed attempt; optionally execute it."""
-    return accept(state, JobSpec("repair", run.run_id, {
+    return accept(state, run, JobSpec("repair", run.run_id, {
         "model": body.model, "max_rewrites": body.max_rewrites, "execute": body.execute}), wait)

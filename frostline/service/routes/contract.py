@@ -17,17 +17,17 @@ router = APIRouter()
 @router.get("/v1/runs/{run_id}/certificate", tags=["contract"])
 def certificate(run: OwnedRun, state: State, verify: bool = True) -> dict[str, Any]:
     """The run's certificate, recomputed against the store when `verify` is true."""
-    return operations.certificate(state.store, run.run_id, verify=verify)
+    return operations.public(run, operations.certificate(state.store, run.run_id, verify=verify))
 
 
 @router.get("/v1/runs/{run_id}/orphans", tags=["contract"])
 def orphans(run: OwnedRun, state: State) -> dict[str, Any]:
     """Committed identities that each attempt did not invoke."""
-    return operations.orphans(state.store, run.run_id)
+    return operations.public(run, operations.orphans(state.store, run.run_id))
 
 
 @router.post("/v1/runs/{run_id}/reconcile", tags=["runs"])
 def reconcile(body: ReconcileRequest, run: OwnedRun, state: State) -> dict[str, Any]:
     """Resolve an unresolved call: abandon it, or write back its known result."""
-    return operations.reconcile(state.store, run.run_id, body.identity,
-                                abandon=body.abandon, result=body.result)
+    return operations.public(run, operations.reconcile(
+        state.store, run.run_id, body.identity, abandon=body.abandon, result=body.result))

@@ -10,7 +10,7 @@ from fastapi.responses import Response
 
 from frostline.embedded.jobs import job_state
 from frostline.errors import RunNotFound
-from frostline.service import metrics
+from frostline.service import metrics, operations
 from frostline.service.dependencies import OwnedRun, Principal, State
 
 router = APIRouter(tags=["jobs"])
@@ -21,8 +21,8 @@ def get_job(job: str, run: OwnedRun, state: State) -> dict[str, Any]:
     """A job of the run: queued, running, finished (with its outcome) or interrupted."""
     found = job_state(state.store, run.run_id, job)
     if found is None:
-        raise RunNotFound(f"run {run.run_id!r} has no job {job!r}", run_id=run.run_id, job=job)
-    return found.to_dict()
+        raise RunNotFound(f"run {run.name!r} has no job {job!r}", run_id=run.name, job=job)
+    return operations.public(run, found.to_dict())
 
 
 @router.get("/v1/workers")
@@ -31,14 +31,16 @@ def list_workers(who: Principal, state: State) -> dict[str, Any]:
     caller sees its own runs' jobs; others are counted, not named)."""
     out = []
     for worker in state.queue.workers():
-        mine = [j for j in worker.get("jobs", []) if _owned(state, j.get("run_id"), who)]
-        out.append({**worker, "jobs": mine, "busy": len(worker.get("jobs", []))})
+        jobs = worker.get("jobs", [])
+        mine = [{**j, "run_id": run.name} for j in jobs
+                if (run := _owned(state, j.get("run_id"), who)) is not None]
+        out.append({**worker, "jobs": mine, "busy": len(jobs)})
     return {"workers": out}
 
 
-def _owned(state: Any, run_id: Any, who: str) -> bool:
+def _owned(state: Any, run_id: Any, who: str) -> Any:
     run = state.store.get_run(run_id) if isinstance(run_id, str) else None
-    return run is not None and run.owner == who
+    return run if run is not None and run.owner == who else None
 
 
 @router.get("/v1/metrics", tags=["meta"], response_class=Response,

@@ -22,23 +22,26 @@ router = APIRouter(tags=["runs"])
 def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0) -> JSONResponse:
     """Create a run with a script, args and envelope, and queue its first attempt."""
     store, catalog = state.store, state.catalog
-    run_id = body.run_id or f"run-{secrets.token_hex(6)}"
+    name = body.run_id or f"run-{secrets.token_hex(6)}"
     operations.precheck(body.script, body.envelope, catalog)
-    if store.get_run(run_id) is not None:
-        raise HTTPException(409, {"error": "exists", "message": f"run {run_id!r} already exists"})
-    store.create_run(run_id, operations.envelope_dict(body.envelope, catalog), owner=who)
-    return accept(state, JobSpec("attempt", run_id, {"source": body.script, "args": body.args}),
-                  wait)
+    operations.precheck_args(body.args)
+    # Names are per principal: only the caller's own runs can be in the way.
+    if store.find_run(who, name) is not None:
+        raise HTTPException(409, {"error": "exists", "message": f"run {name!r} already exists"})
+    run = store.create_run(name, operations.envelope_dict(body.envelope, catalog), owner=who)
+    return accept(state, run, JobSpec("attempt", run.run_id, {"source": body.script,
+                                                              "args": body.args}), wait)
 
 
 @router.get("/v1/runs")
 def list_runs(who: Principal, state: State) -> dict[str, Any]:
     """The caller's runs, newest first."""
-    return {"runs": [operations.run_summary(state.store, r) for r in state.store.list_runs(owner=who)]}
+    return {"runs": [operations.public(r, operations.run_summary(state.store, r))
+                     for r in state.store.list_runs(owner=who)]}
 
 
 @router.get("/v1/runs/{run_id}")
 def get_run(run: OwnedRun, state: State) -> dict[str, Any]:
     """A run with its attempts and the identity timeline across attempts."""
-    return operations.run_detail(state.store, run,
-                                 executing=bool(open_jobs(state.store, run.run_id)))
+    return operations.public(run, operations.run_detail(
+        state.store, run, executing=bool(open_jobs(state.store, run.run_id))))
