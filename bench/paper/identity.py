@@ -112,7 +112,7 @@ class KeyedTransport:
         self.committed_work = Counter((s.capability, s.digest) for s in committed)
         self.occurrences: Counter[tuple[str, tuple[int, ...]]] = Counter()
         self.ordinal = 0
-        self.sink = StoreSink(lab.store)
+        self.sink = StoreSink(lab.store, run_id)
         self.stopped = False
 
     async def call(self, site: str, path: list[int], capability: str,

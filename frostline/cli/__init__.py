@@ -29,7 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "repair": ("frostline.cli.repair", "repair_command"),
     "graph": ("frostline.cli.graph", "graph"),
     "serve": ("frostline.cli.serve", "serve"),
-    "token": ("frostline.cli.serve", "token"),
+    "token": ("frostline.cli.token", "token"),
     "worker": ("frostline.cli.worker", "worker"),
     "submit": ("frostline.cli.worker", "submit"),
     "workers": ("frostline.cli.worker", "workers"),

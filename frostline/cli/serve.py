@@ -1,13 +1,14 @@
-"""`frostline serve` and `frostline token create`: the HTTP service (frostline.service) and the
-bearer tokens it accepts. FastAPI is imported only when `serve` runs: it is an optional extra."""
+"""`frostline serve`: the HTTP service (frostline.service). FastAPI is imported only when
+`serve` runs: it is an optional extra. Its bearer tokens are managed by `frostline token`."""
 
 from __future__ import annotations
 
-import re
-
 import click
 
-_PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+# Plain data (no FastAPI): the flags' help shows the defaults the service applies.
+from frostline.service.limits import ServiceLimits
+
+_DEFAULT = ServiceLimits()
 
 
 @click.command("serve")
@@ -17,7 +18,21 @@ _PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 @click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
               envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
               help="Where scripts run; 'process' reduces isolation, 'auto' falls back loudly.")
-def serve(store_url: str | None, host: str, port: int, runner_name: str) -> None:
+@click.option("--docs", is_flag=True,
+              help="Serve the interactive API docs at /docs and /redoc; they load their "
+                   "scripts from a CDN, so they are off unless asked for.")
+@click.option("--max-executing-attempts", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Attempts one principal may execute at once (default: "
+                   f"{_DEFAULT.executing_attempts}); 429 beyond.")
+@click.option("--max-event-streams", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Event streams one principal may hold open (default: "
+                   f"{_DEFAULT.event_streams}); 429 beyond.")
+@click.option("--max-runs-per-minute", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Runs one principal may create per minute (default: "
+                   f"{_DEFAULT.runs_per_minute}); 429 beyond.")
+def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: bool,
+          max_executing_attempts: int | None, max_event_streams: int | None,
+          max_runs_per_minute: int | None) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /."""
     try:
         from frostline.service.app import serve as run_server
@@ -29,35 +44,19 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str) -> None
     from frostline.errors import FrostlineError
     from frostline.store.url import parse, resolve
 
+    given = {"executing_attempts": max_executing_attempts, "event_streams": max_event_streams,
+             "runs_per_minute": max_runs_per_minute}
+    limits = ServiceLimits(**{k: v for k, v in given.items() if v is not None})
     if parse(resolve(store_url)).backend == "postgres":
         # Jobs go to the workers' queue: this host runs no script and needs no providers.
         from frostline.worker import ProcrastinateQueue
 
-        run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue))
+        run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue),
+                   limits=limits, docs=docs)
         return
     try:
         services = Services.default(runner_name=runner_name)
     except FrostlineError as exc:  # e.g. the sandbox cannot be established here
         raise click.ClickException(
             f"{exc.message}\n(choose --runner process to serve with reduced isolation)") from exc
-    run_server(store_url, host, port, lambda: services)
-
-
-@click.group("token")
-def token() -> None:
-    """Manage API bearer tokens."""
-
-
-@token.command("create")
-@click.argument("name")
-@click.option("--store", "store_url", default=None, help="Store URL (default: FROSTLINE_STORE or ./.frostline).")
-def create(name: str, store_url: str | None) -> None:
-    """Create a token for principal NAME; the token is printed alone on the last line."""
-    if not _PRINCIPAL.match(name):
-        raise click.UsageError("NAME must be 1-64 characters: letters, digits, '.', '_', '@' or '-'")
-    from frostline.store import open_store
-
-    with open_store(store_url) as store:
-        value = store.create_token(name)
-    click.echo(f"Created a token for {name}. It is shown once; only its hash is stored.", err=True)
-    click.echo(value)
+    run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)

@@ -23,14 +23,18 @@ from typing import Any
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
 from frostline.capabilities.provider import Provider
+from frostline.contract.identity import Identity
+from frostline.contract.jsonshape import MAX_JSON_DEPTH, json_depth
 from frostline.contract.orphans import orphan_report
 from frostline.contract.prefix import Prefix, load_prefix
+from frostline.contract.records import CallRecord
 from frostline.errors import (
     AttemptUnresolved,
     BudgetExceeded,
     DefinitionError,
     FrostlineError,
     PrefixConflict,
+    ResultTooDeep,
     ScriptRejected,
     StoreUnavailable,
 )
@@ -182,38 +186,13 @@ def _ensure_run(store: Store, run_id: str, envelope: Envelope | Mapping[str, Any
 async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envelope,
                    providers: Provider, runner: Runner, catalog: Catalog, skip_checker: bool,
                    fail_open: bool) -> AttemptOutcome:
-    from frostline.script import annotate, sites
+    from frostline.script import annotate
 
     # 1. the checker (never executes the source)
-    if skip_checker:
-        try:
-            site_infos = list(sites(source))
-        except Exception as exc:  # the script side reports unparsable source its own way
-            return _refuse(store, run_id, source, {"valid": False, "skipped": True},
-                           "rejected", ScriptRejected(f"the script cannot be parsed: {exc}"))
-        # The gate builds the frozen map from the sites in the stored report, so keep them.
-        report: dict[str, Any] = {"valid": True, "skipped": True, "violations": [],
-                                  "facts": {"sites": [s.to_dict() for s in site_infos]}}
-    else:
-        from frostline.script import check
-
-        checked = check(source, env, catalog=catalog)
-        report = checked.to_dict()
-        if not checked.valid:
-            errors = [v for v in report.get("violations", []) if v.get("severity") == "error"]
-            return _refuse(store, run_id, source, report, "rejected", ScriptRejected(
-                f"the checker rejected the script with {len(errors)} error(s); first: "
-                + (f"{errors[0].get('rule')} line {errors[0].get('line')}: "
-                   f"{errors[0].get('message')}" if errors else "?"), violations=errors))
-        site_infos = list(checked.facts.sites)
-        bound = checked.facts.spend_bound
-        bound_calls = sum(bound.calls.values())
-        if bound.usd > env.budget.usd + 1e-12 or bound_calls > env.budget.calls:
-            return _refuse(store, run_id, source, report, "rejected", BudgetExceeded(
-                f"the script may make {bound_calls} calls costing up to ${bound.usd:.4f}, over "
-                f"the envelope's budget of {env.budget.calls} calls / ${env.budget.usd:.4f}; "
-                "lower the loop or fanout bounds, or raise the budget",
-                bound_usd=bound.usd, bound_calls=bound_calls))
+    checked = _checked(store, run_id, source, env, catalog, skip_checker)
+    if isinstance(checked, AttemptOutcome):
+        return checked
+    report, site_infos = checked
 
     # 2. the frozen prefix and the gate (before any process starts)
     prefix = load_prefix(store, run_id)
@@ -238,23 +217,10 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     # 4. crashes left behind: unresolved side-effecting attempts fail closed
     calls = store.list_calls(run_id)
     unresolved = unresolved_calls(calls, prefix)
-    blocking = [c for c in unresolved.values()
-                if _side_effecting(catalog, c.capability)
-                and not providers.honours_idempotency_keys(c.capability)]
-    if blocking:
-        idents = sorted(str(c.identity) for c in blocking)
-        for c in blocking:
-            store.append_event(run_id, "unresolved", {"attempt": number,
-                                                      "identity": str(c.identity),
-                                                      "capability": c.capability,
-                                                      "call_id": c.call_id,
-                                                      "dispatched_in": c.attempt})
-        err = AttemptUnresolved(
-            f"{len(idents)} side-effecting call(s) were dispatched and never committed: "
-            f"{', '.join(idents)}. The provider may have run them; reconcile each with "
-            f"'frostline reconcile {run_id} IDENTITY --result @FILE' or '--abandon'",
-            identities=idents)
-        return _finish(store, run_id, number, "unresolved", error=err.to_dict(), gate=gate_result)
+    blocked = _blocked(store, run_id, number, unresolved, catalog, providers)
+    if blocked is not None:
+        return _finish(store, run_id, number, "unresolved", error=blocked.to_dict(),
+                       gate=gate_result)
 
     # 5. run the script against the broker
     prior_spend = sum(_price(catalog, c.capability) for c in calls)
@@ -269,11 +235,78 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
         script = ScriptOutcome(False, error=exc.to_dict())
     finally:
         await broker.drain()  # every dispatched call completes and commits
+    return _conclude(store, run_id, number, env, prefix, broker, script, gate_result)
 
+
+def _checked(store: Store, run_id: str, source: str, env: Envelope, catalog: Catalog,
+             skip_checker: bool) -> tuple[dict[str, Any], list[Any]] | AttemptOutcome:
+    """The checker's report and the script's sites, or the refused attempt."""
+    from frostline.script import check, sites
+
+    if skip_checker:
+        try:
+            site_infos = list(sites(source))
+        except Exception as exc:  # the script side reports unparsable source its own way
+            return _refuse(store, run_id, source, {"valid": False, "skipped": True},
+                           "rejected", ScriptRejected(f"the script cannot be parsed: {exc}"))
+        # The gate builds the frozen map from the sites in the stored report, so keep them.
+        return ({"valid": True, "skipped": True, "violations": [],
+                 "facts": {"sites": [s.to_dict() for s in site_infos]}}, site_infos)
+    checked = check(source, env, catalog=catalog)
+    report = checked.to_dict()
+    if not checked.valid:
+        errors = [v for v in report.get("violations", []) if v.get("severity") == "error"]
+        return _refuse(store, run_id, source, report, "rejected", ScriptRejected(
+            f"the checker rejected the script with {len(errors)} error(s); first: "
+            + (f"{errors[0].get('rule')} line {errors[0].get('line')}: "
+               f"{errors[0].get('message')}" if errors else "?"), violations=errors))
+    bound = checked.facts.spend_bound
+    bound_calls = sum(bound.calls.values())
+    if bound.usd > env.budget.usd + 1e-12 or bound_calls > env.budget.calls:
+        return _refuse(store, run_id, source, report, "rejected", BudgetExceeded(
+            f"the script may make {bound_calls} calls costing up to ${bound.usd:.4f}, over "
+            f"the envelope's budget of {env.budget.calls} calls / ${env.budget.usd:.4f}; "
+            "lower the loop or fanout bounds, or raise the budget",
+            bound_usd=bound.usd, bound_calls=bound_calls))
+    return report, list(checked.facts.sites)
+
+
+def _blocked(store: Store, run_id: str, number: int, unresolved: Mapping[Identity, CallRecord],
+             catalog: Catalog, providers: Provider) -> AttemptUnresolved | None:
+    """Why the attempt may not start: side-effecting calls an earlier attempt dispatched and
+    never committed, whose provider cannot dedupe a retry (each gets an event)."""
+    blocking = [c for c in unresolved.values()
+                if _side_effecting(catalog, c.capability)
+                and not providers.honours_idempotency_keys(c.capability)]
+    if not blocking:
+        return None
+    idents = sorted(str(c.identity) for c in blocking)
+    for c in blocking:
+        store.append_event(run_id, "unresolved", {"attempt": number,
+                                                  "identity": str(c.identity),
+                                                  "capability": c.capability,
+                                                  "call_id": c.call_id,
+                                                  "dispatched_in": c.attempt})
+    return AttemptUnresolved(
+        f"{len(idents)} side-effecting call(s) were dispatched and never committed: "
+        f"{', '.join(idents)}. The provider may have run them; reconcile each with "
+        f"'frostline reconcile {run_id} IDENTITY --result @FILE' or '--abandon'",
+        identities=idents)
+
+
+def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Prefix,
+              broker: Broker, script: ScriptOutcome,
+              gate_result: dict[str, Any] | None) -> AttemptOutcome:
+    """The status of a drained attempt, its orphans and certificate, and its record."""
     stop = broker.stop_error
     if stop is not None:
         status = {"divergence": "diverged", "unresolved": "unresolved"}.get(stop.code, "failed")
         error: dict[str, Any] | None = stop.to_dict()
+    elif script.ok and json_depth(script.result) > MAX_JSON_DEPTH:
+        status, error = "failed", ResultTooDeep(
+            f"the script's result nests deeper than {MAX_JSON_DEPTH} levels of lists and "
+            "objects; it was not stored — flatten it, or keep it as an artifact and return "
+            "the ref", limit=MAX_JSON_DEPTH).to_dict()
     elif script.ok:
         status, error = "succeeded", None
     else:

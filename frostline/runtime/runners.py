@@ -125,7 +125,7 @@ class InProcessRunner:
 
 
 # child process -----------------------------------------------------------------------
-class _CappedReader(threading.Thread):
+class CappedReader(threading.Thread):
     """Drains a child's output stream so it never blocks, keeping the first MAX_LOG chars."""
 
     def __init__(self, stream: IO[bytes]) -> None:
@@ -205,7 +205,7 @@ class ChildProcessRunner:
         os.close(to_host_w)
         channel = Channel(to_host_r, to_child_w)
         assert proc.stdout is not None
-        output = _CappedReader(proc.stdout)
+        output = CappedReader(proc.stdout)
         output.start()
         try:
             return await self._converse(proc, channel, job, broker, output)
@@ -217,7 +217,7 @@ class ChildProcessRunner:
             shutil.rmtree(workdir, ignore_errors=True)
 
     async def _converse(self, proc: subprocess.Popen[bytes], channel: Channel, job: Job,
-                        broker: Broker, output: _CappedReader) -> ScriptOutcome:
+                        broker: Broker, output: CappedReader) -> ScriptOutcome:
         loop = asyncio.get_running_loop()
         frames: asyncio.Queue[dict[str, Any] | BaseException | None] = asyncio.Queue()
 
@@ -241,49 +241,18 @@ class ChildProcessRunner:
             writer.shutdown(wait=False, cancel_futures=True)
 
     async def _exchange(self, proc: subprocess.Popen[bytes], channel: Channel, job: Job,
-                        broker: Broker, output: _CappedReader,
+                        broker: Broker, output: CappedReader,
                         frames: asyncio.Queue[dict[str, Any] | BaseException | None],
                         pump: Callable[[], None], writer: ThreadPoolExecutor) -> ScriptOutcome:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
-        try:
-            await asyncio.wait_for(asyncio.wrap_future(
-                writer.submit(channel.send, job.frame(broker.nonce))), self.timeout_s)
-        except TimeoutError:
-            self._kill(proc)
-            return ScriptOutcome(False, error={"type": "Timeout", "message": "the script "
-                                               "process did not read its job in time"},
-                                 logs=output.text(), timed_out=True)
-        except (OSError, ProtocolError) as exc:
-            return ScriptOutcome(False, error={"type": "ProtocolError",
-                                               "message": f"could not send the job: {exc}"},
-                                 logs=output.text())
+        unsent = await self._send_job(proc, channel, job, broker, output, writer)
+        if unsent is not None:
+            return unsent
         threading.Thread(target=pump, daemon=True, name="frostline-rpc-host").start()
+        replies = _Replies(channel, writer, broker.nonce)
         logs: list[str] = []
         kept = 0
-
-        def answer(rid: Any, task: asyncio.Task[Reply]) -> None:
-            if task.cancelled() or task.exception() is not None:
-                reply: Reply = {"ok": False, "error": {
-                    "kind": "stop", "type": "HostError",
-                    "message": "the host could not complete this call"}}
-            else:
-                reply = dict(task.result())
-            with contextlib.suppress(RuntimeError):  # after the exchange: the child is gone
-                writer.submit(send_reply, rid, {**reply, "type": "reply", "id": rid,
-                                                "nonce": broker.nonce})
-
-        def send_reply(rid: Any, frame: dict[str, Any]) -> None:
-            try:
-                channel.send(frame)
-            except ProtocolError as exc:  # e.g. a result over the frame cap
-                with contextlib.suppress(OSError, ProtocolError):
-                    channel.send({"type": "reply", "id": rid, "nonce": broker.nonce, "ok": False,
-                                  "error": {"kind": "stop", "type": "ProtocolError",
-                                            "message": str(exc)}})
-            except OSError:
-                pass  # the child is gone; the call itself completed on the host
-
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
@@ -308,7 +277,7 @@ class ChildProcessRunner:
             kind = item.get("type")
             if kind in ("call", "decide"):
                 task = broker.submit(item)
-                task.add_done_callback(functools.partial(answer, item.get("id")))
+                task.add_done_callback(functools.partial(replies.answer, item.get("id")))
             elif kind == "log" and item.get("nonce") == broker.nonce:
                 text = str(item.get("text", ""))[: max(0, MAX_LOG - kept)]
                 kept += len(text)
@@ -323,6 +292,24 @@ class ChildProcessRunner:
                 # it (submit rejects anything that is not an admissible call or decide).
                 broker.submit(item)
 
+    async def _send_job(self, proc: subprocess.Popen[bytes], channel: Channel, job: Job,
+                        broker: Broker, output: CappedReader,
+                        writer: ThreadPoolExecutor) -> ScriptOutcome | None:
+        """Send the job frame; the outcome of a child that does not take it, else None."""
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(
+                writer.submit(channel.send, job.frame(broker.nonce))), self.timeout_s)
+        except TimeoutError:
+            self._kill(proc)
+            return ScriptOutcome(False, error={"type": "Timeout", "message": "the script "
+                                               "process did not read its job in time"},
+                                 logs=output.text(), timed_out=True)
+        except (OSError, ProtocolError) as exc:
+            return ScriptOutcome(False, error={"type": "ProtocolError",
+                                               "message": f"could not send the job: {exc}"},
+                                 logs=output.text())
+        return None
+
     @staticmethod
     def _kill(proc: subprocess.Popen[bytes]) -> None:
         if proc.poll() is not None:
@@ -331,3 +318,35 @@ class ChildProcessRunner:
             os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
+
+
+class _Replies:
+    """Sends each call's reply to the child, through the writer thread, once the call is done."""
+
+    def __init__(self, channel: Channel, writer: ThreadPoolExecutor, nonce: str) -> None:
+        self._channel = channel
+        self._writer = writer
+        self._nonce = nonce
+
+    def answer(self, rid: Any, task: asyncio.Task[Reply]) -> None:
+        if task.cancelled() or task.exception() is not None:
+            reply: Reply = {"ok": False, "error": {
+                "kind": "stop", "type": "HostError",
+                "message": "the host could not complete this call"}}
+        else:
+            reply = dict(task.result())
+        with contextlib.suppress(RuntimeError):  # after the exchange: the child is gone
+            self._writer.submit(self._send, rid, {**reply, "type": "reply", "id": rid,
+                                                  "nonce": self._nonce})
+
+    def _send(self, rid: Any, frame: dict[str, Any]) -> None:
+        try:
+            self._channel.send(frame)
+        except ProtocolError as exc:  # e.g. a result over the frame cap
+            with contextlib.suppress(OSError, ProtocolError):
+                self._channel.send({"type": "reply", "id": rid, "nonce": self._nonce,
+                                    "ok": False, "error": {"kind": "stop",
+                                                           "type": "ProtocolError",
+                                                           "message": str(exc)}})
+        except OSError:
+            pass  # the child is gone; the call itself completed on the host

@@ -24,12 +24,7 @@ from typing import Any
 
 from frostline.runtime.broker import Broker
 from frostline.runtime.rpc import Channel
-from frostline.runtime.runners import (
-    ChildProcessRunner,
-    Job,
-    ScriptOutcome,
-    _CappedReader,
-)
+from frostline.runtime.runners import CappedReader, ChildProcessRunner, Job, ScriptOutcome
 from frostline.runtime.sandbox import SandboxProfile, SandboxUnavailable
 from frostline.runtime.sandbox_probe import verify_profile
 from frostline.runtime.sandbox_process import SandboxProcess
@@ -99,7 +94,7 @@ class SandboxRunner(ChildProcessRunner):
         os.close(to_host_w)
         channel = Channel(to_host_r, to_child_w)
         assert proc.popen.stdout is not None
-        output = _CappedReader(proc.popen.stdout)
+        output = CappedReader(proc.popen.stdout)
         output.start()
         try:
             outcome = await self._converse(proc.popen, channel, job, broker, output)

@@ -3,7 +3,8 @@
 `create_app(store, ...)` wires a FastAPI application over a Store; `frostline serve` runs it with
 uvicorn. Every run belongs to the principal whose bearer token created it; another principal
 gets 404 for it, its artifacts and its events, exactly as for a run that does not exist.
-The routes live in `frostline.service.routes`, one module per resource.
+The routes live in `frostline.service.routes`, one module per resource. Around them: the body
+cap (`body_limit`), per-principal limits (`limits`) and security headers (`headers`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from frostline.embedded.pool import DEFAULT_WORKERS, LocalPool
 from frostline.service import error_handlers, operations
 from frostline.service.body_limit import BodySizeLimit
 from frostline.service.dependencies import ServiceState, attach_state
+from frostline.service.headers import SecurityHeaders
+from frostline.service.limits import PrincipalLimits, ServiceLimits
 from frostline.service.routes import artifacts, attempts, contract, events, jobs, runs, ui
 from frostline.service.routes import catalog as catalog_routes
 from frostline.service.schemas import MAX_BODY_BYTES
@@ -30,11 +33,17 @@ ROUTERS = (runs.router, attempts.router, jobs.router, contract.router, artifacts
            events.router, catalog_routes.router, ui.router)
 
 
+DOCS_URL, REDOC_URL = "/docs", "/redoc"
+
+
 def create_app(store: Store, *, services: operations.Services | None = None,
-               catalog: Catalog = DEFAULT_CATALOG, pool_size: int = DEFAULT_WORKERS) -> FastAPI:
+               catalog: Catalog = DEFAULT_CATALOG, limits: ServiceLimits | None = None,
+               docs: bool = False, pool_size: int = DEFAULT_WORKERS) -> FastAPI:
     """Build the API over `store`. `services` injects providers, runner and model clients, or
-    the queue of the workers that run the jobs; without a queue, jobs run on an in-process
-    pool of `pool_size` threads."""
+    the queue of the workers that run the jobs (without one, jobs run on an in-process pool of
+    `pool_size` threads); `limits` bounds each principal (defaults: `ServiceLimits()`); `docs`
+    serves the interactive API docs, which load their scripts from a CDN (off by default; the
+    OpenAPI description is always at /openapi.json)."""
     services = services or operations.Services.default(catalog=catalog)
     queue: JobQueue = (services.make_queue(store) if services.make_queue is not None
                        else LocalPool(store, services.body(), workers=pool_size))
@@ -51,22 +60,34 @@ def create_app(store: Store, *, services: operations.Services | None = None,
         version=__version__,
         description="Runs of model-written workflow scripts under a revision contract.",
         exception_handlers=error_handlers.HANDLERS,
+        docs_url=DOCS_URL if docs else None,
+        redoc_url=REDOC_URL if docs else None,
         lifespan=lifespan,
     )
     app.add_middleware(BodySizeLimit, limit=MAX_BODY_BYTES)
-    attach_state(app, ServiceState(store=store, services=services, catalog=catalog, queue=queue))
+    # Added last, so outermost: the 413 of the body cap carries the headers too.
+    app.add_middleware(SecurityHeaders, docs_paths=(DOCS_URL, REDOC_URL) if docs else ())
+    attach_state(app, ServiceState(
+        store=store,
+        services=services,
+        catalog=catalog,
+        queue=queue,
+        limits=PrincipalLimits(limits or ServiceLimits()),
+    ))
     for router in ROUTERS:
         app.include_router(router)
     return app
 
 
 def serve(store_url: str | None, host: str, port: int,
-          make_services: Callable[[], operations.Services] | None = None) -> None:
+          make_services: Callable[[], operations.Services] | None = None, *,
+          limits: ServiceLimits | None = None, docs: bool = False) -> None:
     """Run the API with uvicorn (blocking)."""
     import uvicorn
 
     from frostline.store import open_store
 
     store = open_store(store_url)
-    app = create_app(store, services=make_services() if make_services else None)
+    app = create_app(store, services=make_services() if make_services else None, limits=limits,
+                     docs=docs)
     uvicorn.run(app, host=host, port=port, log_level="info")

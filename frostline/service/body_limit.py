@@ -2,6 +2,9 @@
 
 A pydantic length limit only runs after the whole body has been read; this middleware stops
 reading at the cap, so an oversized or dishonest upload costs the server at most `limit` bytes.
+The body is read here, before the application sees any of it: FastAPI turns any error raised
+while it reads a body into a 400, so a cap that tripped inside FastAPI's read (a chunked body
+has no Content-Length to check first) could not answer 413.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 class BodySizeLimit:
-    """Refuse request bodies above a cap, whether or not Content-Length is honest."""
+    """Refuse request bodies above a cap, whether or not Content-Length is honest or present."""
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app = app
@@ -26,25 +29,34 @@ class BodySizeLimit:
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
             await _too_large(send, self.limit)
             return
-        seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _BodyTooLarge
-            return message
-
-        try:
-            await self.app(scope, limited, send)
-        except _BodyTooLarge:
+        first = await self._read_body(receive)
+        if first is None:
             await _too_large(send, self.limit)
+            return
+        pending = [first]
 
+        async def replay() -> Message:
+            # the body once, as one message; then whatever the client does next (a disconnect)
+            return pending.pop() if pending else await receive()
 
-class _BodyTooLarge(Exception):
-    pass
+        await self.app(scope, replay, send)
+
+    async def _read_body(self, receive: Receive) -> Message | None:
+        """The whole body as one message (or the disconnect that cut it short); None once it
+        exceeds the cap."""
+        chunks: list[bytes] = []
+        seen = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return message
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > self.limit:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
 
 
 async def _too_large(send: Send, limit: int) -> None:

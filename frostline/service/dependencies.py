@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from frostline.capabilities import Catalog
 from frostline.contract.records import RunRecord
 from frostline.embedded.jobs import JobQueue
 from frostline.errors import RunNotFound
 from frostline.service.auth import bearer_token, unauthorized
+from frostline.service.limits import PrincipalLimits
 from frostline.service.operations import Services
 from frostline.store.base import Store
 
@@ -30,6 +32,7 @@ class ServiceState:
     services: Services
     catalog: Catalog
     queue: JobQueue
+    limits: PrincipalLimits
 
 
 def attach_state(app: FastAPI, state: ServiceState) -> None:
@@ -46,8 +49,15 @@ async def service_state(request: Request) -> ServiceState:
 State = Annotated[ServiceState, Depends(service_state)]
 
 
-def principal(request: Request, state: State) -> str:
-    """The principal whose bearer token authenticates the request (401 otherwise)."""
+# Declares the bearer scheme in the OpenAPI description (so an interactive page can send a
+# token); it never refuses anything itself: `principal` authenticates, with its own messages.
+BEARER = HTTPBearer(auto_error=False, description="A token from `frostline token create NAME`.")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)]
+
+
+def principal(request: Request, state: State, _: Credentials) -> str:
+    """The principal whose bearer token authenticates the request (401 otherwise): an unknown,
+    revoked or expired token is refused alike."""
     token = bearer_token(request)
     if token is None:
         raise unauthorized("missing bearer token; create one with `frostline token create NAME`")

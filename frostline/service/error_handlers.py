@@ -21,6 +21,7 @@ from frostline.errors import (
     ScriptRejected,
     StoreUnavailable,
 )
+from frostline.service.limits import LimitExceeded
 
 # Checked in order with isinstance; any other FrostlineError is a 400.
 _STATUS: dict[type[FrostlineError], int] = {
@@ -38,6 +39,12 @@ async def frostline_error(_: Request, exc: FrostlineError) -> JSONResponse:
                                           "detail": exc.fields}), status_code=status)
 
 
+async def too_many_requests(_: Request, exc: LimitExceeded) -> JSONResponse:
+    return JSONResponse(jsonable_encoder({"error": exc.code, "message": exc.message,
+                                          "detail": exc.fields}), status_code=429,
+                        headers={"Retry-After": str(exc.retry_after_s)})
+
+
 async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
     errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
     first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
@@ -51,9 +58,12 @@ async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
     return JSONResponse(detail, status_code=exc.status_code, headers=exc.headers)
 
 
-# Only FastAPI's own HTTPException is mapped: Starlette's routing 404/405 keep FastAPI's default body.
+# Starlette picks the handler of the nearest class in the exception's MRO, so LimitExceeded
+# (a FrostlineError) gets its own. Only FastAPI's own HTTPException is mapped: Starlette's
+# routing 404/405 keep FastAPI's default body.
 HANDLERS: dict[int | type[Exception], Callable[[Request, Any], Coroutine[Any, Any, Response]]] = {
     FrostlineError: frostline_error,
+    LimitExceeded: too_many_requests,
     RequestValidationError: invalid_request,
     HTTPException: http_error,
 }

@@ -21,6 +21,7 @@ from typing import Any
 
 from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
+from frostline.store.principals import TokenRecord
 
 
 class Store(abc.ABC):
@@ -153,11 +154,23 @@ class Store(abc.ABC):
 
     # principals ---------------------------------------------------------------------------------
     @abc.abstractmethod
-    def create_token(self, principal: str) -> str:
-        """Create a bearer token for `principal`; stores only its hash; returns the token."""
+    def create_token(self, principal: str, *, expires_in_s: float | None = None) -> str:
+        """Create a bearer token for `principal`, valid for `expires_in_s` seconds (None: until
+        revoked); stores only its hash and public prefix; returns the token."""
 
     @abc.abstractmethod
-    def principal_for_token(self, token: str) -> str | None: ...
+    def principal_for_token(self, token: str) -> str | None:
+        """The principal of an active token; None for an unknown, revoked or expired one."""
+
+    @abc.abstractmethod
+    def list_tokens(self) -> list[TokenRecord]:
+        """Every token, oldest first, revoked and expired ones included."""
+
+    @abc.abstractmethod
+    def revoke_tokens(self, target: str) -> list[TokenRecord]:
+        """Revoke the tokens `target` names: all of a principal's (by name), or one (by its
+        prefix or whole value). Returns them as now stored, [] when `target` names none;
+        DefinitionError when `target` is ambiguous."""
 
     # writes without waiting ---------------------------------------------------------------------
     NOWAIT_WRITES = frozenset({"begin_call", "commit_call", "fail_call", "append_event",

@@ -20,6 +20,7 @@ from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
 from frostline.errors import StoreUnavailable
 from frostline.store.base import Store
+from frostline.store.principals import TokenRecord
 
 T = TypeVar("T")
 
@@ -166,11 +167,18 @@ class FaultyStore(Store):
                                                                      limit=limit))
 
     # principals
-    def create_token(self, principal: str) -> str:
-        return self._w("create_token", lambda: self.inner.create_token(principal))
+    def create_token(self, principal: str, *, expires_in_s: float | None = None) -> str:
+        return self._w("create_token", lambda: self.inner.create_token(
+            principal, expires_in_s=expires_in_s))
 
     def principal_for_token(self, token: str) -> str | None:
         return self._r("principal_for_token", lambda: self.inner.principal_for_token(token))
+
+    def list_tokens(self) -> list[TokenRecord]:
+        return self._r("list_tokens", self.inner.list_tokens)
+
+    def revoke_tokens(self, target: str) -> list[TokenRecord]:
+        return self._w("revoke_tokens", lambda: self.inner.revoke_tokens(target))
 
     # concurrency
     def run_lock(self, run_id: str) -> AbstractContextManager[None]:

@@ -247,6 +247,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         "a.created_at FROM artifacts a JOIN slots s ON strpos(s.result::text, a.ref) > 0 "
         "JOIN runs r ON r.run_id = s.run_id",
     )),
+    # Tokens that can be listed, revoked and expire. `prefix` is the token's public handle
+    # (never secret); tokens created before this migration have none.
+    Migration(8, "token prefix, expiry and revocation", common=(
+        "ALTER TABLE tokens ADD COLUMN prefix TEXT",
+        "ALTER TABLE tokens ADD COLUMN expires_at {real}",
+        "ALTER TABLE tokens ADD COLUMN revoked_at {real}",
+        "CREATE INDEX tokens_principal ON tokens (principal)",
+        "CREATE INDEX tokens_prefix ON tokens (prefix)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -12,6 +12,7 @@ from frostline.contract.records import (
     run_key,
 )
 from frostline.errors import DefinitionError, FrostlineError, RunNotFound
+from frostline.store.principals import check_principal_name
 from frostline.store.sqlbase import SqlBackend, no_run
 
 _RUN_COLS = "run_id, envelope, status, owner, kind, created_at, name"
@@ -26,7 +27,7 @@ class RunQueries(SqlBackend):
     # runs ---------------------------------------------------------------------------------------
     def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
                    kind: str = "script") -> RunRecord:
-        name, owner = run_id, check_principal(LOCAL_PRINCIPAL if owner is None else owner)
+        name, owner = run_id, check_principal_name(LOCAL_PRINCIPAL if owner is None else owner)
         check_run_id(name)
         if name.startswith("@"):
             raise DefinitionError(f"run id {name!r} may not start with '@' (reserved for "
@@ -157,12 +158,3 @@ def check_run_id(run_id: str) -> None:
             or any(ch.isspace() or not ch.isprintable() for ch in run_id)):
         raise DefinitionError(f"run id {run_id!r} must be 1-200 printable characters without "
                               "spaces, e.g. 'run-2024-01'")
-
-
-def check_principal(owner: str) -> str:
-    """A principal's name: what run keys and tokens may carry."""
-    if (not isinstance(owner, str) or not owner or len(owner) > 200 or "/" in owner
-            or any(ch.isspace() or not ch.isprintable() for ch in owner)):
-        raise DefinitionError(f"principal {owner!r} must be 1-200 printable characters without "
-                              "spaces or '/', e.g. 'alice'")
-    return owner

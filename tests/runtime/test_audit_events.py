@@ -160,23 +160,23 @@ def test_replay_hits_skip_the_schema_check_and_nothing_else_does(store: Store) -
     asyncio.run(_sequential(first, [{"n": i} for i in range(4)]))
     second = _broker(store, "aud-6")
     checked: list[str] = []
-    original = second._schema_problem
+    original = second._rule._schema_problem
 
     def counting(capability: str, schema: Any, payload: dict[str, Any]) -> str | None:
         checked.append(capability)
         return original(capability, schema, payload)
 
-    second._schema_problem = counting  # type: ignore[method-assign]
+    second._rule._schema_problem = counting  # type: ignore[method-assign]
     replies = asyncio.run(_sequential(second, [{"n": i} for i in range(4)]))
     assert all(r["ok"] for r in replies) and second.stats.replayed == 4
     assert checked == []  # the committed payloads were validated when they executed
     # A new call is validated; so is a changed payload at a committed identity.
     third = _broker(store, "aud-6")
-    third._schema_problem = counting  # type: ignore[method-assign]
+    third._rule._schema_problem = counting  # type: ignore[method-assign]
     replies = asyncio.run(_sequential(third, [{"n": 0}, {"n": 1}, {"n": 2}, {"n": 3}, {"n": 4}]))
     assert checked == ["echo"] and third.stats.executed == 1
     fourth = _broker(store, "aud-6")
-    fourth._schema_problem = counting  # type: ignore[method-assign]
+    fourth._rule._schema_problem = counting  # type: ignore[method-assign]
     replies = asyncio.run(_sequential(fourth, [{"n": 100}]))
     assert checked == ["echo", "echo"] and replies[0]["error"]["code"] == "divergence"
 

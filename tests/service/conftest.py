@@ -52,9 +52,11 @@ def live_any(store_url: str) -> Iterator[Live]:
 
 
 @contextmanager
-def serving(store: Store) -> Iterator[Live]:
-    services = Services.default(runner_name="process", latency_s=0.02)
-    with serving_app(create_app(store, services=services), store) as running:
+def serving(store: Store, *, services: Services | None = None, **app_options: Any) -> Iterator[Live]:
+    """Serve `store` (with `services`, or local providers in a child process) until the block
+    ends; `app_options` go to `create_app` (limits, docs)."""
+    services = services or Services.default(runner_name="process", latency_s=0.02)
+    with serving_app(create_app(store, services=services, **app_options), store) as running:
         yield running
 
 

@@ -159,7 +159,7 @@ async def orchestrate(ctx, args):
 def test_token_cli_prints_token_last(tmp_path):
     from click.testing import CliRunner
 
-    from frostline.cli.serve import token
+    from frostline.cli.token import token
     from frostline.store import open_store
 
     url = f"sqlite:///{tmp_path / 't.db'}"

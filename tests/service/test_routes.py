@@ -75,7 +75,12 @@ def test_openapi_operations_are_pinned(store):
               [p["name"] for p in op.get("parameters", [])])
              for path, methods in spec["paths"].items() for method, op in methods.items()]
     assert sorted(found) == sorted(OPERATIONS)
-    assert "securitySchemes" not in spec.get("components", {})
+    # the bearer scheme is declared, on every operation but the public catalog
+    assert spec["components"]["securitySchemes"] == {"HTTPBearer": {
+        "type": "http", "scheme": "bearer", "description": "A token from `frostline token create NAME`."}}
+    secured = {(m.upper(), p) for p, ms in spec["paths"].items() for m, op in ms.items()
+               if op.get("security") == [{"HTTPBearer": []}]}
+    assert secured == {(m, p) for m, p, *_ in OPERATIONS if p != "/v1/catalog"}
 
 
 def test_ui_is_served_but_not_described(store):

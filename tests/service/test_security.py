@@ -161,3 +161,46 @@ def test_run_names_are_per_principal_not_an_existence_oracle(live_any):
         assert again.status_code == 409  # only the caller's own names are ever "taken"
         for path in ("", "/certificate", "/orphans", "/events?follow=false"):
             assert alice.get(f"/v1/runs/@bob%2Fr1{path}").status_code == 404
+
+
+ALICE_DRAWS = '''
+async def orchestrate(ctx, args):
+    img = await ctx.run("image.generate", {"prompt": "alice's secret", "size": "512x512",
+                                           "seed": 7})
+    return img["artifact"]
+'''
+
+BOB_BORROWS = '''
+async def orchestrate(ctx, args):
+    echoed = await ctx.run("echo", {"ref": args["ref"]})
+    try:
+        seen = await ctx.run("review.visual", {"image": args["ref"]})
+    except Exception as exc:
+        seen = {"refused": str(exc)}
+    return {"ref": echoed["ref"], "seen": seen}
+'''
+
+
+def test_another_principals_artifact_is_not_found(live_any):
+    """Bob's run echoed alice's ref and then downloaded her PNG; `review.visual` on her ref
+    returned her image's statistics."""
+    with live_any.client(live_any.alice) as alice, live_any.client(live_any.bob) as bob:
+        a = alice.post("/v1/runs", json={"script": ALICE_DRAWS, "run_id": "art"}).json()
+        ref = a["attempt"]["result"]
+        assert alice.get(f"/v1/runs/art/artifacts/{ref}").status_code == 200
+        b = bob.post("/v1/runs", json={"script": BOB_BORROWS, "args": {"ref": ref},
+                                       "run_id": "borrow"}).json()
+        assert b["attempt"]["status"] == "succeeded", b
+        assert b["attempt"]["result"]["ref"] == ref  # a script chooses its results...
+        refused = b["attempt"]["result"]["seen"]["refused"]
+        missing = "sha256:" + "0" * 64
+        c = bob.post("/v1/runs", json={"script": BOB_BORROWS, "args": {"ref": missing},
+                                       "run_id": "missing"}).json()
+        # ...but a provider reads alice's ref exactly as it reads a ref that does not exist
+        assert refused.replace(ref, "REF") == c["attempt"]["result"]["seen"]["refused"].replace(
+            missing, "REF")
+        stolen = bob.get(f"/v1/runs/borrow/artifacts/{ref}")
+        nothing = bob.get(f"/v1/runs/missing/artifacts/{missing}")
+        assert stolen.status_code == nothing.status_code == 404
+        assert stolen.json()["message"].replace(ref, "REF").replace("borrow", "RUN") == \
+            nothing.json()["message"].replace(missing, "REF").replace("missing", "RUN")

@@ -28,6 +28,7 @@ READS = [
     ("list_certificates", lambda s: s.list_certificates("r1")),
     ("list_events", lambda s: s.list_events("r1")),
     ("principal_for_token", lambda s: s.principal_for_token("t")),
+    ("list_tokens", lambda s: s.list_tokens()),
 ]
 WRITES = [
     ("create_run", lambda s: s.create_run("r2", {})),
@@ -43,6 +44,7 @@ WRITES = [
     ("decide", lambda s: s.decide("r1", "k", 1)),
     ("append_event", lambda s: s.append_event("r1", "k", {})),
     ("create_token", lambda s: s.create_token("alice")),
+    ("revoke_tokens", lambda s: s.revoke_tokens("alice")),
     ("run_lock", lambda s: s.run_lock("r1").__enter__()),
 ]
 

@@ -1,6 +1,8 @@
 """Attempts of a run: a new one from a given script, or one a model writes as a repair.
 
-Both are queued as jobs; a run has at most one job waiting or running (409 for another).
+Both are queued as jobs; a run has at most one job waiting or running (409 for another). The
+request holds one of the caller's executing slots while it queues (and waits, with `?wait=`):
+429 beyond its limit, `frostline.service.limits`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from fastapi.responses import JSONResponse
 
 from frostline.embedded.jobs import JobSpec
 from frostline.service import operations
-from frostline.service.dependencies import OwnedRun, State
+from frostline.service.dependencies import OwnedRun, Principal, State
 from frostline.service.jobs import ACCEPTED, Wait, accept
 from frostline.service.schemas import AddAttempt, RepairRequest
 
@@ -18,16 +20,21 @@ router = APIRouter(tags=["runs"])
 
 
 @router.post("/v1/runs/{run_id}/attempts", status_code=202, responses=ACCEPTED)
-def add_attempt(body: AddAttempt, run: OwnedRun, state: State, wait: Wait = 0) -> JSONResponse:
+def add_attempt(body: AddAttempt, run: OwnedRun, who: Principal, state: State,
+                wait: Wait = 0) -> JSONResponse:
     """Queue the script as a new attempt (gated against the frozen prefix when it runs)."""
     operations.precheck(body.script, run.envelope, state.catalog)
     operations.precheck_args(body.args)
-    return accept(state, run, JobSpec("attempt", run.run_id, {"source": body.script,
-                                                              "args": body.args}), wait)
+    with state.limits.executing(who):
+        return accept(state, run, JobSpec("attempt", run.run_id, {"source": body.script,
+                                                                  "args": body.args}), wait)
 
 
 @router.post("/v1/runs/{run_id}/repair", status_code=202, responses=ACCEPTED)
-def repair(body: RepairRequest, run: OwnedRun, state: State, wait: Wait = 0) -> JSONResponse:
+def repair(body: RepairRequest, run: OwnedRun, who: Principal, state: State,
+           wait: Wait = 0) -> JSONResponse:
     """Queue a repair: a model rewrites the last failed attempt; optionally execute it."""
-    return accept(state, run, JobSpec("repair", run.run_id, {
-        "model": body.model, "max_rewrites": body.max_rewrites, "execute": body.execute}), wait)
+    with state.limits.executing(who):
+        return accept(state, run, JobSpec("repair", run.run_id, {
+            "model": body.model, "max_rewrites": body.max_rewrites, "execute": body.execute}),
+            wait)

@@ -1,16 +1,21 @@
-"""A run's audit events as a server-sent event stream, followed live or read as a backlog."""
+"""A run's audit events as a server-sent event stream, followed live or read as a backlog.
+
+Each open stream holds one of its principal's stream slots (`frostline.service.limits`) until
+it ends.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from typing import Annotated
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
-from frostline.service.dependencies import OwnedRun, State
+from frostline.service.dependencies import OwnedRun, Principal, State
 from frostline.store.base import Store
 
 router = APIRouter(tags=["runs"])
@@ -23,12 +28,29 @@ MAX_IDLE_S = 600.0
 
 
 @router.get("/v1/runs/{run_id}/events", responses={200: {"content": {"text/event-stream": {}}}})
-async def events(run: OwnedRun, request: Request, state: State,
+async def events(run: OwnedRun, who: Principal, request: Request, state: State,
                  after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
                  follow: bool = True) -> StreamingResponse:
     """The run's audit events as server-sent events; `follow=false` returns the backlog only."""
-    return StreamingResponse(stream(state.store, run.run_id, request, after=after, follow=follow),
-                             media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+    release = state.limits.open_stream(who)
+    return HeldStream(stream(state.store, run.run_id, request, after=after, follow=follow),
+                      release, media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+
+class HeldStream(StreamingResponse):
+    """A streaming response that gives its stream slot back however it ends: finished,
+    cancelled, or cut off by the client."""
+
+    def __init__(self, content: AsyncIterator[bytes], release: Callable[[], None],
+                 **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
 
 
 async def stream(store: Store, run_id: str, request: Request, *, after: int,

@@ -1,5 +1,10 @@
 """Runs: create one (its first attempt is queued as a job), list the caller's, read one in
-detail."""
+detail.
+
+Creating a run counts against the caller's runs per minute, and the request holds one of its
+executing slots while it queues the job (and waits, with `?wait=`); see
+`frostline.service.limits`.
+"""
 
 from __future__ import annotations
 
@@ -28,9 +33,12 @@ def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0) ->
     # Names are per principal: only the caller's own runs can be in the way.
     if store.find_run(who, name) is not None:
         raise HTTPException(409, {"error": "exists", "message": f"run {name!r} already exists"})
-    run = store.create_run(name, operations.envelope_dict(body.envelope, catalog), owner=who)
-    return accept(state, run, JobSpec("attempt", run.run_id, {"source": body.script,
-                                                              "args": body.args}), wait)
+    # Both limits are checked before anything is stored: a refused run leaves no trace.
+    with state.limits.executing(who):
+        state.limits.admit_run(who)
+        run = store.create_run(name, operations.envelope_dict(body.envelope, catalog), owner=who)
+        return accept(state, run, JobSpec("attempt", run.run_id, {"source": body.script,
+                                                                  "args": body.args}), wait)
 
 
 @router.get("/v1/runs")

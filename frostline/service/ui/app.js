@@ -24,6 +24,8 @@ function el(tag, attrs = {}, ...children) {
   for (const [k, v] of Object.entries(attrs)) {
     if (k === "class") node.className = v;
     else if (k === "onclick") node.addEventListener("click", v);
+    // through the CSSOM: the Content-Security-Policy refuses style attributes
+    else if (k === "style") node.style.cssText = v;
     else node.setAttribute(k, v);
   }
   for (const c of children.flat()) node.append(c instanceof Node ? c : document.createTextNode(String(c)));

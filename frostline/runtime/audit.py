@@ -1,0 +1,63 @@
+"""The audit trail of one attempt: every denial, replay, divergence and repeat is an event.
+
+Events are settled writes (see `frostline.runtime.settlement`): the reply does not wait for
+them, and a failed one stops the run. Replay events are the exception to one event per
+write: a replay has no effect to make durable, so its event is buffered and written in a
+batch of up to `REPLAY_BATCH` — always queued before any later event or commit, and by the
+broker's drain at the latest — so the log still holds one `replay` event per replayed
+identity, in invocation order. (An execution's event rides in its commit's transaction; the
+dispatch queues it, after the buffered replays.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from frostline.runtime.settlement import Settlement
+
+# Replay events written per transaction at most. A replay has no effect to make durable, so
+# its audit row may wait for company; it never waits past the next other event or drain().
+REPLAY_BATCH = 256
+
+
+class AuditTrail:
+    """Queues the audit events of one attempt in order, batching replay events.
+
+    Example::
+
+        trail = AuditTrail(settlement, "run-1", 1)
+        trail.replay("orchestrate/#0@:0", "echo", digest, committed_in=1)  # buffered
+        trail.event("denied", err.to_dict())  # queued after the buffered replay
+    """
+
+    def __init__(self, settlement: Settlement, run_id: str, attempt: int) -> None:
+        self._settlement = settlement
+        self._run_id = run_id
+        self._attempt = attempt
+        self._replays: list[tuple[str, dict[str, Any]]] = []  # buffered replay events
+
+    def event(self, kind: str, data: dict[str, Any]) -> None:
+        """Append an audit event after the replays buffered before it (queue order)."""
+        self.flush()
+        self._settlement.settle(self._settlement.stops_on_failure(f"event {kind}"),
+                                "append_event", self._run_id, kind,
+                                {"attempt": self._attempt, **data})
+
+    def replay(self, identity: str, capability: str, digest: str, committed_in: int) -> None:
+        """Buffer the event of a replay; a full batch is queued at once."""
+        self._replays.append(("replay", {"attempt": self._attempt, "identity": identity,
+                                         "capability": capability, "digest": digest,
+                                         "committed_in": committed_in}))
+        if len(self._replays) >= REPLAY_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Queue the buffered replay events, in order, ahead of any write queued after."""
+        if self._replays:
+            batch, self._replays = self._replays, []
+            self._settlement.settle(self._settlement.stops_on_failure("replay events"),
+                                    "append_events", self._run_id, batch)
+
+    def buffered(self) -> bool:
+        """Whether replay events wait to be queued."""
+        return bool(self._replays)

@@ -1,0 +1,211 @@
+"""Dispatch: a call the rule let through is recorded, executed by its provider, and committed.
+
+Output commit holds here. The durable attempt record (`begin_call`) is waited for before the
+provider sees the call, and so is every write queued before it (queue order makes them
+durable by then; each must have succeeded, and nothing may have stopped the run meanwhile).
+The commit is *settled* instead: the reply goes back while it becomes durable, and the next
+dispatch, or the broker's drain, finds out whether it did. A crash in that window leaves the
+attempt record pending, as a crash between the provider's return and the commit would; the
+next attempt fails closed on it. A provider rejection is recorded as a failed call (never
+committed) and reaches the script as a catchable `ProviderError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from frostline.capabilities.provider import CallContext, Provider, ProviderResult
+from frostline.contract.jsonshape import check_depth
+from frostline.contract.records import LOCAL_PRINCIPAL, SlotRecord
+from frostline.errors import FrostlineError, ProviderError, StoreUnavailable
+from frostline.runtime.audit import AuditTrail
+from frostline.runtime.call import (
+    BrokerStats,
+    Call,
+    CallReport,
+    Outcome,
+    Reply,
+    RunStop,
+    raise_reply,
+    stop_reply,
+)
+from frostline.runtime.rule import Spend, usage_tokens
+from frostline.runtime.settlement import OnDone, Settlement
+from frostline.store.base import Store
+from frostline.store.jsontext import json_text
+
+log = logging.getLogger("frostline.broker")
+_decode = json.JSONDecoder().decode
+
+
+class StoreSink:
+    """ArtifactSink over the run store, scoped to the run's owner: artifacts are
+    content-addressed (a replay returns byte-identical bytes), and a provider reads only what
+    the owner's runs produced, so another principal's ref reads exactly like a missing one."""
+
+    def __init__(self, store: Store, run_id: str) -> None:
+        self._store = store
+        self._run_id = run_id
+        self._owner: str | None = None
+
+    @property
+    def owner(self) -> str:
+        if self._owner is None:  # once per attempt, at the first artifact it touches
+            run = self._store.get_run(self._run_id)
+            self._owner = run.owner if run is not None and run.owner else LOCAL_PRINCIPAL
+        return self._owner
+
+    def put(self, data: bytes, mime: str) -> str:
+        return self._store.put_artifact(data, mime, owner=self.owner)
+
+    def get(self, ref: str) -> tuple[bytes, str] | None:
+        return self._store.get_artifact(ref, owner=self.owner)
+
+
+class Dispatcher:
+    """Dispatches the calls of one attempt, at most `concurrency` at a time.
+
+    Example::
+
+        dispatcher = Dispatcher(store, "run-1", 1, providers=providers, writes=writes,
+                                trail=trail, spend=spend, stats=stats, stop=stop)
+        reply = await dispatcher.dispatch(call, concurrency=8)
+    """
+
+    def __init__(self, store: Store, run_id: str, attempt: int, *, providers: Provider,
+                 writes: Settlement, trail: AuditTrail, spend: Spend, stats: BrokerStats,
+                 stop: RunStop, fail_open: bool = False) -> None:
+        self._run_id = run_id
+        self._attempt = attempt
+        self.providers = providers
+        self._writes = writes
+        self._trail = trail
+        self._spend = spend
+        self._stats = stats
+        self._stop = stop
+        self._fail_open = fail_open
+        self._sink = StoreSink(store, run_id)
+        self._slots: asyncio.Semaphore | None = None  # created in the running loop
+
+    async def dispatch(self, call: Call, concurrency: int) -> Reply:
+        """Record, execute and commit `call`; its budget is already reserved."""
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(concurrency)
+        async with self._slots:
+            if self._stop.error is not None:  # stopped while this call waited for a slot
+                return self._undispatched(call, None)
+            earlier = self._writes.queued  # writes queued before this attempt record
+            call_id = await self._begin(call)
+            # Queue order makes those writes durable by now; each must have succeeded, and
+            # nothing may have stopped the run meanwhile, before this effect may happen.
+            await self._writes.settled(earlier)
+            if self._stop.error is not None:
+                return self._undispatched(call, call_id)
+            self._stats.provider_calls += 1
+            self._stats.spend_usd += call.price
+            try:
+                produced = await self.providers.invoke(
+                    call.capability, call.payload,
+                    CallContext(self._run_id, call.text, call.key, self._sink))
+            except Exception as exc:
+                return self._failed(call, call_id, exc)
+            self._spend.tokens += usage_tokens(produced.usage)
+            if call_id is None:  # fail-open: the attempt write failed; try once more now
+                call_id = await self._begin(call)
+            return self._commit(call, call_id, produced)
+
+    def _commit(self, call: Call, call_id: int | None, produced: ProviderResult) -> Reply:
+        """Queue the commit of a result (its audit event in the same transaction) and
+        reply with the result as the store will hold it."""
+        identity, report = call.identity, call.report
+        slot = SlotRecord(self._run_id, identity.site, identity.path, identity.occurrence,
+                          call.capability, call.digest, produced.result, dict(produced.usage),
+                          self._attempt)
+        audit = {"identity": call.text, "capability": call.capability, "digest": call.digest,
+                 "price_usd": call.price, "usage": dict(produced.usage),
+                 "idempotency_key": call.key}
+        # The script receives the result as the store will hold it (its JSON form).
+        try:
+            check_depth(produced.result, f"the result of {call.text}", identity=call.text)
+            result = _decode(json_text(produced.result, f"the result of {call.text}"))
+        except FrostlineError as exc:  # cannot be committed: the call stays pending
+            report.outcome = Outcome.FAILED
+            self._stop.stop(exc)
+            return stop_reply(exc)
+        self._stats.executed += 1
+        report.outcome = Outcome.EXECUTED
+        if call_id is not None:
+            # The audit row rides in the commit's transaction: no fsync of its own, and
+            # it exists exactly when the commit does. Buffered replays go first. The
+            # reply does not wait for durability (see the module docstring).
+            self._trail.flush()
+            self._writes.settle(self._commit_checker(report, slot, result), "commit_call",
+                                call_id, slot,
+                                event=("executed", {"attempt": self._attempt, **audit}),
+                                resolve_pending=report.retry_of is not None)
+        else:  # fail-open with no attempt record: nothing to commit, audit on its own
+            self._trail.event("executed", audit)
+        return {"ok": True, "result": result}
+
+    def _failed(self, call: Call, call_id: int | None, exc: Exception) -> Reply:
+        """A provider that rejected or failed the call: a failed call, never committed."""
+        err = exc if isinstance(exc, ProviderError) else ProviderError(
+            f"provider for {call.capability} failed: {type(exc).__name__}: {exc}",
+            code="provider_exception")
+        err.fields.setdefault("identity", call.text)
+        err.fields.setdefault("capability", call.capability)
+        call.report.outcome = Outcome.FAILED
+        call.report.error = err.to_dict()
+        if call_id is not None:
+            self._writes.settle(self._writes.stops_on_failure("fail_call"),
+                                "fail_call", call_id, err.to_dict())
+        self._trail.event("provider_error", err.to_dict())
+        return raise_reply(err)
+
+    def _undispatched(self, call: Call, call_id: int | None) -> Reply:
+        """A call the run stopped before its dispatch: release its budget, and mark its
+        attempt record (if written) failed, since the provider never saw it."""
+        stopped = self._stop.error
+        assert stopped is not None
+        self._spend.release(call.price)
+        call.report.outcome = Outcome.STOPPED
+        if call_id is not None:
+            self._writes.settle(self._writes.stops_on_failure("fail_call"), "fail_call",
+                                call_id, {"code": "not_dispatched",
+                                          "message": "the run stopped before this call was "
+                                          "dispatched: " + stopped.message})
+        return stop_reply(stopped)
+
+    def _commit_checker(self, report: CallReport, slot: SlotRecord, result: Any) -> OnDone:
+        def check(exc: BaseException | None, stored: Any) -> None:
+            if exc is None and (stored.digest != slot.digest or stored.result != result):
+                # The identity was committed by someone else meanwhile, with another result:
+                # the script saw a value that is not the committed one. Stop before it acts.
+                exc = FrostlineError(
+                    f"{report.identity} was committed by another writer while this attempt "
+                    "ran it; the result this attempt saw is not the committed one. Start a "
+                    "new attempt", identity=report.identity)
+            if exc is None:
+                return
+            report.outcome = (Outcome.STORE_UNAVAILABLE if isinstance(exc, StoreUnavailable)
+                              else Outcome.FAILED)
+            self._stats.executed -= 1
+            self._stop.stop(self._writes.unavailable("commit_call", exc))
+        return check
+
+    async def _begin(self, call: Call) -> int | None:
+        """Write the durable attempt record; None only when fail-open let a failure pass."""
+        try:
+            return int(await self._writes.write("begin_call", self._run_id, self._attempt,
+                                                call.identity, call.capability, call.digest,
+                                                call.key))
+        except StoreUnavailable:
+            if not self._fail_open:
+                raise
+            log.error("FAIL-OPEN: the attempt record for %s in run %s could not be written; "
+                      "dispatching anyway because fail-open was requested. A crash now can "
+                      "repeat this effect undetected.", call.identity, self._run_id)
+            return None

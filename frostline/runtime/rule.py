@@ -1,0 +1,304 @@
+"""The runtime rule: whether an admitted call replays, stops the run, or may be dispatched.
+
+For ι = (σ, π, ω) and h = digest(payload):
+
+    grants → input schema → runtime rule:
+        ι committed, same capability and h   → replay the stored result (no provider call)
+        ι committed, other capability or h   → Divergence: stop before any new effect
+        ι not committed                      → unresolved check → occurrence ledger →
+                                               budget → dispatch
+
+The rule only decides: it records what it found in the call's report, queues the audit
+events of its decisions, and stops the run where the contract says so. Dispatch is
+`frostline.runtime.dispatch`. The budget is reserved here, when the call is let through, so
+that concurrent calls cannot overshoot it together; a call that is never dispatched
+releases it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+
+from frostline.capabilities.catalog import Capability, Catalog
+from frostline.capabilities.envelope import Budget, Envelope
+from frostline.capabilities.provider import Provider
+from frostline.contract.identity import Identity, digest
+from frostline.contract.jsonshape import MAX_JSON_DEPTH, json_depth
+from frostline.contract.ledger import OccurrenceLedger, RepeatAction, SemanticRepeat
+from frostline.contract.prefix import Prefix
+from frostline.contract.records import CallRecord, SlotRecord
+from frostline.errors import (
+    AttemptUnresolved,
+    BudgetExceeded,
+    CallDenied,
+    Divergence,
+    GrantDenied,
+    PayloadInvalid,
+    SemanticRepeatDenied,
+)
+from frostline.runtime.audit import AuditTrail
+from frostline.runtime.call import (
+    BrokerStats,
+    Call,
+    Outcome,
+    Reply,
+    RunStop,
+    raise_reply,
+    stop_reply,
+)
+
+
+def usage_tokens(usage: Mapping[str, Any]) -> int:
+    """The tokens a provider reported using (0 when it reported none)."""
+    value = usage.get("tokens", 0)
+    return value if type(value) is int and value > 0 else 0
+
+
+class Spend:
+    """What the run has used of its budget, earlier attempts included.
+
+    Calls and dollars are reserved when a call is let through. Tokens are only known after a
+    call returns, so the token budget stops the calls that would start once it is spent.
+    """
+
+    __slots__ = ("calls", "tokens", "usd")
+
+    def __init__(self, calls: int, usd: float, tokens: int) -> None:
+        self.calls = calls
+        self.usd = usd
+        self.tokens = tokens
+
+    def refusal(self, call: Call, price: float, budget: Budget) -> CallDenied | None:
+        """Why `call` at `price` would exceed `budget`, or None if it fits."""
+        if self.calls + 1 > budget.calls:
+            return _over(f"{call.text} would be call {self.calls + 1} of a budget of "
+                         f"{budget.calls} calls", call.text)
+        if self.usd + price > budget.usd + 1e-12:
+            return _over(f"{call.text} ({call.capability}, ${price:.4f}) would bring spend to "
+                         f"${self.usd + price:.4f}, over the budget of ${budget.usd:.4f}",
+                         call.text)
+        if budget.tokens is not None and self.tokens >= budget.tokens:
+            return _over(f"{call.text} would start after {self.tokens} tokens were used, "
+                         f"with a budget of {budget.tokens} tokens", call.text)
+        return None
+
+    def reserve(self, price: float) -> None:
+        self.calls += 1
+        self.usd += price
+
+    def release(self, price: float) -> None:
+        self.calls -= 1
+        self.usd -= price
+
+
+class Rule:
+    """Decides the calls of one attempt against its frozen prefix.
+
+    Example::
+
+        rule = Rule(run_id="run-1", prefix=prefix, catalog=catalog, providers=providers,
+                    unresolved={}, spend=Spend(0, 0.0, 0), stats=stats, stop=stop, trail=trail)
+        reply = rule.decide(call, envelope)  # None: dispatch it
+    """
+
+    def __init__(self, *, run_id: str, prefix: Prefix, catalog: Catalog, providers: Provider,
+                 unresolved: Mapping[Identity, CallRecord], spend: Spend, stats: BrokerStats,
+                 stop: RunStop, trail: AuditTrail) -> None:
+        self._run_id = run_id
+        self.prefix = prefix
+        self.catalog = catalog
+        self.providers = providers
+        self.unresolved = dict(unresolved)
+        self.ledger = OccurrenceLedger(prefix.slots())
+        self.spend = spend
+        self._stats = stats
+        self._stop = stop
+        self._trail = trail
+        self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        # capability → may be replayed, under the envelope it was decided for
+        self._servable: dict[str, bool] = {}
+        self._servable_under: Envelope | None = None
+
+    def replay_hit(self, call: Call, envelope: Envelope) -> Reply | None:
+        """The reply of a replay, decided without waiting for anything; None if not one.
+
+        A replay hit is a granted call, served by this host, whose capability and payload
+        digest equal those of the identity's committed slot. Its payload is the committed
+        one, which passed the input schema when it executed, so it is not validated again;
+        every other call takes the whole rule (schema included) in `decide`.
+        """
+        slot = self.prefix.get(call.identity)
+        capability = call.capability
+        if slot is None or slot.capability != capability:
+            return None
+        if self._servable_under is not envelope:  # grants changed (a graph state's)
+            self._servable, self._servable_under = {}, envelope
+        servable = self._servable.get(capability)
+        if servable is None:  # granted, in the catalog, served here
+            servable = self._servable[capability] = (
+                envelope.granted(capability, self.catalog)
+                and self.catalog.get(capability) is not None
+                and capability in self.providers.capabilities())
+        if not servable:
+            return None
+        try:
+            h = digest(call.payload)
+        except PayloadInvalid:
+            return None
+        if h != slot.digest:
+            return None
+        self._stats.replayed += 1
+        report = call.report
+        report.digest = h
+        report.outcome = Outcome.REPLAYED
+        # No effect happened, so the reply need not wait for the audit write: it joins the
+        # next batch. drain() writes it at the latest; a failed write stops the run.
+        self._trail.replay(call.text, capability, h, slot.attempt)
+        return {"ok": True, "result": slot.result}
+
+    def decide(self, call: Call, envelope: Envelope) -> Reply | None:
+        """The reply the rule gives `call`, or None when it is to be dispatched: then its
+        digest, price and idempotency key are set and its budget is reserved."""
+        hit = self.replay_hit(call, envelope)
+        if hit is not None:
+            return hit
+        capability = call.capability
+        if not envelope.granted(capability, self.catalog):
+            return self._deny(call, GrantDenied(
+                f"capability {capability} is not granted by this run's envelope; add it to "
+                "'grants'", capability=capability, identity=call.text))
+        cap = self.catalog.get(capability)
+        if cap is None or capability not in self.providers.capabilities():
+            return self._deny(call, GrantDenied(
+                f"no provider serves {capability} on this host", capability=capability,
+                identity=call.text))
+        invalid = self._digest(call, cap)
+        if invalid is not None:
+            return invalid
+        slot = self.prefix.get(call.identity)
+        if slot is not None:  # committed, but not a replay hit (see replay_hit)
+            return self._diverged(call, slot)
+        honours = self.providers.honours_idempotency_keys(capability)
+        pending = self.unresolved.get(call.identity)
+        if pending is not None:
+            unresolved = self._pending(call, pending, cap, honours)
+            if unresolved is not None:
+                return unresolved
+        repeat = self.ledger.check(call.identity, capability, call.digest,
+                                   policy=envelope.ledger_policy,
+                                   side_effecting=cap.side_effecting)
+        if repeat is not None:
+            denied = self._repeat(call, repeat)
+            if denied is not None:
+                return denied
+        price = float(cap.price_usd)
+        over = self.spend.refusal(call, price, envelope.budget)
+        if over is not None:
+            return self._deny(call, over)
+        # Reserve before the first await so concurrent calls cannot overshoot together.
+        self.spend.reserve(price)
+        call.price = price
+        call.key = f"{self._run_id}/{call.text}" if honours else None
+        return None
+
+    def _digest(self, call: Call, cap: Capability) -> Reply | None:
+        """Check the payload against the input schema and digest it; a failure is a
+        catchable denial (nothing was spent)."""
+        if json_depth(call.payload) > MAX_JSON_DEPTH:  # before anything walks it recursively
+            problem: str | None = (f"it nests deeper than {MAX_JSON_DEPTH} levels of lists "
+                                   "and objects")
+        else:
+            problem = self._schema_problem(call.capability, cap.input_schema, call.payload)
+        if problem is not None:
+            return self._deny(call, PayloadInvalid(
+                f"payload of {call.capability} at {call.text} is invalid: {problem}; fix the "
+                "payload (nothing was spent)", capability=call.capability,
+                identity=call.text), stop=False)
+        try:
+            h = digest(call.payload)
+        except PayloadInvalid as exc:
+            return self._deny(call, exc, stop=False)
+        call.digest = call.report.digest = h
+        return None
+
+    def _diverged(self, call: Call, slot: SlotRecord) -> Reply:
+        div = Divergence(
+            f"{call.text} was committed as {slot.capability} with digest {slot.digest[:12]}… "
+            f"and is now reached as {call.capability} with digest {call.digest[:12]}…; the "
+            "committed payload cannot change — revert the payload or start a new run",
+            identity=call.text, recorded={"capability": slot.capability, "digest": slot.digest},
+            received={"capability": call.capability, "digest": call.digest})
+        call.report.outcome = Outcome.DIVERGED
+        self._stats.divergences.append(div.to_dict())
+        self._stop.stop(div)
+        self._trail.event("divergence", div.to_dict())
+        return stop_reply(div)
+
+    def _pending(self, call: Call, pending: CallRecord, cap: Capability,
+                 honours: bool) -> Reply | None:
+        """A call an earlier attempt dispatched and never committed: it may be retried only
+        if retrying cannot repeat its effect (read-only, or an idempotency key)."""
+        if cap.side_effecting and not honours:
+            err = AttemptUnresolved(
+                f"{call.text} ({call.capability}) was dispatched in attempt {pending.attempt} "
+                "and never committed; the provider may have run it. Reconcile it with "
+                f"'frostline reconcile {self._run_id} {call.text} --result @FILE' or "
+                "'--abandon'", identity=call.text, capability=call.capability,
+                attempt=pending.attempt)
+            call.report.outcome = Outcome.UNRESOLVED
+            self._stop.stop(err)
+            self._trail.event("unresolved", err.to_dict())
+            return stop_reply(err)
+        call.report.retry_of = pending.call_id
+        self._trail.event("unresolved_retry", {
+            "identity": call.text, "capability": call.capability, "call_id": pending.call_id,
+            "reason": "idempotency key" if honours else "read-only"})
+        return None
+
+    def _repeat(self, call: Call, repeat: SemanticRepeat) -> Reply | None:
+        self._stats.semantic_repeats.append(repeat.to_dict())
+        call.report.semantic_repeat = repeat.action.value
+        self._trail.event("semantic_repeat", repeat.to_dict())
+        if repeat.action is not RepeatAction.DENY:
+            return None
+        return self._deny(call, SemanticRepeatDenied(
+            f"{call.text} repeats a payload already committed at occurrence(s) "
+            f"{', '.join(map(str, repeat.committed))} of the same site and path; the "
+            "ledger policy denies it. Set ledger_policy to 'warn' to allow a second "
+            "take", identity=call.text, capability=call.capability,
+            committed_occurrences=list(repeat.committed)), event=False)
+
+    def _schema_problem(self, capability: str, schema: Mapping[str, Any],
+                        payload: dict[str, Any]) -> str | None:
+        validator = self._validators.get(capability)
+        if validator is None:
+            cls = jsonschema.validators.validator_for(schema)
+            validator = cls(dict(schema))
+            self._validators[capability] = validator
+        problems = sorted(validator.iter_errors(payload), key=lambda e: list(e.path))
+        if not problems:
+            return None
+        first = problems[0]
+        where = "/".join(str(p) for p in first.path) or "(payload)"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return f"{where}: {first.message}{more}"
+
+    def _deny(self, call: Call, err: CallDenied, *, stop: bool = True,
+              event: bool = True) -> Reply:
+        report = call.report
+        report.outcome = Outcome.INVALID if isinstance(err, PayloadInvalid) else Outcome.DENIED
+        report.error = err.to_dict()
+        self._stats.denials.append(err.to_dict())
+        if stop:
+            self._stop.stop(err)
+        if event:
+            self._trail.event("denied", err.to_dict())
+        return stop_reply(err) if stop else raise_reply(err)
+
+
+def _over(message: str, identity: str) -> CallDenied:
+    return BudgetExceeded(message + "; nothing was dispatched. Raise the envelope's budget or "
+                          "reduce the work", identity=identity)

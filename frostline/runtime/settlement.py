@@ -1,0 +1,113 @@
+"""Write settlement: the store writes of one attempt, and when each must be known to be durable.
+
+Writes go to the store without a thread hand-off (`Store.write_nowait`), and the store makes
+them durable in the order they were queued. A write is either waited for (`write`: the
+attempt record, before the effect it precedes) or *settled* (`settle`: a commit, a failed-call
+mark, an audit event): queued now, and checked later, in queue order — by `settled(upto)`
+before the next dispatch, and by the broker's drain before the attempt can finish. Queue order
+makes every write queued before a durable one durable too, so checking them costs no wait.
+A settled write that failed stops the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from frostline.errors import FrostlineError, StoreUnavailable
+from frostline.runtime.call import RunStop
+from frostline.store.base import Store
+
+log = logging.getLogger("frostline.broker")
+
+OnDone = Callable[[BaseException | None, Any], None]  # (error, value) of a settled write
+
+
+class Settlement:
+    """The write queue of one attempt.
+
+    Example::
+
+        writes = Settlement(store, "run-1", RunStop())
+        call_id = await writes.write("begin_call", ...)        # durable on return
+        writes.settle(writes.stops_on_failure("fail_call"), "fail_call", call_id, error)
+        await writes.settled(writes.queued)                    # checked, in queue order
+    """
+
+    def __init__(self, store: Store, run_id: str, stop: RunStop, *,
+                 fail_open: bool = False) -> None:
+        self._store = store
+        self._run_id = run_id
+        self._stop = stop
+        self._fail_open = fail_open
+        # Writes queued and not yet checked, in queue order: (number, future, method, on_done).
+        self._settling: deque[tuple[int, Future[Any], str, OnDone]] = deque()
+        self.queued = 0  # settling writes queued so far
+
+    def unavailable(self, operation: str, exc: BaseException) -> FrostlineError:
+        """A store failure as the error the run stops on (a FrostlineError passes through)."""
+        if isinstance(exc, FrostlineError):
+            return exc
+        err = StoreUnavailable(f"store failed during {operation}: {type(exc).__name__}: {exc}",
+                               run_id=self._run_id)
+        err.__cause__ = exc
+        return err
+
+    async def write(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Queue a write and wait until it is durable; any failure becomes StoreUnavailable
+        (a FrostlineError the store raised on purpose passes through)."""
+        try:
+            return await asyncio.wrap_future(self._store.write_nowait(method, *args, **kwargs))
+        except Exception as exc:
+            raise self.unavailable(method, exc) from exc
+
+    def settle(self, on_done: OnDone, method: str, *args: Any, **kwargs: Any) -> None:
+        """Queue a write whose durability no reply waits for; `on_done(error, value)` runs
+        once it is settled and checked — before the next dispatch, or in drain."""
+        future = self._store.write_nowait(method, *args, **kwargs)
+        self.queued += 1
+        self._settling.append((self.queued, future, method, on_done))
+
+    def pending(self) -> bool:
+        """Whether a queued write is still unchecked."""
+        return bool(self._settling)
+
+    async def settled(self, upto: int) -> None:
+        """Check, in queue order, every settling write numbered up to `upto`.
+
+        The store makes writes durable in queue order, so once a later write is durable these
+        are done and this costs no wait; each write is checked once. A failure stops the run.
+        """
+        while self._settling and self._settling[0][0] <= upto:
+            _, future, method, on_done = self._settling[0]
+            if not future.done():
+                await asyncio.wait([asyncio.wrap_future(future)])
+                continue  # another waiter may have checked it meanwhile
+            self._settling.popleft()
+            if future.cancelled():
+                on_done(StoreUnavailable(f"the store write {method} was cancelled",
+                                         run_id=self._run_id), None)
+            elif (exc := future.exception()) is not None:
+                on_done(self.unavailable(method, exc), None)
+            else:
+                on_done(None, future.result())
+
+    def stops_on_failure(self, operation: str) -> OnDone:
+        """The check of a settled write whose failure stops the run (unless fail-open)."""
+        def check(exc: BaseException | None, _: Any) -> None:
+            if exc is not None:
+                self._failed(operation, self.unavailable(operation, exc))
+        return check
+
+    def _failed(self, operation: str, exc: FrostlineError) -> None:
+        if self._fail_open:
+            log.error("FAIL-OPEN: could not record %s for run %s: %s", operation, self._run_id,
+                      exc)
+            return
+        # The audit trail is part of the contract: stop before anything else happens.
+        self._stop.stop(exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(
+            f"could not record {operation}: {exc}", run_id=self._run_id))

@@ -1,0 +1,134 @@
+"""How much of one service process a single principal may hold at once.
+
+Without these bounds one token could occupy every request thread with CPU-bound scripts, or
+every connection with event streams, and starve every other principal. Each principal gets its
+own counters; a request beyond a bound is answered at once with 429 and a `Retry-After`, and
+nothing is created or started for it. The defaults are far above what a person or a modest
+automation does; an operator sets them with `frostline serve` flags, or in the configuration
+file's ``[service.limits]`` table with the keys of `ServiceLimits.KEYS`.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from frostline.errors import DefinitionError, FrostlineError
+
+# When a slot frees up is unknown (an attempt runs until it ends); clients retry after this.
+BUSY_RETRY_AFTER_S = 5
+RATE_WINDOW_S = 60.0
+
+
+@dataclass(frozen=True)
+class ServiceLimits:
+    """Per-principal bounds of one service process.
+
+    executing_attempts: attempts and repairs executing at once (run creation included).
+    event_streams: event streams (`GET /v1/runs/{id}/events`) open at once.
+    runs_per_minute: runs created in any 60-second window.
+    """
+
+    executing_attempts: int = 8
+    event_streams: int = 16
+    runs_per_minute: int = 120
+
+    KEYS: ClassVar[tuple[str, ...]] = ("executing_attempts", "event_streams", "runs_per_minute")
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise DefinitionError(f"service limit {f.name} is a whole number of at least 1, "
+                                      f"not {value!r}", key=f.name)
+
+    @classmethod
+    def from_mapping(cls, table: Mapping[str, Any]) -> ServiceLimits:
+        """Limits from a configuration table; keys left out keep their defaults."""
+        unknown = sorted(set(table) - set(cls.KEYS))
+        if unknown:
+            raise DefinitionError(f"unknown service limit {unknown[0]!r}; known: "
+                                  f"{', '.join(cls.KEYS)}", key=unknown[0])
+        return cls(**dict(table))
+
+
+class LimitExceeded(FrostlineError):
+    """A principal reached one of its limits; answered with 429 and Retry-After."""
+
+    code = "too_many_requests"
+
+    def __init__(self, message: str, *, limit: str, retry_after_s: int) -> None:
+        super().__init__(message, limit=limit, retry_after_s=retry_after_s)
+        self.retry_after_s = retry_after_s
+
+
+class PrincipalLimits:
+    """The counters behind `ServiceLimits`, shared by every request thread of one app."""
+
+    def __init__(self, limits: ServiceLimits, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limits = limits
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._executing: dict[str, int] = {}
+        self._streams: dict[str, int] = {}
+        self._created: dict[str, deque[float]] = {}
+
+    @contextmanager
+    def executing(self, who: str) -> Iterator[None]:
+        """Hold one of `who`'s executing slots for the duration of the block."""
+        self._take(self._executing, who, self.limits.executing_attempts, "executing_attempts",
+                   "attempts executing at once")
+        try:
+            yield
+        finally:
+            self._give_back(self._executing, who)
+
+    def open_stream(self, who: str) -> Callable[[], None]:
+        """Take one of `who`'s stream slots; returns the call that gives it back (once)."""
+        self._take(self._streams, who, self.limits.event_streams, "event_streams",
+                   "event streams open at once")
+        released = threading.Event()
+
+        def release() -> None:
+            if not released.is_set():
+                released.set()
+                self._give_back(self._streams, who)
+
+        return release
+
+    def admit_run(self, who: str) -> None:
+        """Count a run `who` is about to create; LimitExceeded if the window is full."""
+        cap = self.limits.runs_per_minute
+        with self._lock:
+            now = self._clock()
+            window = self._created.setdefault(who, deque())
+            while window and window[0] <= now - RATE_WINDOW_S:
+                window.popleft()
+            if len(window) >= cap:
+                wait = max(1, math.ceil(window[0] + RATE_WINDOW_S - now))
+                raise LimitExceeded(f"{who!r} created {cap} runs in the last minute; retry in "
+                                    f"{wait} s", limit="runs_per_minute", retry_after_s=wait)
+            window.append(now)
+
+    def _take(self, counts: dict[str, int], who: str, cap: int, limit: str, what: str) -> None:
+        with self._lock:
+            held = counts.get(who, 0)
+            if held >= cap:
+                raise LimitExceeded(f"{who!r} already has {held} {what} (the limit); retry when "
+                                    "one has finished", limit=limit,
+                                    retry_after_s=BUSY_RETRY_AFTER_S)
+            counts[who] = held + 1
+
+    def _give_back(self, counts: dict[str, int], who: str) -> None:
+        with self._lock:
+            left = counts[who] - 1
+            if left:
+                counts[who] = left
+            else:
+                del counts[who]
