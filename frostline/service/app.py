@@ -38,15 +38,18 @@ DOCS_URL, REDOC_URL = "/docs", "/redoc"
 
 def create_app(store: Store, *, services: operations.Services | None = None,
                catalog: Catalog = DEFAULT_CATALOG, limits: ServiceLimits | None = None,
-               docs: bool = False, pool_size: int = DEFAULT_WORKERS) -> FastAPI:
+               docs: bool = False, pool_size: int | None = None) -> FastAPI:
     """Build the API over `store`. `services` injects providers, runner and model clients, or
     the queue of the workers that run the jobs (without one, jobs run on an in-process pool of
-    `pool_size` threads); `limits` bounds each principal (defaults: `ServiceLimits()`); `docs`
+    `pool_size` threads, by default two more than one principal may hold at once, so a
+    principal at its limit leaves room for the others); `limits` bounds each principal (defaults: `ServiceLimits()`); `docs`
     serves the interactive API docs, which load their scripts from a CDN (off by default; the
     OpenAPI description is always at /openapi.json)."""
     services = services or operations.Services.default(catalog=catalog)
+    limits = limits or ServiceLimits()
+    size = pool_size or max(DEFAULT_WORKERS, limits.executing_attempts + 2)
     queue: JobQueue = (services.make_queue(store) if services.make_queue is not None
-                       else LocalPool(store, services.body(), workers=pool_size))
+                       else LocalPool(store, services.body(), workers=size))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -72,7 +75,7 @@ def create_app(store: Store, *, services: operations.Services | None = None,
         services=services,
         catalog=catalog,
         queue=queue,
-        limits=PrincipalLimits(limits or ServiceLimits()),
+        limits=PrincipalLimits(limits),
     ))
     for router in ROUTERS:
         app.include_router(router)

@@ -150,9 +150,10 @@ def test_run_names_are_per_principal_not_an_existence_oracle(live_any):
     """Creating another principal's run id used to answer 409 "exists" while GET answered 404."""
     with live_any.client(live_any.alice) as alice, live_any.client(live_any.bob) as bob:
         a = alice.post("/v1/runs", json={"script": FAILS, "args": {"size": "512x512"},
-                                         "run_id": "r1"})
-        b = bob.post("/v1/runs", json={"script": FAILS, "args": {"size": "7x7"}, "run_id": "r1"})
-        assert (a.status_code, b.status_code) == (201, 201), (a.text, b.text)
+                                         "run_id": "r1"}, params={"wait": 60})
+        b = bob.post("/v1/runs", json={"script": FAILS, "args": {"size": "7x7"}, "run_id": "r1"},
+                     params={"wait": 60})
+        assert (a.status_code, b.status_code) == (200, 200), (a.text, b.text)
         assert a.json()["run_id"] == b.json()["run_id"] == "r1"  # the key never shows
         assert alice.get("/v1/runs/r1").json()["attempts"][0]["status"] == "succeeded"
         assert bob.get("/v1/runs/r1").json()["attempts"][0]["status"] == "failed"
@@ -185,19 +186,20 @@ def test_another_principals_artifact_is_not_found(live_any):
     """Bob's run echoed alice's ref and then downloaded her PNG; `review.visual` on her ref
     returned her image's statistics."""
     with live_any.client(live_any.alice) as alice, live_any.client(live_any.bob) as bob:
-        a = alice.post("/v1/runs", json={"script": ALICE_DRAWS, "run_id": "art"}).json()
-        ref = a["attempt"]["result"]
+        a = alice.post("/v1/runs", json={"script": ALICE_DRAWS, "run_id": "art"},
+                       params={"wait": 60}).json()
+        ref = a["outcome"]["result"]
         assert alice.get(f"/v1/runs/art/artifacts/{ref}").status_code == 200
         b = bob.post("/v1/runs", json={"script": BOB_BORROWS, "args": {"ref": ref},
-                                       "run_id": "borrow"}).json()
-        assert b["attempt"]["status"] == "succeeded", b
-        assert b["attempt"]["result"]["ref"] == ref  # a script chooses its results...
-        refused = b["attempt"]["result"]["seen"]["refused"]
+                                       "run_id": "borrow"}, params={"wait": 60}).json()
+        assert b["outcome"]["status"] == "succeeded", b
+        assert b["outcome"]["result"]["ref"] == ref  # a script chooses its results...
+        refused = b["outcome"]["result"]["seen"]["refused"]
         missing = "sha256:" + "0" * 64
         c = bob.post("/v1/runs", json={"script": BOB_BORROWS, "args": {"ref": missing},
-                                       "run_id": "missing"}).json()
+                                       "run_id": "missing"}, params={"wait": 60}).json()
         # ...but a provider reads alice's ref exactly as it reads a ref that does not exist
-        assert refused.replace(ref, "REF") == c["attempt"]["result"]["seen"]["refused"].replace(
+        assert refused.replace(ref, "REF") == c["outcome"]["result"]["seen"]["refused"].replace(
             missing, "REF")
         stolen = bob.get(f"/v1/runs/borrow/artifacts/{ref}")
         nothing = bob.get(f"/v1/runs/missing/artifacts/{missing}")
