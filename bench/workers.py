@@ -8,7 +8,8 @@ with DBOS queues beside them on the same server.
   each, the in-process runner: the sandbox's start is measured by `bench.sandbox_start`) drain
   the queue. runs/s = N / (last finish - first start). Scaling = runs/s(k) / (k · runs/s(1)).
 - Queue overhead: at zero latency, one idle worker; each job is queued after the previous
-  finished; enqueue → start is Procrastinate's own `deferred` → `started` timestamps.
+  finished; enqueue → start runs from the moment the submission returned (its transaction
+  committed: the job is visible) to the worker's `job.started` (one host, one clock).
 - DBOS: the same workflow (four async steps under `asyncio.gather`, each sleeping the same
   latency) on `dbos.Queue` with the same number of worker processes (worker concurrency 1),
   enqueued with `DBOSClient`; enqueue → start from DBOS's `created_at` → `started_at_epoch_ms`.
@@ -149,22 +150,22 @@ def _job_window(queue: Any) -> tuple[float, float]:
 def frostline_overhead(url: str, jobs: int, folder: Path) -> list[float]:
     from frostline.embedded.jobs import JobSpec, wait_job
     from frostline.store import open_store
-    from frostline.worker import ProcrastinateQueue, schema
+    from frostline.worker import ProcrastinateQueue
 
     with open_store(url) as store, processes([["--frostline-worker", url, "--latency", "0",
                                                "--name", "idle"]], "frostline worker", folder):
         queue = ProcrastinateQueue(store)
+        waits = []
         for i in range(jobs):
             sub = queue.submit(store, JobSpec("attempt", f"o-{i}", {"source": FANOUT,
                                                                     "args": {"run": i}}))
+            committed = time.time()  # the job is visible to workers from here on
             wait_job(store, sub.run_id, sub.ticket, 60)
-        with schema.connect(queue.conninfo) as conn:
-            rows = conn.execute(
-                "SELECT extract(epoch FROM min(at) FILTER (WHERE type = 'started') - "
-                "min(at) FILTER (WHERE type = 'deferred')) * 1000 FROM procrastinate_events "
-                "GROUP BY job_id").fetchall()
+            started = next(e.ts for e in store.list_events(sub.run_id)
+                           if e.kind == "job.started")
+            waits.append((started - committed) * 1000)  # one host, one clock
         queue.close()
-    return [float(r[0]) for r in rows]
+    return waits
 
 
 # DBOS ---------------------------------------------------------------------------------------

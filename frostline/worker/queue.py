@@ -83,9 +83,10 @@ class ProcrastinateQueue:
     def _connections(self) -> ConnectionPool[Any]:
         with self._guard:
             if self._pool is None:
+                # No check per checkout (a round trip per submission): a connection that
+                # broke fails its submission with StoreUnavailable and leaves the pool.
                 self._pool = ConnectionPool(self.conninfo, min_size=1, max_size=4, open=True,
-                                            kwargs={"connect_timeout": schema.CONNECT_TIMEOUT_S},
-                                            check=ConnectionPool.check_connection)
+                                            kwargs={"connect_timeout": schema.CONNECT_TIMEOUT_S})
             return self._pool
 
     def submit(self, store: Store, spec: JobSpec) -> Submission:

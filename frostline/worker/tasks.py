@@ -20,6 +20,7 @@ from typing import Any
 
 import procrastinate
 from procrastinate.retry import BaseRetryStrategy, RetryDecision
+from psycopg_pool import AsyncConnectionPool
 
 from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import HandBack, JobBody, JobSpec, run_job
@@ -64,10 +65,19 @@ def make_app(conninfo: str, *, pool_size: int = 4) -> procrastinate.App:
     """The Procrastinate app over the jobs schema at `conninfo`, with the frostline task."""
     connector = procrastinate.PsycopgConnector(conninfo=conninfo, min_size=1,
                                                max_size=max(2, pool_size),
-                                               kwargs={"connect_timeout": 5})
+                                               kwargs={"connect_timeout": 5},
+                                               pool_factory=_pool)
     app = procrastinate.App(connector=connector)
     app.task(name=TASK, queue=QUEUE, pass_context=True, retry=HandBackStrategy())(job_task)
     return app
+
+
+def _pool(**options: Any) -> AsyncConnectionPool[Any]:
+    # Procrastinate asks the pool to check every connection it hands out: one more round trip
+    # before each fetch, finish and heartbeat. A worker notices a broken connection anyway
+    # (the query fails, its session ends and starts over on a fresh pool, see `host`).
+    options.pop("check", None)
+    return AsyncConnectionPool(**options)
 
 
 def job_task(context: procrastinate.JobContext, job: dict[str, Any]) -> dict[str, Any]:
