@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "tests" / "corpus"
-Kind = Literal["escapes", "valid", "runtime_only"]
+Kind = Literal["escapes", "valid", "runtime_only", "realistic"]
 RULE_IDS = frozenset(f"R{i:02d}" for i in range(13))
 
 

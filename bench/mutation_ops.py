@@ -141,6 +141,18 @@ def _bounded_slice(node: ast.AST) -> bool:
             and node.slice.step is None)
 
 
+def _outside_data(node: ast.AST) -> bool:
+    """Data whose length the script does not fix: an item of args, of a capability result or
+    of any other mapping (`args["shots"]`, `plan["shots"]`, `args.get("xs", [])`). Dropping a
+    slice makes a loop over such data unbounded; a name, by contrast, may be bound to a
+    value that is bounded already (`refs = await ctx.parallel([...])`), and then the slice
+    was only a redundant guard."""
+    if isinstance(node, ast.Subscript):
+        return not isinstance(node.slice, ast.Slice)
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get")
+
+
 def _const_range(node: ast.AST) -> bool:
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id == "range" and len(node.args) == 1 and not node.keywords
@@ -195,7 +207,7 @@ def unslice_for(source: str, tree: ast.Module, rng: random.Random) -> list[Edit]
     for node in _sorted([n for n in ast.walk(tree) if isinstance(n, ast.For)]):
         assert isinstance(node, ast.For)
         it = node.iter
-        if _bounded_slice(it):
+        if _bounded_slice(it) and _outside_data(it.value):  # type: ignore[attr-defined]
             assert isinstance(it, ast.Subscript)
             out.append((text.replace(it, text.segment(it.value)), f"line {node.lineno}: slice dropped"))
         elif _const_range(it):
@@ -287,9 +299,9 @@ def _fanout_bounds(tree: ast.Module) -> list[tuple[ast.Call, ast.AST]]:
                 if not (isinstance(it, ast.ListComp) and len(it.generators) == 1):
                     break
                 it = resolve(it.generators[0].iter)
-            if _bounded_slice(it) or _const_range(it):
+            if (_bounded_slice(it) and _outside_data(it.value)) or _const_range(it):  # type: ignore[attr-defined]
                 out.append((node, it))
-        elif _bounded_slice(arg):
+        elif _bounded_slice(arg) and _outside_data(arg.value):  # type: ignore[attr-defined]
             out.append((node, arg))
     return sorted(out, key=lambda p: (p[1].lineno, p[1].col_offset))  # type: ignore[attr-defined]
 

@@ -4,6 +4,7 @@
     ├── DefinitionError            bad declared input: fix the file and try again
     │   ├── EnvelopeError          an envelope key or value is wrong
     │   ├── CatalogError           a capability entry is malformed or unknown
+    │   ├── ConfigError            the configuration file is malformed (names file and key)
     │   └── GraphLoadError         a phase-graph file is malformed (graph package)
     ├── ScriptRejected             the static checker found error-severity violations
     ├── GateStopped                a candidate changes or removes a frozen callsite
@@ -16,6 +17,7 @@
         ├── RunBusy                another process holds the run's lock
         │   └── AlreadyQueued      the run already has a job waiting or running
         ├── ProviderError          the provider rejected or failed a call
+        ├── ProviderUnavailable    a configured provider cannot be started or reached
         ├── ResultTooDeep          a result nests too deeply to be kept and shown again
         └── CallDenied             the broker refused a call before dispatch
             ├── GrantDenied, BudgetExceeded, PayloadInvalid, SemanticRepeatDenied
@@ -69,6 +71,12 @@ class CatalogError(DefinitionError):
     code = "catalog"
 
 
+class ConfigError(DefinitionError):
+    """The configuration file is wrong; `file`, `key` and `expected` say where and how."""
+
+    code = "config"
+
+
 class GraphLoadError(DefinitionError):
     code = "graph_load"
 
@@ -119,6 +127,13 @@ class ProviderError(RunError):
     """A provider refused or failed a call. `status` mirrors an HTTP status when there is one."""
 
     code = "provider"
+
+
+class ProviderUnavailable(RunError):
+    """A configured provider (an MCP server, a Python module) could not be started or reached;
+    `provider` names it and `reason` says what happened."""
+
+    code = "provider_unavailable"
 
 
 class ResultTooDeep(RunError):

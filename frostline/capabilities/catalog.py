@@ -3,20 +3,33 @@
 The catalog is plain data. `DEFAULT_CATALOG` holds the nine shipped entries; users build their
 own with `Catalog([...])` or `DEFAULT_CATALOG.extended(...)`, or load one from JSON with
 `Catalog.from_json`. Nothing in frostline reads a global registry: the catalog is passed in.
+
+Effect classes, the distinction crash handling makes (`Capability.effect`):
+
+- ``read_only`` (``side_effecting=False``): no effect; re-executed after a crash, and a semantic
+  repeat only warns under the ``auto`` ledger policy;
+- ``idempotent`` (``side_effecting=True, retry_safe=True``): has an effect, but repeating it
+  with the same payload adds none (an MCP tool's ``idempotentHint``), so a call left unresolved
+  by a crash is retried automatically;
+- ``side_effecting``: a call left unresolved fails closed until an operator reconciles it.
+
+`digest()` names a catalog by its content, so an attempt can record the catalog it ran under.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from frostline.errors import CatalogError
 
 ARTIFACT_REF_PATTERN = r"^sha256:[0-9a-f]{64}$"
 IMAGE_SIZES = ("512x512", "1024x1024", "1024x1536", "1536x1024")
+EFFECTS = ("read_only", "idempotent", "side_effecting")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
 
 
@@ -34,6 +47,8 @@ class Capability:
     production: bool = True
     idempotency_keys: bool = False
     description: str = ""
+    retry_safe: bool = False  # a repeat with the same payload has no further effect
+    output_schema: Mapping[str, Any] | None = None  # JSON schema of the result, when declared
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -47,6 +62,24 @@ class Capability:
         if not isinstance(self.input_schema, Mapping) or self.input_schema.get("type") != "object":
             raise CatalogError(f"capability {self.name}: input_schema must be a JSON schema of type object",
                                capability=self.name)
+        if self.output_schema is not None and not isinstance(self.output_schema, Mapping):
+            raise CatalogError(f"capability {self.name}: output_schema must be a JSON schema",
+                               capability=self.name)
+
+    @property
+    def effect(self) -> str:
+        """One of EFFECTS: what a crash in the middle of this call means."""
+        if not self.side_effecting:
+            return "read_only"
+        return "idempotent" if self.retry_safe else "side_effecting"
+
+    def with_effect(self, effect: str) -> Capability:
+        """A copy of this capability with the effect class `effect` (one of EFFECTS)."""
+        if effect not in EFFECTS:
+            raise CatalogError(f"capability {self.name}: effect must be one of "
+                               f"{', '.join(EFFECTS)}, not {effect!r}", capability=self.name)
+        return replace(self, side_effecting=effect != "read_only",
+                       retry_safe=effect == "idempotent")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +90,9 @@ class Capability:
             "production": self.production,
             "idempotency_keys": self.idempotency_keys,
             "description": self.description,
+            "retry_safe": self.retry_safe,
+            "effect": self.effect,
+            "output_schema": None if self.output_schema is None else dict(self.output_schema),
         }
 
     @classmethod
@@ -64,14 +100,19 @@ class Capability:
         if not isinstance(data, Mapping):
             raise CatalogError("a capability entry is a JSON object")
         known = {"name", "side_effecting", "input_schema", "price_usd", "production",
-                 "idempotency_keys", "description"}
+                 "idempotency_keys", "description", "retry_safe", "effect", "output_schema"}
         extra = set(data) - known
         if extra:
             raise CatalogError(f"unknown capability field(s): {', '.join(sorted(extra))}")
         missing = {"name", "side_effecting", "input_schema", "price_usd"} - set(data)
         if missing:
             raise CatalogError(f"capability entry is missing: {', '.join(sorted(missing))}")
-        return cls(**dict(data))
+        fields = {k: v for k, v in data.items() if k != "effect"}  # derived, not stored
+        cap = cls(**fields)
+        if "effect" in data and data["effect"] != cap.effect:
+            raise CatalogError(f"capability {cap.name}: effect {data['effect']!r} contradicts "
+                               "side_effecting/retry_safe", capability=cap.name)
+        return cap
 
 
 @dataclass(frozen=True)
@@ -123,6 +164,14 @@ class Catalog:
     def to_json(self) -> str:
         return json.dumps([c.to_dict() for c in self.entries], indent=2)
 
+    def entries_json(self) -> list[dict[str, Any]]:
+        """Every entry as JSON data, sorted by name (the form an attempt records)."""
+        return [c.to_dict() for c in sorted(self.entries, key=lambda c: c.name)]
+
+    def digest(self) -> str:
+        """'sha256:<hex>' of the sorted entries' canonical JSON: equal catalogs, equal digest."""
+        return catalog_digest(self.entries_json())
+
     @classmethod
     def from_json(cls, text: str) -> Catalog:
         try:
@@ -132,6 +181,12 @@ class Catalog:
         if not isinstance(data, list):
             raise CatalogError("a catalog file is a JSON list of capability objects")
         return cls(Capability.from_dict(d) for d in data)
+
+
+def catalog_digest(entries: list[dict[str, Any]]) -> str:
+    """The digest of recorded catalog entries, as `Catalog.digest` computes it."""
+    text = json.dumps(entries, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:

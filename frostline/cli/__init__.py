@@ -3,9 +3,11 @@ frostline that knows about click and rich. One module per command group; this on
 together, importing a command's module only when that command runs (so `frostline check` never
 pays for FastAPI's import). `frostline.cli.common` holds what the commands share.
 
-Configuration precedence, everywhere: flag > environment variable > default.
+Configuration precedence, everywhere: flag > environment variable > file > default.
 - store URL: --store > FROSTLINE_STORE > sqlite file ./.frostline/frostline.db
-- model endpoint: FROSTLINE_MODEL_BASE_URL / FROSTLINE_MODEL_API_KEY > OPENAI_* > default
+- capabilities: --config > FROSTLINE_CONFIG > ./frostline.toml > the built-in catalog
+- model endpoint: a configured [models.NAME], else FROSTLINE_MODEL_BASE_URL /
+  FROSTLINE_MODEL_API_KEY > OPENAI_* > default
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "graph": ("frostline.cli.graph", "graph"),
     "serve": ("frostline.cli.serve", "serve"),
     "token": ("frostline.cli.token", "token"),
+    "catalog": ("frostline.cli.catalog", "catalog"),
+    "mcp": ("frostline.cli.mcp", "mcp"),
     "worker": ("frostline.cli.worker", "worker"),
     "submit": ("frostline.cli.worker", "submit"),
     "workers": ("frostline.cli.worker", "workers"),

@@ -6,6 +6,9 @@
 - `--json` puts one JSON document on stdout, errors included (`{"error": {...}}`); without it,
   an error is one line on stderr.
 - `--store URL`: flag > $FROSTLINE_STORE > the default SQLite file (see `frostline.store`).
+- `--config FILE`: flag > $FROSTLINE_CONFIG > ./frostline.toml > none (the built-in catalog and
+  the local providers); see `frostline.config`. A bad file exits 2, naming the file and key; a
+  provider that cannot be started (an MCP server) exits 1, naming it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from rich.console import Console
 from frostline.errors import DefinitionError, FrostlineError, RunNotFound, ScriptRejected
 
 if TYPE_CHECKING:
+    from frostline.providers.registry import CapabilityRegistry
     from frostline.runtime.runners import Runner
     from frostline.store import Store
 
@@ -34,6 +38,9 @@ T = TypeVar("T")
 store_option = click.option("--store", "store_url", default=None, metavar="URL",
                             help="Run store URL (default: $FROSTLINE_STORE or ./.frostline/).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+config_option = click.option("--config", "config_file", default=None, metavar="FILE",
+                             help="Capabilities configuration (default: $FROSTLINE_CONFIG, else "
+                                  "./frostline.toml, else the built-in catalog).")
 
 
 def emit_json(data: Any, *, indent: int | None = 2, ensure_ascii: bool = True) -> None:
@@ -102,6 +109,19 @@ def opened_run(store_url: str | None, run_id: str, as_json: bool) -> Iterator[St
         except FrostlineError as err:
             fail_with(err, as_json)
         yield store
+
+
+@contextmanager
+def opened_capabilities(config_file: str | None, as_json: bool) -> Iterator[CapabilityRegistry]:
+    """The catalog and providers of the configuration, started for the command's duration
+    (MCP servers included) and stopped afterwards."""
+    from frostline.embedded import open_capabilities
+
+    registry = guarded(as_json, lambda: open_capabilities(config_file))
+    try:
+        yield registry
+    finally:
+        registry.close()
 
 
 def json_arg_text(value: str) -> str:

@@ -22,18 +22,23 @@ from frostline.errors import FrostlineError
 @click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
               default="auto", show_default=True,
               help="auto uses the bubblewrap sandbox when it works here and says so when it does not.")
-def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str) -> None:
+@click.option("--config", "config_file", default=None, metavar="FILE",
+              help="Answer the demo's capabilities with the providers this file configures "
+                   "(default: the offline local providers).")
+def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str,
+         config_file: str | None) -> None:
     """Run the brand-video demo: a failed fanout repaired without paying twice."""
     from frostline.demo.scenario import run_demo
 
     console = Console(stderr=as_json)
     try:
         if as_json:
-            result = run_demo(store_url=store_url, out_dir=out_dir, runner_name=runner_name)
+            result = run_demo(store_url=store_url, out_dir=out_dir, runner_name=runner_name,
+                              config=config_file)
         else:
             with console.status("running the demo…") as status:
                 result = run_demo(store_url=store_url, out_dir=out_dir, runner_name=runner_name,
-                                  progress=lambda msg: status.update(msg))
+                                  progress=lambda msg: status.update(msg), config=config_file)
     except FrostlineError as exc:
         click.echo(f"demo failed: {exc.message}", err=True)
         sys.exit(EXIT_FAILED)

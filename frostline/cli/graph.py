@@ -17,7 +17,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from frostline.cli.common import EXIT_USAGE, emit_json
+from frostline.cli.common import EXIT_USAGE, config_option, emit_json, opened_capabilities
 from frostline.errors import FrostlineError, GraphLoadError
 from frostline.graph.allowlist import LocalToolRouter
 from frostline.graph.bodies import load_bodies
@@ -139,10 +139,21 @@ def _describe(event: LedgerEvent) -> str:
                    "running the same RUN_ID again resumes it without repeating committed calls.")
 @click.option("--store", "store_url", default=None, metavar="URL",
               help="Store URL for --run (default: $FROSTLINE_STORE, else ./.frostline/).")
+@config_option
 def run_cmd(graph_spec: str, bodies_spec: str, as_json: bool, run_id: str, durable_run: str | None,
-            store_url: str | None) -> None:
-    """Run GRAPH with the state bodies of MODULE_OR_FILE, printing the ledger as it goes."""
+            store_url: str | None, config_file: str | None) -> None:
+    """Run GRAPH with the state bodies of MODULE_OR_FILE, printing the ledger as it goes.
+
+    Graph tools the bodies module does not define are answered by the configured capabilities
+    of the same name (--config, $FROSTLINE_CONFIG or ./frostline.toml)."""
     g = _load(graph_spec, as_json)
+    with opened_capabilities(config_file, as_json) as registry:
+        _run(g, bodies_spec, as_json, run_id, durable_run, store_url, registry)
+
+
+def _run(g: Graph, bodies_spec: str, as_json: bool, run_id: str, durable_run: str | None,
+         store_url: str | None, registry: Any) -> NoReturn:
+    from frostline.graph.configured import configured_tools
 
     def show(event: LedgerEvent) -> None:
         if as_json:
@@ -151,11 +162,14 @@ def run_cmd(graph_spec: str, bodies_spec: str, as_json: bool, run_id: str, durab
             click.echo(f"{event.seq:4d} {_describe(event)}")
 
     try:
-        made = load_bodies(bodies_spec)
+        made = dict(load_bodies(bodies_spec))
+        defined = dict(made.get("tools") or {})
+        made["tools"] = {**configured_tools(registry, g.tools, defined,
+                                            durable=durable_run is not None), **defined}
         if durable_run is not None:
             _run_durable(g, made, durable_run, store_url, show, as_json)
         engine = Engine(g, made["bodies"], model=made.get("model"),
-                        router=LocalToolRouter(made.get("tools") or {}), sinks=[CallbackSink(show)],
+                        router=LocalToolRouter(made["tools"]), sinks=[CallbackSink(show)],
                         run_id=run_id)
         result = engine.run()
     except FrostlineError as exc:

@@ -27,12 +27,14 @@ from frostline.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_STOPPED,
+    config_option,
     emit_json,
     fail_with,
     guarded,
     json_arg_text,
     json_option,
     make_runner,
+    opened_capabilities,
     opened_run,
     store_option,
 )
@@ -54,7 +56,8 @@ def _parse_args(text: str | None) -> Any:
 @click.command("repair")
 @click.argument("run_id")
 @click.option("--model", "spec", required=True, metavar="SPEC",
-              help="openai:MODEL (an OpenAI-compatible endpoint, see FROSTLINE_MODEL_BASE_URL) "
+              help="NAME of a configured [models.NAME] endpoint, openai:MODEL (the endpoint of "
+                   "FROSTLINE_MODEL_BASE_URL) "
                    "or replay:FILE (stored replies, read from the working directory or "
                    "$FROSTLINE_REPLAY_DIRS; recorded:FILE is the older spelling).")
 @click.option("--max-rewrites", default=3, show_default=True, type=click.IntRange(1, 20),
@@ -76,13 +79,14 @@ def _parse_args(text: str | None) -> Any:
               type=click.FloatRange(min=0, min_open=True),
               help="Wall-clock limit of the executed script in seconds.")
 @store_option
+@config_option
 @json_option
 def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float | None,
                    max_retries: int | None, out_path: str | None, execute: bool,
                    args_json: str | None, runner_kind: str, script_timeout: float,
-                   store_url: str | None, as_json: bool) -> None:
+                   store_url: str | None, config_file: str | None, as_json: bool) -> None:
     """Ask a model to repair the last failed attempt of RUN_ID within the revision contract."""
-    from frostline.repair.clients import client_from_spec
+    from frostline.repair.endpoints import model_client
     from frostline.repair.replay import ReplayPolicy
 
     options: dict[str, Any] = {}
@@ -92,7 +96,8 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
         options["max_retries"] = max_retries
     args = guarded(as_json, lambda: _parse_args(args_json))
     runner = guarded(as_json, lambda: make_runner(runner_kind, script_timeout)) if execute else None
-    with opened_run(store_url, run_id, as_json) as store:
+    with opened_capabilities(config_file, as_json) as registry, \
+            opened_run(store_url, run_id, as_json) as store:
         report = guarded(as_json, lambda: certificate.verify(store, run_id))
         tampered = [d for d in report["differences"] if d["kind"] != "extra"]
         if tampered:
@@ -102,9 +107,11 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
                 f"{tampered[0]['identity']}); inspect it with `frostline cert {run_id} --verify` "
                 "before repairing", run_id=run_id, differences=tampered), as_json,
                 EXIT_FAILED)
-        task = guarded(as_json, lambda: task_from_store(store, run_id, max_rewrites=max_rewrites))
+        task = guarded(as_json, lambda: task_from_store(store, run_id, catalog=registry.catalog,
+                                                        max_rewrites=max_rewrites))
         replay = ReplayPolicy.for_cli(store_files=store.local_files())
-        client = guarded(as_json, lambda: client_from_spec(spec, replay=replay, **options))
+        client = guarded(as_json, lambda: model_client(spec, registry.config, replay=replay,
+                                                       **options))
         result: RepairResult = guarded(as_json, lambda: repair(client, task))
         store.append_event(run_id, "repair", {
             "model": spec, "accepted": result.accepted is not None,
@@ -115,7 +122,7 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
         outcome = None
         if execute and result.accepted is not None:
             outcome = guarded(as_json, lambda: _execute(store, run_id, result.accepted, args,
-                                                        runner))
+                                                        runner, registry))
     if as_json:
         data = {"run_id": run_id, **result.to_dict()}
         if outcome is not None:
@@ -128,12 +135,13 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
     sys.exit(outcome.exit_code if outcome is not None else EXIT_OK)
 
 
-def _execute(store: Any, run_id: str, source: str | None, args: Any, runner: Any) -> Any:
-    from frostline.providers.local import LocalProviders
+def _execute(store: Any, run_id: str, source: str | None, args: Any, runner: Any,
+             registry: Any) -> Any:
     from frostline.runtime.execute import execute
 
     assert source is not None
-    return execute(store, run_id, source, args=args, providers=LocalProviders(), runner=runner)
+    return execute(store, run_id, source, args=args, providers=registry, runner=runner,
+                   catalog=registry.catalog)
 
 
 def _print(result: RepairResult, outcome: Any) -> None:

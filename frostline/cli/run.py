@@ -22,22 +22,26 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from frostline.capabilities.catalog import Catalog
+from frostline.capabilities.envelope import Envelope
 from frostline.cli.common import (
     EXIT_FAILED,
     EXIT_USAGE,
+    config_option,
     emit_json,
     fail,
     json_arg_text,
     json_option,
     make_runner,
+    opened_capabilities,
     opened_store,
     store_option,
 )
 from frostline.contract.identity import Identity
 from frostline.errors import DefinitionError, FrostlineError, RunNotFound
+from frostline.runtime.describe import describe_run
 from frostline.runtime.execute import AttemptOutcome, execute
 from frostline.runtime.runners import Runner
-from frostline.store import Store
 
 _OUTCOME_STYLE = {"replayed": "cyan", "executed": "green", "failed": "red", "diverged": "bold red",
                   "denied": "red", "invalid": "yellow", "unresolved": "bold red",
@@ -83,13 +87,12 @@ def _runner(kind: str, timeout_s: float, as_json: bool) -> Runner:
               help="Run WITHOUT the static checker, inside the sandbox (only to demonstrate "
                    "defence in depth; never in production).")
 @store_option
+@config_option
 @json_option
 def run_command(script: Path, run_id: str, args_text: str | None, envelope_file: Path | None,
                 runner_kind: str, timeout_s: float, fail_open: bool, skip_checker: bool,
-                store_url: str | None, as_json: bool) -> None:
+                store_url: str | None, config_file: str | None, as_json: bool) -> None:
     """Run SCRIPT as one attempt of the run RUN_ID (replaying what the run already committed)."""
-    from frostline.capabilities.envelope import Envelope
-    from frostline.providers.local import LocalProviders
 
     if skip_checker:
         if runner_kind != "sandbox":
@@ -106,20 +109,13 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"cannot read script {str(script)!r}: {exc}", EXIT_USAGE, as_json)
     args = _read_json_arg(args_text, "--args", as_json) if args_text is not None else None
-    envelope = None
-    if envelope_file is not None:
-        try:
-            envelope = Envelope.from_json(envelope_file.read_text(encoding="utf-8"))
-        except OSError as exc:
-            fail(f"cannot read envelope {str(envelope_file)!r}: {exc.strerror}", EXIT_USAGE,
-                 as_json)
-        except FrostlineError as err:
-            fail(f"envelope {str(envelope_file)!r}: {err.message}", EXIT_USAGE, as_json, err)
     runner = _runner(runner_kind, timeout_s, as_json)
-    with opened_store(store_url, as_json) as store:
+    with opened_capabilities(config_file, as_json) as registry, \
+            opened_store(store_url, as_json) as store:
+        envelope = _envelope(envelope_file, registry.catalog, as_json)
         try:
             outcome = execute(store, run_id, source, args=args, envelope=envelope,
-                              providers=LocalProviders(), runner=runner,
+                              providers=registry, runner=runner, catalog=registry.catalog,
                               fail_open=True if fail_open else None,
                               skip_checker=skip_checker)
         except FrostlineError as err:
@@ -130,6 +126,18 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
     else:
         _print_outcome(outcome)
     sys.exit(outcome.exit_code)
+
+
+def _envelope(envelope_file: Path | None, catalog: Catalog, as_json: bool) -> Envelope | None:
+    """The --envelope file, its grants checked against the configured catalog."""
+    if envelope_file is None:
+        return None
+    try:
+        return Envelope.from_json(envelope_file.read_text(encoding="utf-8"), catalog)
+    except OSError as exc:
+        fail(f"cannot read envelope {str(envelope_file)!r}: {exc.strerror}", EXIT_USAGE, as_json)
+    except FrostlineError as err:
+        fail(f"envelope {str(envelope_file)!r}: {err.message}", EXIT_USAGE, as_json, err)
 
 
 def _print_outcome(o: AttemptOutcome) -> None:
@@ -211,40 +219,16 @@ def show_command(run_id: str, store_url: str | None, as_json: bool) -> None:
                 cells.append(f"[{_OUTCOME_STYLE.get(outcome, '')}]{outcome}[/]" if outcome else "")
             grid.add_row(ident, *cells)
         console.print(grid)
+    for change in data["catalog_changes"]:
+        for c in change["changes"]:
+            console.print(f"[yellow]catalog changed[/] before attempt {change['attempt']}: "
+                          f"{c['capability']} ({', '.join(c['fields'])}) has committed calls "
+                          f"made under attempt {change['since_attempt']}'s terms",
+                          highlight=False)
     for c in data["unresolved"]:
         console.print(f"[bold red]unresolved[/] {c['identity']} ({c['capability']}, dispatched "
                       f"in attempt {c['attempt']}): reconcile with --result @FILE or --abandon",
                       highlight=False)
-
-
-def describe_run(store: Store, run_id: str) -> dict[str, Any]:
-    """The JSON of `frostline show`: run, attempts, identity × attempt outcomes, unresolved."""
-    run = store.get_run(run_id)
-    if run is None:
-        raise RunNotFound(f"no run {run_id!r} in the store {store.url}", run_id=run_id)
-    attempts = store.list_attempts(run_id)
-    slots = {str(s.identity) for s in store.list_slots(run_id)}
-    identities: dict[str, dict[str, str]] = {ident: {} for ident in sorted(slots)}
-    rows = []
-    for a in attempts:
-        stats = a.stats or {}
-        for call in stats.get("calls", []):
-            identities.setdefault(call["identity"], {})[str(a.number)] = call.get("outcome", "?")
-        for ident in a.orphans:
-            identities.setdefault(ident, {})[str(a.number)] = "orphan"
-        rows.append({"number": a.number, "status": a.status,
-                     "executed": stats.get("executed", 0), "replayed": stats.get("replayed", 0),
-                     "provider_calls": stats.get("provider_calls", 0),
-                     "spend_usd": stats.get("spend_usd", 0.0), "orphans": list(a.orphans),
-                     "error": a.error, "gate": a.gate, "started_at": a.started_at,
-                     "finished_at": a.finished_at})
-    unresolved = [{"identity": str(c.identity), "capability": c.capability,
-                   "attempt": c.attempt, "call_id": c.call_id}
-                  for c in store.unresolved_calls(run_id) if str(c.identity) not in slots]
-    return {"run": {"run_id": run.run_id, "status": run.status, "envelope": run.envelope,
-                    "kind": run.kind},
-            "attempts": rows, "committed": len(slots), "identities": identities,
-            "unresolved": unresolved}
 
 
 # ----------------------------------------------------------------------------------- reconcile

@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+
 import click
+
+from frostline.cli.common import config_option, opened_capabilities
 
 # Plain data (no FastAPI): the flags' help shows the defaults the service applies.
 from frostline.service.limits import ServiceLimits
@@ -30,9 +35,10 @@ _DEFAULT = ServiceLimits()
 @click.option("--max-runs-per-minute", type=click.IntRange(min=1), default=None, metavar="N",
               help=f"Runs one principal may create per minute (default: "
                    f"{_DEFAULT.runs_per_minute}); 429 beyond.")
+@config_option
 def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: bool,
           max_executing_attempts: int | None, max_event_streams: int | None,
-          max_runs_per_minute: int | None) -> None:
+          max_runs_per_minute: int | None, config_file: str | None) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /."""
     try:
         from frostline.service.app import serve as run_server
@@ -46,17 +52,31 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
 
     given = {"executing_attempts": max_executing_attempts, "event_streams": max_event_streams,
              "runs_per_minute": max_runs_per_minute}
-    limits = ServiceLimits(**{k: v for k, v in given.items() if v is not None})
-    if parse(resolve(store_url)).backend == "postgres":
-        # Jobs go to the workers' queue: this host runs no script and needs no providers.
-        from frostline.worker import ProcrastinateQueue
+    with opened_capabilities(config_file, False) as registry:
+        # flag > configuration file ([service.limits]) > default
+        limits = _limits(registry.config.service_limits, given)
+        if parse(resolve(store_url)).backend == "postgres":
+            # Jobs go to the workers' queue: this host runs no script and needs no providers.
+            from frostline.worker import ProcrastinateQueue
 
-        run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue),
-                   limits=limits, docs=docs)
-        return
+            run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue),
+                       limits=limits, docs=docs)
+            return
+        try:
+            services = Services.default(runner_name=runner_name, capabilities=registry)
+        except FrostlineError as exc:  # e.g. the sandbox cannot be established here
+            raise click.ClickException(
+                f"{exc.message}\n(choose --runner process to serve with reduced isolation)"
+            ) from exc
+        run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
+
+
+def _limits(configured: Mapping[str, int], flags: Mapping[str, int | None]) -> ServiceLimits:
+    from frostline.errors import DefinitionError
+
     try:
-        services = Services.default(runner_name=runner_name)
-    except FrostlineError as exc:  # e.g. the sandbox cannot be established here
-        raise click.ClickException(
-            f"{exc.message}\n(choose --runner process to serve with reduced isolation)") from exc
-    run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
+        from_file = ServiceLimits.from_mapping(configured)
+    except DefinitionError as exc:
+        raise click.UsageError(f"[service.limits]: {exc.message}") from exc
+    chosen = {k: v for k, v in flags.items() if v is not None}
+    return dataclasses.replace(from_file, **chosen)

@@ -21,6 +21,7 @@ from rich.table import Table
 from frostline.cli.common import (
     EXIT_FAILED,
     EXIT_USAGE,
+    config_option,
     emit_json,
     fail,
     fail_with,
@@ -52,9 +53,7 @@ def _pg_url(store_url: str | None, what: str, as_json: bool) -> str:
               help="PostgreSQL store URL shared by every worker (default: $FROSTLINE_STORE).")
 @click.option("--concurrency", type=click.IntRange(1, 256), default=4, show_default=True,
               help="Jobs run at once on this worker.")
-@click.option("--config", "config_path", default=None, metavar="FILE",
-              type=click.Path(dir_okay=False, exists=True),
-              help="Configuration file naming this host's providers.")
+@config_option
 @click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
               envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
               help="Where scripts run; 'process' reduces isolation, 'auto' falls back loudly.")
@@ -70,19 +69,18 @@ def _pg_url(store_url: str | None, what: str, as_json: bool) -> str:
               help="On SIGTERM, seconds running jobs get to finish before they are handed back.")
 @click.option("--lock-journal", default=None, metavar="FILE", envvar="FROSTLINE_LOCK_JOURNAL",
               help="Append when this worker takes and lets go of each run (JSON lines).")
-def worker(store_url: str | None, concurrency: int, config_path: str | None, runner_name: str,
+def worker(store_url: str | None, concurrency: int, config_file: str | None, runner_name: str,
            name: str, heartbeat_s: float, stalled_s: float, grace_s: float,
            lock_journal: str | None) -> None:
     """Run jobs from the store's queue on this host (its sandbox, providers, credentials)."""
-    from frostline.embedded import make_runner
+    from frostline.embedded import default_log_path, make_runner, open_capabilities
     from frostline.embedded.bodies import host_body
     from frostline.worker import WorkerHost, WorkerSettings, open_worker_store
 
     url = _pg_url(store_url, "`frostline worker`", False)
     try:
         runner, label = make_runner(runner_name)
-        providers, catalog = _host_providers(config_path)
-        store = open_worker_store(url)
+        registry = open_capabilities(config_file, log_path=default_log_path())
     except FrostlineError as err:
         fail(f"{err.message}\n(choose --runner process to run with reduced isolation)"
              if runner_name == "sandbox" else err.message, EXIT_FAILED, False, err)
@@ -90,25 +88,19 @@ def worker(store_url: str | None, concurrency: int, config_path: str | None, run
                               stalled_after_s=stalled_s, grace_s=grace_s,
                               lock_journal=lock_journal)
     try:
-        host = WorkerHost(store, lambda stops: host_body(providers, runner, catalog,
-                                                         interrupts=stops),
-                          sandbox=label, settings=settings,
-                          say=lambda line: click.echo(line, err=True))
-        code = host.run()
+        store = open_worker_store(url)
+        host = WorkerHost(store, lambda stops: host_body(
+            registry, runner, registry.catalog, interrupts=stops, config=registry.config),
+            sandbox=label, settings=settings, say=lambda line: click.echo(line, err=True))
+        try:
+            code = host.run()
+        finally:
+            store.close()
+    except FrostlineError as err:
+        fail(err.message, EXIT_FAILED, False, err)
     finally:
-        store.close()
+        registry.close()
     sys.exit(code)
-
-
-def _host_providers(config_path: str | None) -> tuple[Any, Any]:
-    """This host's providers and catalog: the configuration file's, else the local ones."""
-    from frostline.capabilities import DEFAULT_CATALOG
-    from frostline.embedded import default_log_path, local_providers
-
-    if config_path is not None:
-        raise DefinitionError("this installation reads no configuration file yet; run the "
-                              "worker without --config (offline local providers)")
-    return local_providers(default_log_path()), DEFAULT_CATALOG
 
 
 # ------------------------------------------------------------------------------------ submit

@@ -75,6 +75,7 @@ class AttemptRecord:
     started_at: float = 0.0
     finished_at: float | None = None
     args: Any = None  # the JSON args the attempt ran with (None: unknown or not given)
+    catalog_digest: str | None = None  # the catalog it ran under (None: not recorded)
 
 
 @dataclass(frozen=True)

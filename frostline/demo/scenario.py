@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from frostline.capabilities import DEFAULT_CATALOG, Envelope
+from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
 from frostline.providers.provider_log import ProviderLog
 from frostline.repair.replay import ReplayPolicy
 from frostline.store import open_store
@@ -83,12 +83,12 @@ class DemoResult:
         }
 
 
-def _figures(entries: list[dict[str, Any]]) -> PathFigures:
+def _figures(entries: list[dict[str, Any]], catalog: Catalog = DEFAULT_CATALOG) -> PathFigures:
     fig = PathFigures(provider_calls=len(entries))
     for e in entries:
         if not e.get("ok"):
             continue
-        cap = DEFAULT_CATALOG.get(str(e.get("capability")))
+        cap = catalog.get(str(e.get("capability")))
         fig.spend_usd += cap.price_usd if cap else 0.0
         if e.get("capability") == "image.generate":
             fig.images += 1
@@ -97,8 +97,10 @@ def _figures(entries: list[dict[str, Any]]) -> PathFigures:
 
 def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-demo",
              runner_name: str = "auto", latency_s: float = 0.05, progress: Any = None,
-             owner: str | None = None) -> DemoResult:
-    """Run the whole scenario; `progress(step: str)` is called as it goes."""
+             owner: str | None = None, config: str | Path | None = None) -> DemoResult:
+    """Run the whole scenario; `progress(step: str)` is called as it goes. With `config` (a
+    configuration file) the demo's capabilities are answered by the providers it configures,
+    e.g. image.generate by an OpenAI-compatible endpoint; without it, by the local ones."""
     from frostline import embedded as engine
 
     started = time.perf_counter()
@@ -106,6 +108,7 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="frostline-demo-"))
+    providers: Any = None
     try:
         store = open_store(store_url)
         run_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
@@ -113,31 +116,34 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         runner, runner_label = engine.make_runner(runner_name)
         result = DemoResult(run_id=run_id, store_url=store.url, runner=runner_label)
         envelope = Envelope.from_dict(ENVELOPE)
-        providers = engine.local_providers(contract_log.path, latency_s)
+        providers = _providers(engine, config, contract_log.path, latency_s)
+        catalog = getattr(providers, "catalog", DEFAULT_CATALOG)
         if owner is not None:  # e.g. shown in the web UI of a served store
             run_id = store.create_run(run_id, envelope.to_dict(), owner=owner).run_id
 
         say("attempt 1: storyboard, then four shots in parallel")
         first = engine.execute(store, run_id, script_text("brand_video_v1.py"), ARGS, envelope,
-                               providers, runner)
+                               providers, runner, catalog)
         result.attempts.append(first)
 
         say("repair: asking the scripted model replies for a fix")
         candidate = _repair(engine, store, run_id, result)
 
         say("attempt 2: the accepted repair replays the committed prefix")
-        second = engine.execute(store, run_id, candidate, ARGS, envelope, providers, runner)
+        second = engine.execute(store, run_id, candidate, ARGS, envelope, providers, runner,
+                                catalog)
         result.attempts.append(second)
         result.replayed = int(second.get("replayed", 0))
         result.executed = int(second.get("executed", 0))
-        result.contract = _figures(contract_log.read())
+        result.contract = _figures(contract_log.read(), catalog)
 
         say("checking that the replayed shots are byte-identical")
         result.byte_identical = _replayed_bytes_identical(store, first, second)
         result.images = _export_images(store, second, out)
 
         say("naive path: the first attempt, then a full rerun of the repaired script")
-        result.naive = _naive_path(engine, workdir, candidate, envelope, runner, latency_s)
+        result.naive = _naive_path(engine, workdir, candidate, envelope, runner, latency_s,
+                                   config)
 
         result.out_dir = str(out.resolve())
         result.elapsed_s = time.perf_counter() - started
@@ -145,7 +151,17 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         store.close()
         return result
     finally:
+        if hasattr(providers, "close"):
+            providers.close()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _providers(engine: Any, config: str | Path | None, log: Path, latency_s: float) -> Any:
+    """The configured providers when a file is given, else the local ones; both log every
+    real execution to `log`, which the demo's figures count."""
+    if config is None:
+        return engine.local_providers(log, latency_s)
+    return engine.open_capabilities(config, log_path=log, latency_s=latency_s)
 
 
 def _repair(engine: Any, store: Store, run_id: str, result: DemoResult) -> str:
@@ -166,15 +182,21 @@ def _repair(engine: Any, store: Store, run_id: str, result: DemoResult) -> str:
 
 
 def _naive_path(engine: Any, workdir: Path, candidate: str, envelope: Envelope, runner: Any,
-                latency_s: float) -> PathFigures:
+                latency_s: float, config: str | Path | None) -> PathFigures:
     """The same two scripts without the contract: a fresh run each, in a scratch store."""
     naive_log = ProviderLog(workdir / "naive-provider.log")
-    naive_providers = engine.local_providers(naive_log.path, latency_s)
-    with open_store(f"sqlite:///{workdir / 'naive.db'}") as naive_store:
-        engine.execute(naive_store, "naive-1", script_text("brand_video_v1.py"), ARGS, envelope,
-                       naive_providers, runner)
-        engine.execute(naive_store, "naive-2", candidate, ARGS, envelope, naive_providers, runner)
-    return _figures(naive_log.read())
+    naive_providers = _providers(engine, config, naive_log.path, latency_s)
+    catalog = getattr(naive_providers, "catalog", DEFAULT_CATALOG)
+    try:
+        with open_store(f"sqlite:///{workdir / 'naive.db'}") as naive_store:
+            engine.execute(naive_store, "naive-1", script_text("brand_video_v1.py"), ARGS,
+                           envelope, naive_providers, runner, catalog)
+            engine.execute(naive_store, "naive-2", candidate, ARGS, envelope, naive_providers,
+                           runner, catalog)
+    finally:
+        if hasattr(naive_providers, "close"):
+            naive_providers.close()
+    return _figures(naive_log.read(), catalog)
 
 
 def _shot_refs(attempt: dict[str, Any]) -> list[str]:

@@ -1,6 +1,7 @@
-"""The embedded default, assembled: local providers, the default runner and plain-dict
-results. `frostline demo` and the HTTP service build on these helpers so that both run
-attempts and repairs the same way as `frostline run` and `frostline repair`."""
+"""The embedded default, assembled: the configured providers (the local ones without a
+configuration file), the default runner and plain-dict results. `frostline demo`, the HTTP
+service and `frostline mcp` build on these helpers so that they run attempts and repairs the
+same way as `frostline run` and `frostline repair`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
+from frostline.config import Config, load_config
+from frostline.providers.registry import CapabilityRegistry, open_registry
 from frostline.repair.replay import ReplayPolicy
 from frostline.store.base import Store
 
@@ -18,6 +21,19 @@ def local_providers(log_path: Path | str | None = None, latency_s: float = 0.0) 
     from frostline.providers.local import LocalProviders
 
     return LocalProviders(latency_s=latency_s, log_path=str(log_path) if log_path else None)
+
+
+def open_capabilities(config: Config | str | Path | None = None, *,
+                      log_path: Path | str | None = None,
+                      latency_s: float = 0.0) -> CapabilityRegistry:
+    """The catalog and providers of a configuration, started (close it when done).
+
+    `config` is a Config, or the --config value (a path or None) resolved with the usual
+    precedence: flag > $FROSTLINE_CONFIG > ./frostline.toml > the zero-configuration default.
+    """
+    chosen = config if isinstance(config, Config) else load_config(config)
+    return open_registry(chosen, log_path=log_path if log_path is not None
+                         else default_log_path(), latency_s=latency_s)
 
 
 def make_runner(name: str = "auto") -> tuple[Any, str]:
@@ -54,15 +70,17 @@ def execute(store: Store, run_id: str, source: str, args: dict[str, Any] | None,
 
 
 def repair(store: Store, run_id: str, model_spec: str, *, max_rewrites: int = 3,
-           replay: ReplayPolicy | None = None) -> dict[str, Any]:
-    """Ask the model named by `model_spec` for a repair. Stored replies (``replay:FILE``) are
-    read only under a `replay` policy, which the HTTP API never passes."""
-    from frostline.repair.clients import client_from_spec
+           replay: ReplayPolicy | None = None, config: Config | None = None,
+           catalog: Catalog = DEFAULT_CATALOG) -> dict[str, Any]:
+    """Ask the model named by `model_spec` (a configured [models.NAME], or the environment's
+    endpoint) for a repair. Stored replies (``replay:FILE``) are read only under a `replay`
+    policy, which the HTTP API never passes."""
+    from frostline.repair.endpoints import model_client
     from frostline.repair.loop import repair as run_loop
     from frostline.repair.loop import task_from_store
 
-    task = task_from_store(store, run_id, max_rewrites=max_rewrites)
-    client = client_from_spec(model_spec, replay=replay)
+    task = task_from_store(store, run_id, max_rewrites=max_rewrites, catalog=catalog)
+    client = model_client(model_spec, config, replay=replay)
     result = run_loop(client, task)
     payload = dict(result.to_dict())
     payload["model"] = {"name": getattr(client, "model", model_spec),

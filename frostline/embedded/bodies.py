@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.provider import Provider
+from frostline.config import Config
 from frostline.embedded.jobs import HandBack, JobBody, JobSpec
 from frostline.runtime.runners import Runner
 from frostline.store.base import Store
@@ -70,9 +71,10 @@ class Interrupts:
 
 
 def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CATALOG, *,
-              interrupts: Interrupts | None = None) -> JobBody:
-    """The job body of this host: attempts and repairs with `providers` and `runner`, graph
-    runs with the bodies module the job names.
+              interrupts: Interrupts | None = None, config: Config | None = None) -> JobBody:
+    """The job body of this host: attempts and repairs with `providers` and `runner` (a
+    repair's model may be one of `config`'s [models]), graph runs with the bodies module the
+    job names.
 
     Example: ``run_job(store, spec, host_body(LocalProviders(), ChildProcessRunner()), worker="w1")``
     """
@@ -100,7 +102,8 @@ def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CA
             from frostline.embedded import repair
 
             result = repair(store, spec.run_id, str(p["model"]),
-                            max_rewrites=int(p.get("max_rewrites", 3)))
+                            max_rewrites=int(p.get("max_rewrites", 3)), config=config,
+                            catalog=catalog)
             if p.get("execute") and result.get("accepted"):
                 result["attempt"] = attempt(store, spec.run_id, result["accepted"], None, None)
             return result

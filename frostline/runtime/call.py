@@ -89,6 +89,7 @@ class Call:
     digest: str = ""  # set by the rule once the payload is admissible
     price: float = 0.0  # reserved from the budget, released if never dispatched
     key: str | None = None  # idempotency key, for providers that honour one
+    fails_closed: bool = True  # an unknown outcome leaves it unresolved (set by the rule)
 
     @classmethod
     def of(cls, identity: Identity, capability: str, payload: dict[str, Any], *,

@@ -23,11 +23,13 @@ from frostline.errors import FrostlineError, RunStopped
 from frostline.runtime.ctx import Ctx, Reply
 from frostline.runtime.rpc import MAX_RESULT, Channel, ProtocolError, json_size
 
-# R08's allowlist, plus the exception classes a script may name in `except` clauses.
+# R08's allowlist, plus the exception classes a script may name in `except` clauses. Spelled
+# out rather than imported from frostline.script, which would load the whole checker into
+# every script process; tests/runtime/test_child_builtins.py keeps the two lists equal.
 SAFE_BUILTIN_NAMES = (
     "len", "range", "enumerate", "zip", "min", "max", "sum", "sorted", "reversed", "abs",
     "round", "int", "float", "str", "bool", "list", "dict", "tuple", "any", "all",
-    "isinstance", "map", "filter",
+    "isinstance", "map", "filter", "set", "frozenset",
     "Exception", "ValueError", "KeyError", "IndexError", "TypeError", "RuntimeError",
     "LookupError", "ArithmeticError", "ZeroDivisionError", "AssertionError",
 )

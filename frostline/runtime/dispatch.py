@@ -20,7 +20,7 @@ from typing import Any
 from frostline.capabilities.provider import CallContext, Provider, ProviderResult
 from frostline.contract.jsonshape import check_depth
 from frostline.contract.records import LOCAL_PRINCIPAL, SlotRecord
-from frostline.errors import FrostlineError, ProviderError, StoreUnavailable
+from frostline.errors import AttemptUnresolved, FrostlineError, ProviderError, StoreUnavailable
 from frostline.runtime.audit import AuditTrail
 from frostline.runtime.call import (
     BrokerStats,
@@ -157,6 +157,8 @@ class Dispatcher:
             code="provider_exception")
         err.fields.setdefault("identity", call.text)
         err.fields.setdefault("capability", call.capability)
+        if err.fields.get("outcome_unknown") and call.fails_closed:
+            return self._outcome_unknown(call, err)
         call.report.outcome = Outcome.FAILED
         call.report.error = err.to_dict()
         if call_id is not None:
@@ -164,6 +166,22 @@ class Dispatcher:
                                 "fail_call", call_id, err.to_dict())
         self._trail.event("provider_error", err.to_dict())
         return raise_reply(err)
+
+    def _outcome_unknown(self, call: Call, err: ProviderError) -> Reply:
+        """The provider may have executed the call and cannot say (a connection lost in the
+        middle of it): its attempt record stays pending, so this run stops as unresolved now
+        and every later attempt fails closed on it until an operator reconciles it."""
+        call.report.outcome = Outcome.UNRESOLVED
+        call.report.error = err.to_dict()
+        stop = AttemptUnresolved(
+            f"{call.text} ({call.capability}) was dispatched and its outcome is unknown: "
+            f"{err.message}. The provider may have run it; reconcile it with 'frostline "
+            f"reconcile {self._run_id} {call.text} --result @FILE' or '--abandon'",
+            identity=call.text, capability=call.capability, attempt=self._attempt,
+            cause=err.to_dict())
+        self._stop.stop(stop)
+        self._trail.event("unresolved", stop.to_dict())
+        return stop_reply(stop)
 
     def _undispatched(self, call: Call, call_id: int | None) -> Reply:
         """A call the run stopped before its dispatch: release its budget, and mark its

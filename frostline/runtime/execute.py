@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
+from frostline.capabilities.changes import catalog_changes
 from frostline.capabilities.envelope import Envelope
 from frostline.capabilities.provider import Provider
 from frostline.contract.identity import Identity
 from frostline.contract.jsonshape import MAX_JSON_DEPTH, json_depth
 from frostline.contract.orphans import orphan_report
 from frostline.contract.prefix import Prefix, load_prefix
-from frostline.contract.records import CallRecord
+from frostline.contract.records import AttemptRecord, CallRecord
 from frostline.errors import (
     AttemptUnresolved,
     BudgetExceeded,
@@ -208,11 +209,14 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
         return _refuse(store, run_id, source, report, "rejected", ScriptRejected(
             f"the annotated script has {len(annotated)} characters; the cap is {MAX_SOURCE}"))
     whitelist = {s.site: s.capability for s in site_infos}
+    catalog_digest = store.put_catalog(catalog.entries_json())
     attempt = store.start_attempt(run_id, source=source, annotated=annotated, report=report,
-                                  args=args)
+                                  args=args, catalog_digest=catalog_digest)
     number = attempt.number
     store.append_event(run_id, "attempt_started", {"attempt": number,
-                                                   "frozen": len(prefix)})
+                                                   "frozen": len(prefix),
+                                                   "catalog": catalog_digest})
+    note_catalog_changes(store, run_id, attempt, prefix)
 
     # 4. crashes left behind: unresolved side-effecting attempts fail closed
     calls = store.list_calls(run_id)
@@ -276,7 +280,7 @@ def _blocked(store: Store, run_id: str, number: int, unresolved: Mapping[Identit
     """Why the attempt may not start: side-effecting calls an earlier attempt dispatched and
     never committed, whose provider cannot dedupe a retry (each gets an event)."""
     blocking = [c for c in unresolved.values()
-                if _side_effecting(catalog, c.capability)
+                if _fails_closed(catalog, c.capability)
                 and not providers.honours_idempotency_keys(c.capability)]
     if not blocking:
         return None
@@ -342,6 +346,25 @@ def gate_against_prefix(store: Store, run_id: str, prefix: Prefix,
     return dict(gate_mod.gate(frozen, candidate).to_dict())
 
 
+def note_catalog_changes(store: Store, run_id: str, attempt: AttemptRecord,
+                         prefix: Prefix) -> list[dict[str, Any]]:
+    """Record a `catalog_changed` event when a capability with committed calls changed its
+    schema or effect since the last attempt that recorded a catalog; returns the changes."""
+    earlier = [a for a in store.list_attempts(run_id)
+               if a.number < attempt.number and a.catalog_digest is not None]
+    if not earlier or attempt.catalog_digest is None or not len(prefix) \
+            or earlier[-1].catalog_digest == attempt.catalog_digest:
+        return []
+    before = store.get_catalog(earlier[-1].catalog_digest or "") or []
+    after = store.get_catalog(attempt.catalog_digest) or []
+    changes = catalog_changes(before, after, {s.capability for s in prefix.slots()})
+    if changes:
+        store.append_event(run_id, "catalog_changed", {
+            "attempt": attempt.number, "since_attempt": earlier[-1].number,
+            "catalog": attempt.catalog_digest, "changes": changes})
+    return changes
+
+
 def persist_certificate(store: Store, run_id: str, attempt: int) -> None:
     """Persist the hash-chain certificate of the prefix as it stands after this attempt."""
     from frostline.runtime import certificates
@@ -352,9 +375,10 @@ def persist_certificate(store: Store, run_id: str, attempt: int) -> None:
 # helpers ------------------------------------------------------------------------------
 
 
-def _side_effecting(catalog: Catalog, capability: str) -> bool:
+def _fails_closed(catalog: Catalog, capability: str) -> bool:
+    """Side-effecting and not retry-safe; an unknown capability is assumed the worst."""
     cap = catalog.get(capability)
-    return True if cap is None else cap.side_effecting  # unknown: assume the worst
+    return True if cap is None else cap.effect == "side_effecting"
 
 
 def _price(catalog: Catalog, capability: str) -> float:

@@ -202,6 +202,7 @@ class Rule:
         self.spend.reserve(price)
         call.price = price
         call.key = f"{self._run_id}/{call.text}" if honours else None
+        call.fails_closed = cap.effect == "side_effecting" and not honours
         return None
 
     def _digest(self, call: Call, cap: Capability) -> Reply | None:
@@ -240,8 +241,8 @@ class Rule:
     def _pending(self, call: Call, pending: CallRecord, cap: Capability,
                  honours: bool) -> Reply | None:
         """A call an earlier attempt dispatched and never committed: it may be retried only
-        if retrying cannot repeat its effect (read-only, or an idempotency key)."""
-        if cap.side_effecting and not honours:
+        if retrying cannot repeat its effect (read-only, retry-safe, or an idempotency key)."""
+        if cap.effect == "side_effecting" and not honours:
             err = AttemptUnresolved(
                 f"{call.text} ({call.capability}) was dispatched in attempt {pending.attempt} "
                 "and never committed; the provider may have run it. Reconcile it with "
@@ -255,7 +256,7 @@ class Rule:
         call.report.retry_of = pending.call_id
         self._trail.event("unresolved_retry", {
             "identity": call.text, "capability": call.capability, "call_id": pending.call_id,
-            "reason": "idempotency key" if honours else "read-only"})
+            "reason": "idempotency key" if honours else cap.effect.replace("_", "-")})
         return None
 
     def _repeat(self, call: Call, repeat: SemanticRepeat) -> Reply | None:

@@ -6,24 +6,32 @@ and the spend bound multiplies these numbers. Accepted shapes (anything else is 
 - ``range(stop)``, ``range(start, stop[, step])``: ``start``/``step`` exact integer constants,
   ``stop`` an exact constant or an upper bound (``len(<bounded>)``, ``min(x, 8)``);
 - a slice with constant bounds: ``xs[:6]`` (6), ``xs[2:8]`` (6), ``xs[-4:]`` (4), ``xs[:MAX]``;
-  ``xs[2:]`` and ``xs[:-1]`` depend on ``len(xs)`` and are unbounded; a negative step needs
-  both ends;
+  ``xs[2:]`` and ``xs[:-1]`` depend on ``len(xs)``, so they are bounded only by ``xs``'s own
+  bound; a negative step needs both ends;
 - a list, tuple, set or dict literal, a string literal (its length), a comprehension over
   bounded iterables (the product of its generators);
 - ``enumerate``, ``reversed``, ``sorted``, ``list``, ``tuple``, ``set``, ``frozenset``,
   ``dict``, ``filter`` of a bounded iterable; ``zip``/``map`` of at least one bounded
   iterable (they stop at the shortest); ``.items()``/``.keys()``/``.values()``/``.copy()``
   of a bounded dict or list; ``a + b``; ``xs * <const>``;
+- the awaited result of ``ctx.parallel(xs)`` or ``ctx.pipeline(xs, ...)`` (one result per
+  item of ``xs``) and of a literal ``ctx.dag({...})`` (one per task);
 - a name bound exactly once (in its function, or a module-level literal constant) to one of
-  these, whose value never escapes (``ys = xs``, storing it in another container, or passing
-  it to a helper would let the list grow out of sight) and that grows only through
-  ``append``/``insert``/``extend``/``update``/``setdefault``/item stores counted with the
-  bounds of the loops around them (``jobs = []`` then ``jobs.append(...)`` inside
-  ``for s in shots[:4]`` gives 4).
+  these, that grows only through ``append``/``insert``/``extend``/``update``/``setdefault``/
+  item and slice stores counted with the bounds of the loops around them (``jobs = []`` then
+  ``jobs.append(...)`` inside ``for s in shots[:4]`` gives 4). If its value escapes
+  (``ys = xs``, storing it in a container, passing it to a helper, returning it from a
+  nested helper) the bound stands only while the script has no hidden growth
+  (frostline.script.growth): growth through a reference that is not a name bound to new
+  objects, which the count above cannot see;
+- a helper's parameter, bounded by what every call of the helper passes it
+  (frostline.script.arguments).
 
 Integer constants are literals, module-level literal constants, names bound once to a
-constant, and ``+ - * // %`` of constants (``**`` is never folded: it could build a huge
-number).
+constant, parameters every call passes the same constant, and ``+ - * // %`` of constants
+(``**`` is folded only to explain a rejection: it could build a huge number). Upper bounds
+of non-negative integers (``range`` stops, slice ends) also take ``len``, ``min``, ``max``,
+``+`` and ``*`` of bounded values.
 """
 
 from __future__ import annotations
@@ -32,27 +40,37 @@ import ast
 from collections.abc import Callable
 from typing import TypeVar
 
+from frostline.script.arguments import CallIndex
 from frostline.script.scope import Binding, FunctionInfo, LoopRec, ModuleInfo
+from frostline.script.shapes import is_ctx_attribute
 
 _T = TypeVar("_T")
 
 _BIG = 10**12
+_DIAGNOSTIC_BITS = 256  # how large `**` may fold when a rejection is explained
 
 
 class Bounds:
     """Bound queries over one analysed module; results are memoized per name and loop."""
 
-    def __init__(self, module: ModuleInfo) -> None:
+    def __init__(self, module: ModuleInfo, *, diagnostic: bool = False) -> None:
+        """`diagnostic` folds `**` and lifts the integer cap: only to tell a bound that is
+        too large from one that does not exist, never to accept a loop."""
         self.module = module
+        self.diagnostic = diagnostic
+        self._cap = 2**_DIAGNOSTIC_BITS if diagnostic else _BIG
         self._names: dict[tuple[int, str], int | None] = {}
         self._active: set[tuple[int, str]] = set()
+        self._loops: dict[int, int | None] = {}
+        self._calls = CallIndex(module)
 
     # ---- loops and containers --------------------------------------------------------
     def loop(self, rec: LoopRec) -> int | None:
-        if not rec.resolved:
-            rec.resolved = True  # set first: a loop that depends on itself is unbounded
-            rec.bound = None if rec.expr is None else self.iterable(rec.expr, rec.func)
-        return rec.bound
+        key = id(rec)
+        if key not in self._loops:
+            self._loops[key] = None  # set first: a loop that depends on itself is unbounded
+            self._loops[key] = None if rec.expr is None else self.iterable(rec.expr, rec.func)
+        return self._loops[key]
 
     # ---- iterables -----------------------------------------------------------------
     def iterable(self, expr: ast.expr, func: FunctionInfo) -> int | None:
@@ -90,9 +108,7 @@ class Bounds:
                 total *= sub
             return total
         if isinstance(expr, ast.Subscript):
-            if isinstance(expr.slice, ast.Slice):
-                return self._slice(expr.slice, func)
-            return None
+            return self._sliced(expr, func)
         if isinstance(expr, ast.Name):
             return self.name(expr.id, func)
         if isinstance(expr, ast.Call):
@@ -112,6 +128,20 @@ class Bounds:
             return _max_all([self.iterable(expr.body, func), self.iterable(expr.orelse, func)])
         if isinstance(expr, ast.BoolOp):
             return _max_all([self.iterable(v, func) for v in expr.values])
+        if isinstance(expr, ast.Await):
+            return self._awaited(expr.value, func)
+        return None
+
+    def _awaited(self, call: ast.expr, func: FunctionInfo) -> int | None:
+        """The length of a container's result: one item per branch, stage item or task."""
+        if not (isinstance(call, ast.Call) and is_ctx_attribute(call.func)) or call.keywords \
+                or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        kind, args = call.func.attr, call.args
+        if (kind == "parallel" and len(args) == 1) or (kind == "pipeline" and len(args) >= 2):
+            return self.iterable(args[0], func)
+        if kind == "dag" and len(args) == 1 and isinstance(args[0], ast.Dict):
+            return len(args[0].keys)
         return None
 
     def _call(self, call: ast.Call, func: FunctionInfo) -> int | None:
@@ -161,14 +191,26 @@ class Bounds:
             return None if exact_stop is None else max(0, -(-(start - exact_stop) // -step))
         return None
 
+    def _sliced(self, expr: ast.Subscript, func: FunctionInfo) -> int | None:
+        """A slice holds no more than its ends allow, nor more than the sequence it cuts
+        (`refs[1:]` of a bounded `refs`)."""
+        if not isinstance(expr.slice, ast.Slice):
+            return None
+        found = [b for b in (self._slice(expr.slice, func), self.iterable(expr.value, func))
+                 if b is not None]
+        return min(found) if found else None
+
     def _slice(self, sl: ast.Slice, func: FunctionInfo) -> int | None:
         lower = upper = None
+        inexact = False  # `xs[:n]` with 0 <= n <= upper: at most `upper` items
         if sl.lower is not None:
             lower = self.exact(sl.lower, func)
             if lower is None:
                 return None
         if sl.upper is not None:
             upper = self.exact(sl.upper, func)
+            if upper is None and self.nonneg(sl.upper, func):
+                upper, inexact = self.upper(sl.upper, func), True
             if upper is None:
                 return None
         step = 1
@@ -178,7 +220,7 @@ class Bounds:
                 return None
             step = s
         if step < 0:
-            if lower is None or upper is None or (lower < 0) != (upper < 0):
+            if inexact or lower is None or upper is None or (lower < 0) != (upper < 0):
                 return None
             return max(0, -(-(lower - upper) // -step))
         candidates = []
@@ -200,11 +242,15 @@ class Bounds:
             v = self.exact(expr.operand, func)
             return None if v is None else (-v if isinstance(expr.op, ast.USub) else v)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub | ast.Mult |
-                                                      ast.FloorDiv | ast.Mod):
+                                                      ast.FloorDiv | ast.Mod | ast.Pow):
             a, b = self.exact(expr.left, func), self.exact(expr.right, func)
             if a is None or b is None:
                 return None
-            if isinstance(expr.op, ast.Add):
+            if isinstance(expr.op, ast.Pow):
+                if not self.diagnostic or b < 0 or b * abs(a).bit_length() > _DIAGNOSTIC_BITS:
+                    return None
+                r = a**b
+            elif isinstance(expr.op, ast.Add):
                 r = a + b
             elif isinstance(expr.op, ast.Sub):
                 r = a - b
@@ -214,9 +260,9 @@ class Bounds:
                 return None
             else:
                 r = a // b if isinstance(expr.op, ast.FloorDiv) else a % b
-            return r if abs(r) <= _BIG else None
+            return r if abs(r) <= self._cap else None
         if isinstance(expr, ast.Name):
-            return self._through_name(expr.id, func, "=", self.exact)
+            return self._through_name(expr.id, func, "=", self.exact, _same)
         return None
 
     def upper(self, expr: ast.expr, func: FunctionInfo) -> int | None:
@@ -236,20 +282,46 @@ class Bounds:
                 return _max_all([self.upper(a, func) for a in args])
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Mult):
             a, b = self.upper(expr.left, func), self.upper(expr.right, func)
-            if a is None or b is None or not (_nonneg(expr.left) and _nonneg(expr.right)):
+            if a is None or b is None or not (self.nonneg(expr.left, func)
+                                              and self.nonneg(expr.right, func)):
                 return None
             return a + b if isinstance(expr.op, ast.Add) else a * b
         if isinstance(expr, ast.Name):
-            return self._through_name(expr.id, func, "<", self.upper)
+            return self._through_name(expr.id, func, "<", self.upper, _max_all)
         return None
 
+    def nonneg(self, expr: ast.expr, func: FunctionInfo) -> bool:
+        """Whether an integer expression is never negative (a slice end `xs[:n]` needs it)."""
+        value = self.exact(expr, func)
+        if value is not None:
+            return value >= 0
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and not expr.keywords \
+                and expr.args and self._is_builtin(expr.func.id, func):
+            name, args = expr.func.id, expr.args
+            if name in ("len", "abs"):
+                return True
+            if name == "min":
+                return all(self.nonneg(a, func) for a in args)
+            if name == "max":
+                return any(self.nonneg(a, func) for a in args)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Mult):
+            return self.nonneg(expr.left, func) and self.nonneg(expr.right, func)
+        if isinstance(expr, ast.Name):
+            values = self._values(expr.id, func)
+            key = (id(func.defining_scope(expr.id)), "+" + expr.id)
+            return values is not None and self._guarded(
+                key, False, lambda: all(self.nonneg(v, f) for v, f in values))
+        return False
+
     def _through_name(self, name: str, func: FunctionInfo, tag: str,
-                      bound: Callable[[ast.expr, FunctionInfo], int | None]) -> int | None:
-        """`bound` of the single value a name is bound to, guarded against cycles."""
-        value, scope = self._single_value(name, func)
-        if value is None:
+                      bound: Callable[[ast.expr, FunctionInfo], int | None],
+                      combine: Callable[[list[int | None]], int | None]) -> int | None:
+        """`bound` of every value a name can hold, combined; guarded against cycles."""
+        values = self._values(name, func)
+        if values is None:
             return None
-        return self._guarded((id(scope), tag + name), None, lambda: bound(value, scope or func))
+        key = (id(func.defining_scope(name)), tag + name)
+        return self._guarded(key, None, lambda: combine([bound(v, f) for v, f in values]))
 
     def _guarded(self, key: tuple[int, str], cyclic: _T, compute: Callable[[], _T]) -> _T:
         """`compute()`, or `cyclic` when `key` is already being computed (a binding cycle)."""
@@ -266,15 +338,22 @@ class Bounds:
         return (func.defining_scope(name) is None and name not in self.module.constants
                 and name not in self.module.functions)
 
-    def _single_value(self, name: str, func: FunctionInfo) -> tuple[ast.expr | None, FunctionInfo | None]:
-        """The value a name is bound to once (never rebound, never mutated), else None."""
+    def _values(self, name: str, func: FunctionInfo) -> list[tuple[ast.expr, FunctionInfo]] | None:
+        """Every value a name bound once (never rebound, never mutated) can hold, with the
+        scope it is evaluated in: its assignment, its module constant, or, for a parameter,
+        what each call passes (frostline.script.arguments); None otherwise."""
         scope = func.defining_scope(name)
         if scope is None:
-            return self.module.constants.get(name), None
+            value = self.module.constants.get(name)
+            return None if value is None else [(value, func)]
         bindings = scope.bindings[name]
-        if len(bindings) != 1 or bindings[0].kind != "assign" or scope.mutations.get(name):
-            return None, None
-        return bindings[0].value, scope
+        if len(bindings) != 1 or scope.mutations.get(name):
+            return None
+        if bindings[0].kind == "assign" and bindings[0].value is not None:
+            return [(bindings[0].value, scope)]
+        if bindings[0].kind == "param":
+            return self._calls.arguments(scope, name)
+        return None
 
     def name(self, name: str, func: FunctionInfo) -> int | None:
         scope = func.defining_scope(name)
@@ -283,8 +362,11 @@ class Bounds:
             if value is None:
                 return None
             # Module constants are read-only (mutating one by name is R08), so their literal
-            # is exact, unless a mutable one is aliased (`xs = NAMES; xs.append(...)`).
-            if name in self.module.escaped and isinstance(value, ast.List | ast.Dict | ast.Set):
+            # is exact, unless a mutable one escapes into a script with hidden growth
+            # (`xs = NAMES; xs.append(...)`).
+            escaped = name in self.module.aliased or (name in self.module.escaped
+                                                      and self.module.hidden_growth)
+            if escaped and isinstance(value, ast.List | ast.Dict | ast.Set):
                 return None
             return self.iterable(value, func)
         key = (id(scope), name)
@@ -298,9 +380,12 @@ class Bounds:
 
     def _name_bound(self, name: str, scope: FunctionInfo) -> int | None:
         bindings = scope.bindings[name]
-        if len(bindings) != 1 or name in scope.escapes:
+        if len(bindings) != 1 or name in scope.aliased or (name in scope.escapes
+                                                           and self.module.hidden_growth):
             return None
         binding = bindings[0]
+        if binding.kind == "param":
+            return self._param_bound(name, scope)
         if binding.kind != "assign" or binding.value is None:
             return None
         total = self.iterable(binding.value, scope)
@@ -325,6 +410,15 @@ class Bounds:
             total += grow * times
         return total
 
+    def _param_bound(self, name: str, scope: FunctionInfo) -> int | None:
+        """The largest bound of what the calls of `scope` pass its parameter `name`."""
+        if any(m.method != "shrink" for m in scope.mutations.get(name, [])):
+            return None  # grown through a parameter: hidden growth, counted nowhere
+        values = self._calls.arguments(scope, name)
+        if values is None:
+            return None
+        return _max_all([self.iterable(value, caller) for value, caller in values])
+
     def _times(self, binding: Binding, loops: tuple[LoopRec, ...]) -> int | None:
         outer = binding.loops
         if loops[: len(outer)] != outer or any(a is not b for a, b in zip(loops, outer, strict=False)):
@@ -337,50 +431,6 @@ class Bounds:
             times *= b
         return times
 
-    # ---- R04 -----------------------------------------------------------------------
-    def nondeterministic(self, expr: ast.expr, func: FunctionInfo, depth: int = 0) -> bool:
-        """Whether iterating `expr` follows a set's order (hash order, not source order)."""
-        if depth > 20:
-            return False
-        d = depth + 1
-        if isinstance(expr, ast.Set | ast.SetComp):
-            return True
-        if isinstance(expr, ast.Call):
-            f = expr.func
-            if isinstance(f, ast.Name) and self._is_builtin(f.id, func):
-                if f.id in ("set", "frozenset"):
-                    return True
-                if f.id == "sorted":
-                    return False
-                if f.id in ("list", "tuple", "enumerate", "reversed", "zip", "map", "filter",
-                            "dict"):
-                    return any(self.nondeterministic(a, func, d) for a in expr.args)
-                return False
-            if isinstance(f, ast.Attribute) and f.attr == "copy":
-                return self.nondeterministic(f.value, func, d)
-            return False
-        if isinstance(expr, ast.ListComp | ast.GeneratorExp | ast.DictComp):
-            return any(self.nondeterministic(g.iter, func, d) for g in expr.generators)
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr | ast.BitAnd |
-                                                      ast.Sub | ast.BitXor):
-            return (self.nondeterministic(expr.left, func, d)
-                    or self.nondeterministic(expr.right, func, d))
-        if isinstance(expr, ast.IfExp):
-            return (self.nondeterministic(expr.body, func, d)
-                    or self.nondeterministic(expr.orelse, func, d))
-        if isinstance(expr, ast.BoolOp):
-            return any(self.nondeterministic(v, func, d) for v in expr.values)
-        if isinstance(expr, ast.Name):
-            scope = func.defining_scope(expr.id)
-            if scope is None:
-                value = self.module.constants.get(expr.id)
-                return value is not None and self.nondeterministic(value, func, d)
-            bindings = scope.bindings[expr.id]
-            return self._guarded((id(scope), "?" + expr.id), False, lambda: any(
-                b.value is not None and b.kind in ("assign", "walrus", "alias")
-                and self.nondeterministic(b.value, scope, d) for b in bindings))
-        return False
-
 
 def _max_all(values: list[int | None]) -> int | None:
     if any(v is None for v in values):
@@ -388,14 +438,7 @@ def _max_all(values: list[int | None]) -> int | None:
     return max(v for v in values if v is not None) if values else None
 
 
-def _nonneg(expr: ast.expr) -> bool:
-    if isinstance(expr, ast.Constant):
-        return isinstance(expr.value, int) and expr.value >= 0
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
-        if expr.func.id == "len":
-            return True
-        if expr.func.id == "min":
-            return all(_nonneg(a) for a in expr.args)
-        if expr.func.id == "max":
-            return any(_nonneg(a) for a in expr.args)
-    return False
+def _same(values: list[int | None]) -> int | None:
+    """The one value every element equals, or None."""
+    first = values[0] if values else None
+    return first if first is not None and all(v == first for v in values) else None

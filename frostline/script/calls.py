@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from frostline.script.allowlists import (
     BUILTINS,
+    DATA_METHODS,
     GROWING_METHODS,
     PRIMITIVES,
     SHRINKING_METHODS,
@@ -284,31 +285,54 @@ class CallRules(Walk):
         costs: list[Cost | None] = []
         multi = name in ("min", "max") and len(node.args) > 1
         for index, arg in enumerate(node.args):
+            # min/max of several values return one of them; `sum([], start)` returns start.
+            retained = multi or (name == "sum" and index == 1)
             if isinstance(arg, ast.Starred):
                 costs.append(self.expr(arg.value, SAFE))
             elif isinstance(arg, ast.Lambda) and name in ("map", "filter") and index == 0:
                 costs.append(self.expr(arg, LAMBDA_OK))
-            elif name in ("map", "filter") and index == 0 and self._sync_ref(arg):
+            elif name in ("map", "filter") and index == 0 and (self._sync_ref(arg)
+                                                                or self._method_value(arg)):
                 continue
             elif is_ctx(arg):
                 self.report("R02", arg, f"`ctx` is passed to `{name}`",
                             "use ctx only as `ctx.<primitive>(...)`")
             else:
-                costs.append(self.expr(arg, ESCAPE if multi else SAFE))
+                costs.append(self.expr(arg, ESCAPE if retained else SAFE))
         for kw in node.keywords:
             if isinstance(kw.value, ast.Lambda) and kw.arg == "key" and name in ("sorted", "min", "max"):
                 costs.append(self.expr(kw.value, LAMBDA_OK))
-            elif kw.arg == "key" and name in ("sorted", "min", "max") and self._sync_ref(kw.value):
+            elif kw.arg == "key" and name in ("sorted", "min", "max") and (
+                    self._sync_ref(kw.value) or self._method_value(kw.value)):
                 continue
             else:
-                costs.append(self.expr(kw.value, SAFE))
+                # `dict(k=v)` stores v, `max(xs, default=v)` returns it.
+                costs.append(self.expr(kw.value, ESCAPE))
         return seq(*costs)
+
+    def _method_value(self, node: ast.expr) -> bool:
+        """A data method taken without a call as a key or a map/filter function (`key=d.get`).
+
+        It is only called, never formatted, so no address reaches a value. Methods that
+        change their object stay out: they would grow or shrink it out of sight."""
+        if not isinstance(node, ast.Attribute) or is_ctx(node.value) \
+                or node.attr not in DATA_METHODS or node.attr in GROWING_METHODS \
+                or node.attr in SHRINKING_METHODS:
+            return False
+        self.expr(node.value, SAFE)
+        return True
 
     def _method(self, node: ast.Call, f: ast.Attribute) -> Cost | None:
         self._check_attr(f)
         recv = f.value
         method = f.attr
-        costs: list[Cost | None] = [self.expr(recv, SAFE)]
+        # `list.extend(xs, ys)` is xs.extend(ys): its first argument is the object it grows.
+        unbound = isinstance(recv, ast.Name) and recv.id in _BUILTIN_TYPES
+        grows_by_value = method in GROWING_METHODS and not isinstance(recv, ast.Name)
+        # `(xs or ys).append(v)` grows xs: a receiver reached by value is retained.
+        costs: list[Cost | None] = [self.expr(recv, ESCAPE if grows_by_value else SAFE)]
+        if method in GROWING_METHODS and (unbound or not isinstance(recv, ast.Name)):
+            self.module.untracked.append(node)  # `d["k"].append(x)`: no name counts it
         if isinstance(recv, ast.Name) and (method in GROWING_METHODS or method in SHRINKING_METHODS):
             arg = None
             if method in ("append", "extend", "update", "setdefault"):
@@ -333,18 +357,27 @@ class CallRules(Walk):
                 self.bind_target = recv.id
                 costs.append(self.expr(arg, APPEND))
                 self.bind_target = saved
+            elif unbound:
+                costs.append(self.expr(arg, ESCAPE))
             elif method in ("extend", "update", "join"):
                 costs.append(self.expr(arg, SAFE))
             else:
-                costs.append(self.expr(arg, SAFE if method not in GROWING_METHODS else ESCAPE))
+                # A stored item, or the default `get`/`pop` hand back: both are retained.
+                keeps = method in GROWING_METHODS or method in ("get", "pop")
+                costs.append(self.expr(arg, ESCAPE if keeps else SAFE))
         for kw in node.keywords:
             if isinstance(kw.value, ast.Lambda) and kw.arg == "key" and method == "sort":
                 costs.append(self.expr(kw.value, LAMBDA_OK))
-            elif kw.arg == "key" and method == "sort" and self._sync_ref(kw.value):
+            elif kw.arg == "key" and method == "sort" and (self._sync_ref(kw.value)
+                                                           or self._method_value(kw.value)):
                 continue
             else:
-                costs.append(self.expr(kw.value, SAFE))
+                costs.append(self.expr(kw.value, ESCAPE))  # `d.update(k=v)` stores v
         return seq(*costs)
+
+
+#: Builtin types whose methods a script may call unbound (`str.lower`, `list.extend`).
+_BUILTIN_TYPES = frozenset({"str", "list", "dict", "set", "frozenset", "tuple"})
 
 
 def _find_cycle(deps: dict[str, list[str]]) -> list[str] | None:

@@ -14,7 +14,7 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from frostline.script.allowlists import DATA_METHODS, PRIMITIVES
+from frostline.script.allowlists import DATA_METHODS, GROWING_METHODS, PRIMITIVES
 from frostline.script.calls import CallRules
 from frostline.script.costs import one_of, seq, times
 from frostline.script.scope import Cost, LoopRec
@@ -29,6 +29,7 @@ from frostline.script.walk import (
     ITEM,
     LAMBDA_OK,
     PAYLOAD,
+    RETURN,
     SAFE,
 )
 
@@ -84,6 +85,8 @@ class ExpressionRules(CallRules):
             func.escape_refs.append(name)
         elif pos in (AWAIT, CONTAINER, ITEM):
             func.consumed_refs.append(name)
+        elif pos == RETURN:
+            func.return_refs.append(name)
 
     def _attribute(self, node: ast.Attribute, pos: int) -> Cost | None:
         value = node.value
@@ -96,9 +99,12 @@ class ExpressionRules(CallRules):
                 self._unknown_ctx(node)
             return None
         self._check_attr(node)
-        if node.attr in DATA_METHODS and not (isinstance(value, ast.Name)
-                                              and value.id in _TYPE_NAMES
-                                              and self.func.defining_scope(value.id) is None):
+        unbound = isinstance(value, ast.Name) and value.id in _TYPE_NAMES \
+            and self.func.defining_scope(value.id) is None
+        if unbound and node.attr in GROWING_METHODS:
+            # `list.append` handed to map or used as a key grows whatever it is applied to.
+            self.module.untracked.append(node)
+        if node.attr in DATA_METHODS and not unbound:
             # Every allowlisted attribute is a method; taken without a call it is a bound
             # method whose text carries a memory address. `str.strip` (unbound) is fine.
             self.report("R08", node, f"method `.{node.attr}` is used as a value (its text "
@@ -114,7 +120,7 @@ class ExpressionRules(CallRules):
         return self.expr(node.value, AWAIT)
 
     def _display(self, node: ast.List | ast.Tuple | ast.Set, pos: int) -> Cost | None:
-        inner = {CONTAINER: ITEM, BIND: BIND, PAYLOAD: PAYLOAD, ITEM: ESCAPE}.get(pos, ESCAPE)
+        inner = {CONTAINER: ITEM, BIND: BIND, PAYLOAD: PAYLOAD, RETURN: RETURN}.get(pos, ESCAPE)
         costs = []
         for elt in node.elts:
             if isinstance(elt, ast.Starred):
@@ -125,7 +131,7 @@ class ExpressionRules(CallRules):
         return seq(*costs)
 
     def _dict(self, node: ast.Dict, pos: int) -> Cost | None:
-        inner = PAYLOAD if pos == PAYLOAD else ESCAPE
+        inner = pos if pos in (PAYLOAD, RETURN) else ESCAPE
         costs = []
         for key, value in zip(node.keys, node.values, strict=True):
             if key is not None:
@@ -171,6 +177,8 @@ class ExpressionRules(CallRules):
                    None if node.format_spec is None else self.expr(node.format_spec, SAFE))
 
     def _named_expr(self, node: ast.NamedExpr, pos: int) -> Cost | None:
+        if isinstance(node.value, ast.Name):
+            self.func.alias_refs.append(node.value.id)
         cost = self.expr(node.value, ESCAPE)
         self.bind_target_name(node.target, "walrus", node.value)
         return cost
@@ -184,6 +192,13 @@ class ExpressionRules(CallRules):
         if pos != LAMBDA_OK:
             self.report("R09", node, "lambda is only allowed as `key=` of sorted/min/max or as "
                         "the function of map/filter", "define a helper function instead")
+        self.lambdas += 1
+        try:
+            return self._lambda_parts(node)
+        finally:
+            self.lambdas -= 1
+
+    def _lambda_parts(self, node: ast.Lambda) -> Cost | None:
         for sub in ast.walk(node.body):
             if is_ctx(sub):
                 self.report("R09", node, "a lambda must not use ctx",
@@ -198,7 +213,7 @@ class ExpressionRules(CallRules):
             self.expr(default, ESCAPE)
         for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]:
             self.func.bind(p.arg, "lambda", None, self.loops)
-        self.expr(node.body, SAFE)
+        self.expr(node.body, ESCAPE)  # what a lambda returns, map keeps
         return None
 
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
@@ -219,9 +234,12 @@ class ExpressionRules(CallRules):
             inner = [self.expr(c, SAFE) for c in gen.ifs]
             if any(c is not None for c in inner):
                 costs.append(times(recs, seq(*inner)))
-        elt_pos = {CONTAINER: ITEM, BIND: BIND}.get(pos, SAFE)
+        # The elements end up in the new container (or, for a generator, in whatever
+        # consumes it): they are retained like the elements of a display.
+        elt_pos = {CONTAINER: ITEM, BIND: BIND, PAYLOAD: PAYLOAD, RETURN: RETURN}.get(pos, ESCAPE)
         if isinstance(node, ast.DictComp):
-            body = seq(self.expr(node.key, SAFE), self.expr(node.value, ESCAPE))
+            value_pos = pos if pos in (PAYLOAD, RETURN) else ESCAPE
+            body = seq(self.expr(node.key, SAFE), self.expr(node.value, value_pos))
         else:
             body = self.expr(node.elt, elt_pos)
         self.loops = outer
@@ -242,15 +260,30 @@ class ExpressionRules(CallRules):
             return self.target(node.value, kind, None)
         if isinstance(node, ast.Subscript):
             if isinstance(node.value, ast.Name):
-                method = "shrink" if kind in ("del", "aug") else "store"
-                self._mutation(node.value.id, method, None, node.value)
+                self._store(node, node.value, kind, value)
                 return seq(self.expr(node.slice, SAFE))
-            return seq(self.expr(node.value, SAFE), self.expr(node.slice, SAFE))
+            if kind == "del":
+                return seq(self.expr(node.value, SAFE), self.expr(node.slice, SAFE))
+            if kind != "aug" or isinstance(node.slice, ast.Slice):
+                self.module.untracked.append(node)  # a store into a container reached by value
+            # `(xs or ys)[k] = v` stores into xs: the container is retained, like an escape.
+            return seq(self.expr(node.value, ESCAPE), self.expr(node.slice, SAFE))
         if isinstance(node, ast.Attribute):
             self.report("R07", node, f"assigning attribute `{node.attr}` is not allowed",
                         "store values in dicts: `d[\"key\"] = value`")
             return self.expr(node.value, SAFE)
         return self.expr(node, SAFE)
+
+    def _store(self, node: ast.Subscript, name: ast.Name, kind: str, value: ast.expr | None) -> None:
+        """`name[...] = value`: one more key, or, for a slice, as many items as `value` has."""
+        if kind == "del" or (kind == "aug" and not isinstance(node.slice, ast.Slice)):
+            self._mutation(name.id, "shrink", None, name)  # `aug` grows the item, not `name`
+        elif kind == "aug":
+            self._mutation(name.id, "unknown", None, name)  # `xs[0:0] += ys` inserts ys
+        elif isinstance(node.slice, ast.Slice):
+            self._mutation(name.id, "extend" if value is not None else "unknown", value, name)
+        else:
+            self._mutation(name.id, "store", None, name)
 
     def _annotation(self, node: ast.expr) -> None:
         for sub in ast.walk(node):

@@ -14,12 +14,13 @@ from frostline.script.allowlists import (
     BUILTINS,
     FORBIDDEN_BUILTINS,
     ITERATORS,
-    MAX_LOOP_BOUND,
-    MAX_NESTED_PRODUCT,
 )
 from frostline.script.bounds import Bounds
+from frostline.script.growth import hidden_growth
+from frostline.script.limits import check_limits
+from frostline.script.order import Order
 from frostline.script.rules import Analyzer
-from frostline.script.scope import FunctionInfo, LoopRec, ModuleInfo
+from frostline.script.scope import FunctionInfo, ModuleInfo
 from frostline.script.shapes import is_capability_call
 
 
@@ -27,20 +28,9 @@ def resolve(an: Analyzer, bounds: Bounds, max_fanout: int) -> None:
     module = an.module
     functions = module.all_functions
     for func in functions:
-        for name, mutation in func.mutation_refs:
-            scope = func.defining_scope(name)
-            if scope is not None:
-                scope.mutations.setdefault(name, []).append(mutation)
-        for name in func.escape_refs:
-            scope = func.defining_scope(name)
-            if scope is not None:
-                scope.escapes.add(name)
-            elif name in module.constants:
-                module.escaped.add(name)
-        for name in func.consumed_refs:
-            scope = func.defining_scope(name)
-            if scope is not None:
-                scope.consumed.add(name)
+        _attach(func, module)
+    module.hidden_growth = hidden_growth(module)
+    _constant_defaults(an)
     for func in functions:
         _names(an, func)
         for name, call, what in func.pending:
@@ -58,17 +48,55 @@ def resolve(an: Analyzer, bounds: Bounds, max_fanout: int) -> None:
                 an.report("R08", sink, "formatting an iterator, generator, lambda, function or "
                           "coroutine as text exposes a memory address (a hidden input)",
                           "convert it first, e.g. `list(...)`, or format the values you need")
-    _loops(an, bounds, max_fanout)
+    check_limits(an, bounds, max_fanout)
+    order = Order(module)
     for func in functions:
         for sink in func.sinks:
-            if bounds.nondeterministic(sink, func):
+            if order.nondeterministic(sink, func):
                 an.report("R04", sink, "formatting a set as text follows its hash order, "
                           "which is not deterministic", "format `sorted(...)` of the set")
     for expr, func, what in an.ordered:
-        if bounds.nondeterministic(expr, func):
+        if order.nondeterministic(expr, func):
             an.report("R04", expr, f"{what} iterates a set, whose order is not deterministic",
                       "iterate `sorted(...)` of the set, or keep the items in a list")
     _recursion(an)
+
+
+def _attach(func: FunctionInfo, module: ModuleInfo) -> None:
+    """Attach what `func` did to a name (grow it, let it escape, alias it, await it) to the
+    scope that defines the name, now that every function's locals are known."""
+    for name, mutation in func.mutation_refs:
+        scope = func.defining_scope(name)
+        if scope is not None:
+            scope.mutations.setdefault(name, []).append(mutation)
+    for name in func.consumed_refs:
+        scope = func.defining_scope(name)
+        if scope is not None:
+            scope.consumed.add(name)
+    # Returning a local this call created ends the function's use of it. Returning an outer
+    # name or a constant hands its value to the caller, like any other escape, and so does
+    # returning a parameter: its value may be a default, one object shared by every call.
+    escapes = [*func.escape_refs, *(n for n in func.return_refs
+                                    if func.defining_scope(n) is not func
+                                    or any(b.kind == "param" for b in func.bindings[n]))]
+    for names, local, constant in ((escapes, "escapes", module.escaped),
+                                   (func.alias_refs, "aliased", module.aliased)):
+        for name in names:
+            scope = func.defining_scope(name)
+            if scope is not None:
+                getattr(scope, local).add(name)
+            elif name in module.constants:
+                constant.add(name)
+
+
+def _constant_defaults(an: Analyzer) -> None:
+    """A default naming a module constant is its literal, unless a function rebinds the name."""
+    for node in an.module.constant_defaults:
+        rebound = [f.qual for f in an.module.all_functions if node.id in f.bindings]
+        if rebound:
+            an.report("R09", node, f"parameter default `{node.id}` names a module constant that "
+                      f"`{rebound[0]}` rebinds", "use a literal default, or give the constant "
+                      "a name no function assigns")
 
 
 def _names(an: Analyzer, func: FunctionInfo) -> None:
@@ -104,61 +132,6 @@ def _names(an: Analyzer, func: FunctionInfo) -> None:
 def _function_value(an: Analyzer, node: ast.AST, name: str) -> None:
     an.report("R08", node, f"function `{name}` is used as a value",
               "call it, or pass it as a ctx.pipeline stage or a ctx.dag task")
-
-
-def _loops(an: Analyzer, bounds: Bounds, max_fanout: int) -> None:
-    for rec in an.module.loops:
-        if rec.kind == "while":
-            continue
-        bound = bounds.loop(rec)
-        node = _at(rec)
-        if rec.kind in ("for", "comprehension"):
-            label = "`for` loop" if rec.kind == "for" else "comprehension"
-            if bound is None:
-                an.report("R03", node, f"{label} over `{_src(rec.expr)}` has no static bound",
-                          "iterate a slice with a constant bound (`xs[:6]`), `range(N)` with a "
-                          "constant N, or a literal list")
-            elif bound > MAX_LOOP_BOUND:
-                an.report("R03", node, f"{label} bound {bound} exceeds the cap of "
-                          f"{MAX_LOOP_BOUND}", f"iterate at most {MAX_LOOP_BOUND} items")
-            else:
-                product = bound
-                for outer in rec.outer:
-                    b = bounds.loop(outer)
-                    product = product * b if b is not None else product
-                if product > MAX_NESTED_PRODUCT and all(bounds.loop(o) is not None for o in rec.outer):
-                    an.report("R03", node, f"nested loops run up to {product} iterations, above "
-                              f"the cap of {MAX_NESTED_PRODUCT}", "shrink the loop bounds")
-        else:
-            if bound is None:
-                an.report("R05", node, f"`ctx.{rec.kind}` fans out over `{_src(rec.expr)}`, "
-                          "whose width is not statically bounded",
-                          "fan out over a slice with a constant bound (`jobs[:8]`), a literal "
-                          "list, or a comprehension over one")
-            elif bound > max_fanout:
-                an.report("R05", node, f"`ctx.{rec.kind}` fans out up to {bound} branches, above "
-                          f"the maximum fanout of {max_fanout}",
-                          f"split the work into batches of at most {max_fanout}")
-
-
-class _At:
-    def __init__(self, line: int, col_offset: int) -> None:
-        self.lineno = line
-        self.col_offset = col_offset
-
-
-def _at(rec: LoopRec) -> ast.AST:
-    node = rec.expr if rec.expr is not None else None
-    if node is not None and rec.kind in ("for", "comprehension"):
-        return node
-    return _At(rec.line, 0)  # type: ignore[return-value]
-
-
-def _src(expr: ast.expr | None) -> str:
-    if expr is None:
-        return "?"
-    text = ast.unparse(expr)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _opaque(expr: ast.expr, func: FunctionInfo, module: ModuleInfo, depth: int) -> bool:

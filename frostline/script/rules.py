@@ -146,9 +146,15 @@ class Analyzer(StatementRules):
             self.expr(dec, ESCAPE)
         # Defaults are evaluated where the def stands, in the enclosing scope.
         for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
-            if not is_literal(default):
+            if isinstance(default, ast.Name) and default.id in self.module.constants:
+                # As good as its literal unless some function rebinds the name (decided once
+                # every function is walked, in frostline.script.resolve).
+                self.module.constant_defaults.append(default)
+                self.expr(default, ESCAPE)
+            elif not is_literal(default):
                 self.report("R09", default, "parameter defaults must be literals",
-                            "use a literal default (a number, string, None) or pass the value")
+                            "use a literal default (a number, string, None), a module-level "
+                            "constant, or pass the value")
                 self.expr(default, ESCAPE)
         a = node.args
         # Annotations, like defaults, are evaluated where the def stands.

@@ -9,6 +9,10 @@ decides locality over the whole function body, so free-name resolution is deferr
 
 ``LoopRec`` is a loop, comprehension generator or container width whose bound is computed
 after the walk, when every binding and mutation is known.
+
+``ModuleInfo.untracked`` holds the places where a container grows through something other
+than a name (``d["k"].append(x)``, ``list.append`` handed to ``map``): growth the bound
+analysis cannot attribute to a name (frostline.script.growth decides what it means).
 """
 
 from __future__ import annotations
@@ -30,8 +34,6 @@ class LoopRec:
     outer: tuple[LoopRec, ...]  # enclosing loops in the same function, outermost first
     line: int
     col: int
-    bound: int | None = None
-    resolved: bool = False
     nondeterministic: bool = False
 
 
@@ -66,6 +68,10 @@ class FunctionInfo:
     loads: list[tuple[str, ast.Name, str]] = field(default_factory=list)
     mutation_refs: list[tuple[str, Mutation]] = field(default_factory=list)
     escape_refs: list[str] = field(default_factory=list)
+    return_refs: list[str] = field(default_factory=list)  # names in the value of a `return`
+    alias_refs: list[str] = field(default_factory=list)  # names bound to a second name
+    aliased: set[str] = field(default_factory=set)
+    aug_refs: list[str] = field(default_factory=list)  # names grown in place by `x += ...`
     consumed_refs: list[str] = field(default_factory=list)
     pending: list[tuple[str, ast.AST, str]] = field(default_factory=list)  # (name, awaitable, what)
     sinks: list[ast.expr] = field(default_factory=list)  # values turned into text (str(), f"")
@@ -105,6 +111,11 @@ class FunctionInfo:
 class ModuleInfo:
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     constants: dict[str, ast.expr] = field(default_factory=dict)
-    escaped: set[str] = field(default_factory=set)  # mutable constants aliased somewhere
+    escaped: set[str] = field(default_factory=set)  # mutable constants that escape somewhere
+    aliased: set[str] = field(default_factory=set)  # constants bound to a second name
+    untracked: list[ast.AST] = field(default_factory=list)  # growth not through a name
+    hidden_growth: bool = False  # decided after the walk (frostline.script.growth)
+    # Parameter defaults that name a module constant.
+    constant_defaults: list[ast.Name] = field(default_factory=list)
     all_functions: list[FunctionInfo] = field(default_factory=list)
     loops: list[LoopRec] = field(default_factory=list)

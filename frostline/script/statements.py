@@ -20,7 +20,7 @@ from frostline.script.expressions import ExpressionRules
 from frostline.script.scope import Cost, FunctionInfo
 from frostline.script.shapes import is_capability_call, is_dunder
 from frostline.script.source import MAX_AST_DEPTH, too_deep
-from frostline.script.walk import AWAIT, BIND, ESCAPE, SAFE
+from frostline.script.walk import AWAIT, BIND, ESCAPE, RETURN, SAFE
 
 
 class StatementRules(ExpressionRules):
@@ -65,6 +65,7 @@ class StatementRules(ExpressionRules):
         return self.expr(value, SAFE)
 
     def _assign(self, node: ast.Assign) -> Cost | None:
+        self.func.alias_refs.extend(aliased_names(node.value))
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             cost = self._bound_value(node.value, name)
@@ -78,9 +79,14 @@ class StatementRules(ExpressionRules):
 
     def _aug_assign(self, node: ast.AugAssign) -> Cost | None:
         cost = self.expr(node.value, ESCAPE)
+        grows = _may_grow_in_place(node)
         if isinstance(node.target, ast.Name):
             self.bind_target_name(node.target, "aug", None)
+            if grows:
+                self.func.aug_refs.append(node.target.id)
             return cost
+        if grows:
+            self.module.untracked.append(node)  # `d["k"] += [...]` extends the item in place
         return seq(cost, self.target(node.target, "aug", None))
 
     def _ann_assign(self, node: ast.AnnAssign) -> Cost | None:
@@ -89,6 +95,7 @@ class StatementRules(ExpressionRules):
             if isinstance(node.target, ast.Name):
                 self.bind_target_name(node.target, "decl", None)
             return None
+        self.func.alias_refs.extend(aliased_names(node.value))
         if isinstance(node.target, ast.Name):
             cost = self._bound_value(node.value, node.target.id)
             self.bind_target_name(node.target, "assign", node.value)
@@ -161,7 +168,10 @@ class StatementRules(ExpressionRules):
         return seq(*costs, self.block(node.body))
 
     def _match(self, node: ast.Match) -> Cost | None:
-        head = self.expr(node.subject, SAFE)
+        # A capture pattern (`case x:`) binds the subject itself under a second name.
+        captures = any(getattr(sub, "name", None) or getattr(sub, "rest", None)
+                       for case in node.cases for sub in ast.walk(case.pattern))
+        head = self.expr(node.subject, ESCAPE if captures else SAFE)
         cases: list[Cost | None] = []
         for case in node.cases:
             self._pattern(case.pattern)
@@ -231,7 +241,7 @@ class StatementRules(ExpressionRules):
     def _return(self, node: ast.Return) -> Cost | None:
         if "finally" in self.flow:
             self._swallow(node, "return")
-        return None if node.value is None else self.expr(node.value, SAFE)
+        return None if node.value is None else self.expr(node.value, RETURN)
 
     def _swallow(self, node: ast.stmt, word: str) -> None:
         self.report("R09", node, f"`{word}` inside `finally:` discards the exception in flight, "
@@ -260,6 +270,30 @@ class StatementRules(ExpressionRules):
 
     def _pass(self, node: ast.Pass) -> None:
         return None
+
+
+def aliased_names(value: ast.expr) -> list[str]:
+    """The names whose object `target = value` binds to a second name (`ys = xs`,
+    `ys = xs or []`): the bound analysis counts growth per name, so both lose their bound."""
+    if isinstance(value, ast.Name):
+        return [value.id]
+    if isinstance(value, ast.IfExp):
+        return aliased_names(value.body) + aliased_names(value.orelse)
+    if isinstance(value, ast.BoolOp):
+        return [name for v in value.values for name in aliased_names(v)]
+    if isinstance(value, ast.NamedExpr):
+        return aliased_names(value.value)
+    return []
+
+
+def _may_grow_in_place(node: ast.AugAssign) -> bool:
+    """Whether `target op= value` can grow a container in place (`+=`, `*=`, `|=`, `^=`).
+
+    Adding a number cannot: a container plus a number is a TypeError."""
+    if isinstance(node.op, ast.Add):
+        value = node.value
+        return not (isinstance(value, ast.Constant) and isinstance(value.value, int | float))
+    return isinstance(node.op, ast.Mult | ast.BitOr | ast.BitXor)
 
 
 #: The handler of every statement type; any other type is R09.

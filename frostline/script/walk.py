@@ -29,6 +29,7 @@ PAYLOAD = 5    # inside ctx.run's arguments (serialized for the host)
 BIND = 6       # the value of `name = ...` (target in self.bind_target)
 APPEND = 7     # the argument of `name.append(...)` (receiver in self.bind_target)
 LAMBDA_OK = 8  # a place where a lambda is allowed
+RETURN = 9     # the value of `return`, or an element of a display that is that value
 
 
 class Walk:
@@ -55,6 +56,7 @@ class Walk:
         self.site_keywords = 0
         self.flow: list[str] = []  # enclosing "loop" bodies and "finally" blocks
         self.leaf_runs: set[int] = set()  # ctx.run calls with no capability call inside
+        self.lambdas = 0  # lambdas around the current node (they run an unknown number of times)
 
     def _mark(self) -> None:
         contains = self.contains
@@ -95,6 +97,10 @@ class Walk:
             self.report("R02", node, "`ctx` is used as data",
                         "only `ctx.<primitive>(...)` may use ctx")
             return
+        if self.lambdas and method != "shrink":
+            # A lambda runs once per item of whatever calls it (a sort key, map, filter):
+            # the loops around it do not count its calls.
+            method, arg = "unknown", None
         self.func.mutation_refs.append((name, Mutation(method, arg, self.loops, self.func)))
         self.func.loads.append((name, node, "data"))
 

@@ -23,6 +23,7 @@ from frostline.service.body_limit import BodySizeLimit
 from frostline.service.dependencies import ServiceState, attach_state
 from frostline.service.headers import SecurityHeaders
 from frostline.service.limits import PrincipalLimits, ServiceLimits
+from frostline.service.links import with_run_links
 from frostline.service.routes import artifacts, attempts, contract, events, jobs, runs, ui
 from frostline.service.routes import catalog as catalog_routes
 from frostline.service.schemas import MAX_BODY_BYTES
@@ -79,6 +80,7 @@ def create_app(store: Store, *, services: operations.Services | None = None,
     ))
     for router in ROUTERS:
         app.include_router(router)
+    with_run_links(app)
     return app
 
 
@@ -91,6 +93,7 @@ def serve(store_url: str | None, host: str, port: int,
     from frostline.store import open_store
 
     store = open_store(store_url)
-    app = create_app(store, services=make_services() if make_services else None, limits=limits,
-                     docs=docs)
+    services = make_services() if make_services else None
+    catalog = services.extra.get("catalog", DEFAULT_CATALOG) if services else DEFAULT_CATALOG
+    app = create_app(store, services=services, catalog=catalog, limits=limits, docs=docs)
     uvicorn.run(app, host=host, port=port, log_level="info")

@@ -260,11 +260,17 @@ class Services:
 
     @classmethod
     def default(cls, *, catalog: Catalog = DEFAULT_CATALOG, runner_name: str = "auto",
-                latency_s: float = 0.0) -> Services:
-        """Local providers and the default runner (the sandbox when it verifies here)."""
+                latency_s: float = 0.0, capabilities: Any = None) -> Services:
+        """The default runner (the sandbox when it verifies here) and the providers of
+        `capabilities` (an open CapabilityRegistry: the configured catalog and providers), or
+        the local providers. A repair's model spec may name a configured [models.NAME]."""
         from frostline import embedded
 
-        providers = embedded.local_providers(embedded.default_log_path(), latency_s)
+        config = None
+        if capabilities is not None:
+            providers, catalog, config = capabilities, capabilities.catalog, capabilities.config
+        else:
+            providers = embedded.local_providers(embedded.default_log_path(), latency_s)
         runner, label = embedded.make_runner(runner_name)
 
         def execute(store: Store, run_id: str, source: str,
@@ -276,9 +282,10 @@ class Services:
 
         def repair(store: Store, run_id: str, spec: str, max_rewrites: int,
                    run_it: bool) -> dict[str, Any]:
-            result = embedded.repair(store, run_id, spec, max_rewrites=max_rewrites)
+            result = embedded.repair(store, run_id, spec, max_rewrites=max_rewrites,
+                                     config=config, catalog=catalog)
             if run_it and result.get("accepted"):
                 result["attempt"] = execute(store, run_id, result["accepted"], None)
             return result
 
-        return cls(execute=execute, repair=repair, extra={"runner": label})
+        return cls(execute=execute, repair=repair, extra={"runner": label, "catalog": catalog})

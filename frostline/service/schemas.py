@@ -14,6 +14,8 @@ MAX_SCRIPT_CHARS = 256 * 1024
 MAX_BODY_BYTES = 1024 * 1024
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
+# The name of a [models.NAME] table of the server's configuration: never a path.
+CONFIGURED_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
 class _Strict(BaseModel):
@@ -33,8 +35,9 @@ class AddAttempt(_Strict):
 
 
 class RepairRequest(_Strict):
-    model: str = Field(min_length=3, max_length=256,
-                       description="a model endpoint configured on the server: openai:MODEL")
+    model: str = Field(min_length=1, max_length=256,
+                       description="a model endpoint configured on the server: the NAME of a "
+                                   "[models.NAME] table (or model:NAME), or openai:MODEL")
     max_rewrites: int = Field(default=3, ge=1, le=10)
     execute: bool = False
 
@@ -43,7 +46,9 @@ class RepairRequest(_Strict):
     def configured_endpoint(cls, spec: str) -> str:
         # Replaying stored replies reads a file the spec names: never on behalf of a client.
         kind, sep, name = spec.partition(":")
-        if not (sep and kind == "openai" and MODEL_NAME.fullmatch(name)):
+        configured = CONFIGURED_NAME.fullmatch(name if kind == "model" else spec)
+        if not ((sep and kind == "openai" and MODEL_NAME.fullmatch(name))
+                or (configured and (not sep or kind == "model"))):
             raise ValueError("name a model endpoint configured on the server, e.g. "
                              "'openai:gpt-4o-mini'; replaying stored replies from a file is a "
                              "command-line facility")

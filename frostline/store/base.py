@@ -54,8 +54,10 @@ class Store(abc.ABC):
     # attempts -----------------------------------------------------------------------------------
     @abc.abstractmethod
     def start_attempt(self, run_id: str, *, source: str, annotated: str,
-                      report: dict[str, Any], args: Any = None) -> AttemptRecord:
-        """Open attempt number max+1 with status 'running', recording the args it runs with."""
+                      report: dict[str, Any], args: Any = None,
+                      catalog_digest: str | None = None) -> AttemptRecord:
+        """Open attempt number max+1 with status 'running', recording the args it runs with
+        and the digest of the catalog it runs under (see `put_catalog`)."""
 
     @abc.abstractmethod
     def finish_attempt(self, run_id: str, number: int, *, status: str,
@@ -127,6 +129,15 @@ class Store(abc.ABC):
         """The bytes and mime type of `ref`, or None. With `owner`, only an artifact that
         principal produced: another principal's artifact is None, like a missing one (refs of
         local images derive from prompt, size and seed, so a ref is no secret)."""
+
+    # catalogs -----------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def put_catalog(self, entries: list[dict[str, Any]]) -> str:
+        """Store catalog entries once, content-addressed; returns their digest
+        (`frostline.capabilities.catalog.catalog_digest`)."""
+
+    @abc.abstractmethod
+    def get_catalog(self, digest: str) -> list[dict[str, Any]] | None: ...
 
     # certificates, decisions, events ------------------------------------------------------------
     @abc.abstractmethod

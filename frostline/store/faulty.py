@@ -80,9 +80,11 @@ class FaultyStore(Store):
 
     # attempts
     def start_attempt(self, run_id: str, *, source: str, annotated: str,
-                      report: dict[str, Any], args: Any = None) -> AttemptRecord:
+                      report: dict[str, Any], args: Any = None,
+                      catalog_digest: str | None = None) -> AttemptRecord:
         return self._w("start_attempt", lambda: self.inner.start_attempt(
-            run_id, source=source, annotated=annotated, report=report, args=args))
+            run_id, source=source, annotated=annotated, report=report, args=args,
+            catalog_digest=catalog_digest))
 
     def finish_attempt(self, run_id: str, number: int, *, status: str,
                        gate: dict[str, Any] | None = None, invoked: list[str] | None = None,
@@ -105,6 +107,13 @@ class FaultyStore(Store):
 
     def get_slot(self, run_id: str, identity: Identity) -> SlotRecord | None:
         return self._r("get_slot", lambda: self.inner.get_slot(run_id, identity))
+
+    # catalogs
+    def put_catalog(self, entries: list[dict[str, Any]]) -> str:
+        return self._w("put_catalog", lambda: self.inner.put_catalog(entries))
+
+    def get_catalog(self, digest: str) -> list[dict[str, Any]] | None:
+        return self._r("get_catalog", lambda: self.inner.get_catalog(digest))
 
     # call attempts
     def begin_call(self, run_id: str, attempt: int, identity: Identity, capability: str,

@@ -256,6 +256,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX tokens_principal ON tokens (principal)",
         "CREATE INDEX tokens_prefix ON tokens (prefix)",
     )),
+    # The catalog each attempt ran under (content-addressed: one row per distinct catalog), so
+    # a change of a capability's schema or effect between attempts can be reported. NULL for
+    # attempts recorded before this migration.
+    Migration(9, "attempt catalogs", common=(
+        """CREATE TABLE catalogs (
+            digest TEXT PRIMARY KEY,
+            entries {json} NOT NULL,
+            created_at {real} NOT NULL
+        )""",
+        "ALTER TABLE attempts ADD COLUMN catalog_digest TEXT",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -11,6 +11,7 @@ caller's thread and a rerun of the closure after a rollback writes the same thin
 from __future__ import annotations
 
 from frostline.store.sql_calls import SLOT_COLUMNS, CallQueries
+from frostline.store.sql_catalogs import CatalogQueries
 from frostline.store.sql_history import HistoryQueries
 from frostline.store.sql_principals import PrincipalQueries
 from frostline.store.sql_runs import RUN_KINDS, RunQueries
@@ -18,6 +19,7 @@ from frostline.store.sql_runs import RUN_KINDS, RunQueries
 __all__ = ["RUN_KINDS", "SLOT_COLUMNS", "SqlStore"]
 
 
-class SqlStore(RunQueries, CallQueries, HistoryQueries, PrincipalQueries):
+class SqlStore(RunQueries, CallQueries, HistoryQueries, CatalogQueries, PrincipalQueries):
     """The Store methods as SQL; `SQLiteStore` and `PostgresStore` add the dialect. Each base
-    holds the queries of one part of the record (runs, the prefix, history, principals)."""
+    holds the queries of one part of the record (runs, the prefix, history, the catalogs
+    attempts ran under, principals)."""

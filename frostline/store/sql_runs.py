@@ -17,7 +17,8 @@ from frostline.store.sqlbase import SqlBackend, no_run
 
 _RUN_COLS = "run_id, envelope, status, owner, kind, created_at, name"
 _ATTEMPT_COLS = ("run_id, number, source, source_digest, annotated, report, status, gate, "
-                 "invoked, orphans, result, error, stats, started_at, finished_at, args")
+                 "invoked, orphans, result, error, stats, started_at, finished_at, args, "
+                 "catalog_digest")
 RUN_KINDS = ("script", "graph")
 
 
@@ -87,7 +88,8 @@ class RunQueries(SqlBackend):
 
     # attempts -----------------------------------------------------------------------------------
     def start_attempt(self, run_id: str, *, source: str, annotated: str,
-                      report: dict[str, Any], args: Any = None) -> AttemptRecord:
+                      report: dict[str, Any], args: Any = None,
+                      catalog_digest: str | None = None) -> AttemptRecord:
         rep = self._j(report, "report")
         args_param = self._jn(args, "args")
         src_digest = hashlib.sha256(source.encode()).hexdigest()
@@ -101,9 +103,9 @@ class RunQueries(SqlBackend):
             rows = self._insert_for_run(
                 conn, run_id,
                 f"INSERT INTO attempts ({_ATTEMPT_COLS}) VALUES (?, ?, ?, ?, ?, ?, 'running', "
-                f"NULL, ?, ?, ?, NULL, ?, ?, NULL, ?) RETURNING {_ATTEMPT_COLS}",
+                f"NULL, ?, ?, ?, NULL, ?, ?, NULL, ?, ?) RETURNING {_ATTEMPT_COLS}",
                 (run_id, number, source, src_digest, annotated, rep, empty, empty, null, stats,
-                 now, args_param))
+                 now, args_param, catalog_digest))
             return self._attempt(rows[0])
 
         return self._write("start_attempt", op)
@@ -149,7 +151,7 @@ class RunQueries(SqlBackend):
             invoked=tuple(self._load(r[8])), orphans=tuple(self._load(r[9])),
             result=self._load(r[10]), error=self._load(r[11]), stats=self._load(r[12]),
             started_at=float(r[13]), finished_at=None if r[14] is None else float(r[14]),
-            args=self._load(r[15]),
+            args=self._load(r[15]), catalog_digest=r[16],
         )
 
 

@@ -143,3 +143,16 @@ def test_workers_bench_measures_frostline_and_dbos(pg_url: str, tmp_path: Path) 
     assert len(report["frostline_start_ms"]) == 3
     assert all(math.isfinite(v) for v in report["frostline_start_ms"])
     assert "runs/s" in workers.table(report)
+
+
+def test_mcp_overhead_measures_both_paths(tmp_path: Path) -> None:
+    pytest.importorskip("mcp_server_time")
+    from bench import mcp_overhead
+
+    report = mcp_overhead.run(5, 1, tmp_path)
+    assert report["calls"] == 5
+    assert set(report["median_ms"]) == {"direct ClientSession.call_tool",
+                                        "frostline broker (durable)",
+                                        "frostline broker, local echo (no MCP)"}
+    assert all(sane(v) for v in report["median_ms"].values())
+    assert sane(report["ratio"]) and "added by frostline" in mcp_overhead.table(report)

@@ -41,3 +41,13 @@ def test_demo_human_output(tmp_path, monkeypatch):
     res = CliRunner().invoke(demo, ["--runner", "process"])
     assert res.exit_code == 0, res.output
     assert "stopped by the gate" in res.output and "naive full rerun" in res.output
+
+
+def test_demo_with_a_configuration_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "priced.toml").write_text('[capabilities."image.generate"]\nprice_usd = 0.04\n')
+    res = CliRunner().invoke(demo, ["--json", "--runner", "process", "--config", "priced.toml"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout.strip().splitlines()[-1])
+    assert data["contract_calls"] == 6 and data["replayed"] == 4
+    assert abs(data["spend_usd"] - (0.002 + 4 * 0.04)) < 1e-9  # the configured price

@@ -1,0 +1,89 @@
+"""`frostline catalog [--json]` and `frostline catalog check`: what a configuration yields.
+
+`catalog` lists every capability of the configured catalog with its provider, effect class,
+price and schemas (MCP servers are started to list their tools, then stopped). `catalog check`
+validates the file and starts each MCP server once, reporting each provider; it exits 2 for a
+bad file (naming the file and key) and 1 for a provider that cannot be started.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from frostline.cli.common import config_option, emit_json, json_option, opened_capabilities
+
+_EFFECT_STYLE = {"read_only": "green", "idempotent": "cyan", "side_effecting": "yellow"}
+
+
+@click.group("catalog", invoke_without_command=True)
+@config_option
+@json_option
+@click.pass_context
+def catalog(ctx: click.Context, config_file: str | None, as_json: bool) -> None:
+    """List the capabilities the configuration yields: name, provider, effect, price, schema."""
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"config_file": config_file, "as_json": as_json}
+        return
+    with opened_capabilities(config_file, as_json) as registry:
+        rows = registry.describe()
+        data: dict[str, Any] = {"config": _source(registry),
+                                "digest": registry.catalog.digest(), "capabilities": rows}
+    if as_json:
+        emit_json(data)
+        return
+    table = Table(title=f"catalog · {data['config'] or 'built-in (no configuration file)'}",
+                  title_justify="left")
+    for col in ("capability", "provider", "effect", "price"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("payload", overflow="fold")
+    for row in rows:
+        effect = row["effect"]
+        table.add_row(row["name"], f"{row['provider']} ({row['kind']})",
+                      f"[{_EFFECT_STYLE.get(effect, '')}]{effect}[/]",
+                      f"${row['price_usd']:.4f}", _payload(row["input_schema"]))
+    Console().print(table)
+
+
+@catalog.command("check")
+@config_option
+@json_option
+@click.pass_obj
+def check(obj: dict[str, Any] | None, config_file: str | None, as_json: bool) -> None:
+    """Validate the configuration file and start each MCP server once."""
+    config_file = config_file or (obj or {}).get("config_file")
+    as_json = as_json or bool((obj or {}).get("as_json"))
+    with opened_capabilities(config_file, as_json) as registry:
+        providers = []
+        for name, kind in sorted(registry.kinds.items()):
+            served = sorted(c for c, p in registry.routes.items() if p == name)
+            if served or kind != "local":
+                providers.append({"name": name, "kind": kind, "capabilities": served})
+        data: dict[str, Any] = {"ok": True, "config": _source(registry), "providers": providers,
+                "capabilities": len(registry.catalog), "digest": registry.catalog.digest()}
+    if as_json:
+        emit_json(data)
+        return
+    console = Console()
+    console.print(f"[green]ok[/] {data['config'] or 'no configuration file: built-in catalog'}"
+                  f" · {data['capabilities']} capabilities", highlight=False)
+    for p in providers:
+        console.print(f"  {p['name']} ({p['kind']}): {len(p['capabilities'])} capabilities",
+                      highlight=False)
+
+
+def _source(registry: Any) -> str | None:
+    source = registry.config.source
+    return None if source is None else str(source)
+
+
+def _payload(schema: dict[str, Any]) -> str:
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    parts = [f"{k}{'' if k in required else '?'}: "
+             f"{v.get('type', 'any') if isinstance(v, dict) else 'any'}"
+             for k, v in props.items()]
+    return ", ".join(parts) or "{...}"

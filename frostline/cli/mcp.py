@@ -1,0 +1,63 @@
+"""`frostline mcp`: frostline as an MCP server for any MCP client (an agent in an IDE or a
+desktop app), over stdio (default: the client starts `frostline mcp`) or streamable HTTP
+(`--transport http`, bearer tokens from `frostline token create`).
+
+The configured capabilities (and their MCP servers) are started once and serve every run until
+the client disconnects or the server stops.
+"""
+
+from __future__ import annotations
+
+import click
+
+from frostline.cli.common import (
+    config_option,
+    make_runner,
+    opened_capabilities,
+    opened_store,
+    store_option,
+)
+
+
+@click.command("mcp")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio",
+              show_default=True, help="stdio: the client starts this process; http: listen.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
+              help="HTTP: port to listen on (the endpoint is /mcp).")
+@click.option("--runner", "runner_kind", type=click.Choice(["sandbox", "process"]),
+              envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
+              help="Where scripts run; 'process' reduces isolation.")
+@click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True,
+              help="Wall-clock limit of one script in seconds.")
+@click.option("--no-auth", is_flag=True,
+              help="HTTP: accept requests without a bearer token (only on a trusted host).")
+@store_option
+@config_option
+def mcp(transport: str, host: str, port: int, runner_kind: str, timeout_s: float,
+        no_auth: bool, store_url: str | None, config_file: str | None) -> None:
+    """Serve frostline's tools (catalog, check_script, run_script, gate_script, show_run,
+    reconcile_call) and its runs and artifacts as resources, to an MCP client."""
+    try:
+        from frostline.mcp.serve import http_app, serve_stdio
+    except ImportError as exc:  # the mcp extra is optional
+        raise click.UsageError(f"frostline mcp needs the 'mcp' extra: pip install "
+                               f"'frostline[mcp]' ({exc})") from exc
+    from frostline.errors import DefinitionError
+
+    try:
+        runner = make_runner(runner_kind, timeout_s)
+    except DefinitionError as err:
+        raise click.UsageError(err.message) from err
+    with opened_capabilities(config_file, False) as registry, \
+            opened_store(store_url, False) as store:
+        if transport == "stdio":
+            import anyio
+
+            anyio.run(serve_stdio, store, registry, runner)
+            return
+        import uvicorn
+
+        app = http_app(store, registry, runner, host=host, require_token=not no_auth)
+        click.echo(f"frostline MCP server on http://{host}:{port}/mcp", err=True)
+        uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,0 +1,96 @@
+"""The operations behind the MCP server's tools, as plain functions over JSON.
+
+Each takes the store, the open capability registry and (for runs) a runner, and returns the
+same JSON object as the matching command: `run_script` is `frostline run --json`, `show_run`
+is `frostline show --json`, `gate_script` is `frostline gate --json`. Input errors raise
+FrostlineError subclasses; the server turns them into tool errors.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from typing import Any
+
+from frostline.capabilities.envelope import Envelope
+from frostline.contract.gate import frozen_map
+from frostline.contract.identity import Identity
+from frostline.errors import DefinitionError, RunNotFound
+from frostline.providers.registry import CapabilityRegistry
+from frostline.runtime.describe import describe_run
+from frostline.runtime.execute import execute
+from frostline.runtime.gate_check import gate_source
+from frostline.runtime.runners import Runner
+from frostline.script import check
+from frostline.store.base import Store
+
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def catalog_view(registry: CapabilityRegistry) -> dict[str, Any]:
+    """What a model needs to write a script: the capabilities (schemas, prices, effects) and
+    the short document on the script language."""
+    skill = resources.files("frostline.repair").joinpath("skill.md").read_text(encoding="utf-8")
+    return {"digest": registry.catalog.digest(), "capabilities": registry.describe(),
+            "skill": skill}
+
+
+def check_script(registry: CapabilityRegistry, script: str) -> dict[str, Any]:
+    """The checker's verdict on `script`: every violation with its rule, line and fix hint."""
+    report: dict[str, Any] = check(script, Envelope(), catalog=registry.catalog).to_dict()
+    return report
+
+
+def run_script(store: Store, registry: CapabilityRegistry, runner: Runner, run_id: str,
+               script: str, args: Any = None,
+               envelope: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One attempt of `script` under `run_id` (a new run, or the next attempt of a failed one:
+    committed calls replay, a changed frozen call is a gate counterexample)."""
+    _check_run_id(run_id)
+    env = Envelope.from_dict(envelope, registry.catalog) if envelope is not None else None
+    outcome = execute(store, run_id, script, args=args, envelope=env, providers=registry,
+                      runner=runner, catalog=registry.catalog)
+    return dict(outcome.to_dict())
+
+
+def gate_script(store: Store, run_id: str, script: str) -> dict[str, Any]:
+    """Whether `script` keeps every frozen site of `run_id`; counterexamples if not. Spends
+    nothing and records nothing."""
+    _existing(store, run_id)
+    frozen = frozen_map(store.list_slots(run_id), store.list_attempts(run_id))
+    result: dict[str, Any] = gate_source(frozen, script).to_dict()
+    result["frozen_sites"] = len(frozen)
+    return result
+
+
+def show_run(store: Store, run_id: str) -> dict[str, Any]:
+    return describe_run(store, run_id)
+
+
+def reconcile_call(store: Store, run_id: str, identity: str, *, result: Any = None,
+                   abandon: bool = False) -> dict[str, Any]:
+    """Resolve an unresolved call: write back the result the provider is known to have
+    produced, or abandon it (one re-execution allowed, audited)."""
+    if abandon == (result is not None):
+        raise DefinitionError("give exactly one of result (the known result) or abandon=true")
+    try:
+        ident = Identity.parse(identity)
+    except ValueError as exc:
+        raise DefinitionError(str(exc), identity=identity) from None
+    _existing(store, run_id)
+    with store.run_lock(run_id):  # never while an attempt of the run executes
+        call = store.reconcile_call(run_id, ident, abandon=abandon, result=result)
+    return {"run_id": run_id, "identity": str(ident), "status": call.status.value,
+            "capability": call.capability, "call_id": call.call_id}
+
+
+def _check_run_id(run_id: str) -> None:
+    if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+        raise DefinitionError(f"run id {run_id!r} must be 1-128 letters, digits, '.', '_' or "
+                              "'-', starting with a letter or digit", run_id=run_id)
+
+
+def _existing(store: Store, run_id: str) -> None:
+    _check_run_id(run_id)
+    if store.get_run(run_id) is None:
+        raise RunNotFound(f"no run {run_id!r}; run_script creates it", run_id=run_id)

@@ -1,0 +1,62 @@
+"""The transports of `frostline mcp`: stdio (the client starts frostline) and streamable HTTP
+(frostline listens; clients send `Authorization: Bearer <token>` with a token made by
+`frostline token create`, checked against the store like the HTTP API's)."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from frostline.providers.registry import CapabilityRegistry
+from frostline.runtime.runners import Runner
+from frostline.store.base import Store
+
+MCP_PATH = "/mcp"
+
+
+async def serve_stdio(store: Store, registry: CapabilityRegistry, runner: Runner) -> None:
+    """Serve one client over this process's stdin and stdout until it disconnects."""
+    from mcp.server.stdio import stdio_server
+
+    from frostline.mcp.server import build_server
+
+    server = build_server(store, registry, runner)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def http_app(store: Store, registry: CapabilityRegistry, runner: Runner, *,
+             host: str = "127.0.0.1", require_token: bool = True) -> Any:
+    """The streamable-HTTP ASGI app at /mcp; with `require_token`, every request needs a
+    bearer token known to the store (401 otherwise)."""
+    from frostline.mcp.server import build_server
+
+    app = build_server(store, registry, runner).streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host)
+    return BearerTokens(app, store) if require_token else app
+
+
+class BearerTokens:
+    """ASGI middleware: refuse HTTP requests without a valid bearer token."""
+
+    def __init__(self, app: Any, store: Store) -> None:
+        self.app = app
+        self.store = store
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") == "http" and not self._authorized(scope):
+            await send({"type": "http.response.start", "status": 401, "headers": [
+                (b"content-type", b"application/json"),
+                (b"www-authenticate", b'Bearer realm="frostline"')]})
+            await send({"type": "http.response.body", "body":
+                        b'{"error": {"code": "unauthorized", "message": "send Authorization: '
+                        b'Bearer <token>; create one with frostline token create NAME"}}'})
+            return
+        await self.app(scope, receive, send)
+
+    def _authorized(self, scope: dict[str, Any]) -> bool:
+        header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+        scheme, _, token = header.partition(" ")
+        if not hmac.compare_digest(scheme.lower(), "bearer") or not token.strip():
+            return False
+        return self.store.principal_for_token(token.strip()) is not None

@@ -1,0 +1,231 @@
+"""The MCP server: the six tools, runs and artifacts as resources, and the two transports.
+
+Built on the `mcp` SDK's low-level `Server`, so each tool's input schema and annotations are
+written here as the contract they are:
+
+    tool            readOnly  idempotent  what it does
+    catalog         yes       yes         capabilities with schemas, prices, effects; the skill
+    check_script    yes       yes         the checker's violations with fix hints
+    run_script      no        no          one attempt (replays committed calls); `run --json`
+    gate_script     yes       yes         frozen-site counterexamples, nothing spent
+    show_run        yes       yes         `show --json`
+    reconcile_call  no        no          write back or abandon an unresolved call
+
+`run_script` also declares whether it may be destructive or reach the open world: true when the
+configured catalog has a side-effecting capability, or a provider outside this host.
+
+Resources: ``frostline://runs/{run_id}`` (JSON) and ``frostline://artifacts/{sha256}`` (the
+bytes with their MIME type: an image is an image). A run's result that references images also
+returns them as image content, so a client can show what the run made.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+
+from frostline import __version__
+from frostline.errors import FrostlineError
+from frostline.mcp import operations as ops
+from frostline.providers.registry import CapabilityRegistry
+from frostline.runtime.runners import Runner
+from frostline.store.base import Store
+
+RUN_URI, ARTIFACT_URI = "frostline://runs/", "frostline://artifacts/"
+MAX_IMAGES = 4
+_RUN_ID = {"type": "string", "pattern": ops.RUN_ID.pattern,
+           "description": "The run; reuse it to send a repair of a failed run."}
+_SCRIPT = {"type": "string", "minLength": 1, "maxLength": 262144,
+           "description": "The script: async def orchestrate(ctx, args): ..."}
+Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+
+INSTRUCTIONS = (
+    "frostline executes scripts that call paid capabilities under a revision contract. Read "
+    "`catalog` first, write `async def orchestrate(ctx, args)`, `check_script` it, then "
+    "`run_script` it under a run id. When a run fails, send a repaired script under the SAME "
+    "run id: committed calls replay for free, and `gate_script` tells you beforehand whether "
+    "the repair keeps every frozen call. Never change a committed call's payload.")
+
+
+def _tool(name: str, description: str, properties: dict[str, Any], required: list[str], *,
+          read_only: bool, idempotent: bool, destructive: bool = False,
+          open_world: bool = False) -> types.Tool:
+    return types.Tool(
+        name=name, description=description,
+        input_schema={"type": "object", "properties": properties, "required": required,
+                      "additionalProperties": False},
+        annotations=types.ToolAnnotations(read_only_hint=read_only, idempotent_hint=idempotent,
+                                          destructive_hint=destructive,
+                                          open_world_hint=open_world))
+
+
+def tools(registry: CapabilityRegistry) -> list[types.Tool]:
+    """The tool list, with annotations that tell the truth about this configuration."""
+    destructive = any(c.effect == "side_effecting" for c in registry.catalog)
+    open_world = any(kind != "local" for kind in registry.kinds.values())
+    return [
+        _tool("catalog", "The capabilities a script may call (payload schemas, prices, effect "
+              "classes) and how to write a script.", {}, [], read_only=True, idempotent=True),
+        _tool("check_script", "Check a script statically; returns every violation with its "
+              "rule, line and a fix hint. Runs nothing.", {"script": _SCRIPT}, ["script"],
+              read_only=True, idempotent=True),
+        _tool("run_script", "Run a script as the next attempt of run_id. Committed calls of "
+              "earlier attempts replay without being paid again; the result is the same object "
+              "as `frostline run --json` (status, executed and replayed counts, gate "
+              "counterexamples, divergences, result).",
+              {"run_id": _RUN_ID, "script": _SCRIPT,
+               "args": {"description": "JSON passed as args (default: the run's last args)"},
+               "envelope": {"type": "object", "description": "grants, budget, ... (only when "
+                            "the run is created)"}},
+              ["run_id", "script"], read_only=False, idempotent=False,
+              destructive=destructive, open_world=open_world),
+        _tool("gate_script", "Whether a candidate script keeps every frozen call of run_id; "
+              "counterexamples if not. Spends nothing.", {"run_id": _RUN_ID, "script": _SCRIPT},
+              ["run_id", "script"], read_only=True, idempotent=True),
+        _tool("show_run", "A run's attempts, each identity's outcome per attempt, unresolved "
+              "calls and catalog changes.", {"run_id": _RUN_ID}, ["run_id"], read_only=True,
+              idempotent=True),
+        _tool("reconcile_call", "Resolve an unresolved call of run_id: `result` writes back what "
+              "the provider is known to have produced; `abandon` allows one re-execution.",
+              {"run_id": _RUN_ID, "identity": {"type": "string", "description":
+                                               "SITE@PATH:OCCURRENCE, as show_run lists it"},
+               "result": {"description": "the known result (JSON)"},
+               "abandon": {"type": "boolean"}}, ["run_id", "identity"], read_only=False,
+              idempotent=False),
+    ]
+
+
+def build_server(store: Store, registry: CapabilityRegistry, runner: Runner) -> Server[Any]:
+    """The MCP server over `store`, the configured capabilities and `runner`.
+
+    Example::
+
+        server = build_server(store, registry, SandboxRunner())
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    """
+    listed = tools(registry)
+    handlers = _handlers(store, registry, runner)
+    schemas = {t.name: t.input_schema for t in listed}
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        handler = handlers.get(params.name)
+        if handler is None:
+            return _error({"code": "unknown_tool", "message": f"no tool {params.name!r}"})
+        try:
+            value = await handler(dict(params.arguments or {}))
+        except FrostlineError as err:
+            return _error(err.to_dict())
+        content: list[Any] = [types.TextContent(type="text", text=json.dumps(value, default=str))]
+        if params.name == "run_script":
+            content.extend(_images(store, value.get("result")))
+        return types.CallToolResult(content=content, structured_content=value)
+
+    return Server(
+        "frostline", version=__version__, instructions=INSTRUCTIONS,
+        get_tool_input_schema=schemas.get, on_list_tools=list_tools, on_call_tool=call_tool,
+        on_list_resources=_list_resources(store),
+        on_list_resource_templates=_list_templates, on_read_resource=_read_resource(store))
+
+
+def _handlers(store: Store, registry: CapabilityRegistry, runner: Runner) -> dict[str, Handler]:
+    def blocking(fn: Callable[..., Any]) -> Handler:
+        # A run blocks for its whole attempt (it has its own event loop); keep it off ours.
+        async def call(args: dict[str, Any]) -> Any:
+            return await anyio.to_thread.run_sync(functools.partial(fn, **args))
+        return call
+
+    return {
+        "catalog": blocking(lambda: ops.catalog_view(registry)),
+        "check_script": blocking(lambda script: ops.check_script(registry, script)),
+        "run_script": blocking(functools.partial(ops.run_script, store, registry, runner)),
+        "gate_script": blocking(functools.partial(ops.gate_script, store)),
+        "show_run": blocking(functools.partial(ops.show_run, store)),
+        "reconcile_call": blocking(functools.partial(ops.reconcile_call, store)),
+    }
+
+
+def _error(error: dict[str, Any]) -> types.CallToolResult:
+    text = json.dumps({"error": error}, default=str)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                is_error=True)
+
+
+def _images(store: Store, value: Any) -> list[types.ImageContent]:
+    """Image content for the image artifacts a run's result references (the first few)."""
+    refs: list[str] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            ref = v.get("artifact")
+            if isinstance(ref, str) and str(v.get("mime", "image/")).startswith("image/"):
+                refs.append(ref)
+            for item in v.values():
+                walk(item)
+        elif isinstance(v, list):
+            for item in v:
+                walk(item)
+
+    walk(value)
+    out: list[types.ImageContent] = []
+    for ref in dict.fromkeys(refs):
+        try:
+            stored = store.get_artifact(ref)
+        except FrostlineError:  # not an artifact reference after all
+            continue
+        if stored is not None and stored[1].startswith("image/") and len(out) < MAX_IMAGES:
+            out.append(types.ImageContent(type="image", mime_type=stored[1],
+                                          data=base64.b64encode(stored[0]).decode()))
+    return out
+
+
+def _list_resources(store: Store) -> Callable[[Any, Any], Awaitable[types.ListResourcesResult]]:
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        runs = await anyio.to_thread.run_sync(functools.partial(store.list_runs, limit=100))
+        return types.ListResourcesResult(resources=[
+            types.Resource(uri=f"{RUN_URI}{r.run_id}", name=f"run {r.run_id}",
+                           description=f"{r.kind} run, {r.status}", mime_type="application/json")
+            for r in runs])
+    return list_resources
+
+
+async def _list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+    return types.ListResourceTemplatesResult(resource_templates=[
+        types.ResourceTemplate(uri_template=RUN_URI + "{run_id}", name="run",
+                               mime_type="application/json",
+                               description="A run as show_run describes it."),
+        types.ResourceTemplate(uri_template=ARTIFACT_URI + "{sha256}", name="artifact",
+                               description="An artifact's bytes (an image is an image).")])
+
+
+def _read_resource(store: Store) -> Callable[[Any, types.ReadResourceRequestParams],
+                                             Awaitable[types.ReadResourceResult]]:
+    async def read(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        from mcp.shared.exceptions import MCPError
+
+        uri = str(params.uri)
+        try:
+            if uri.startswith(RUN_URI):
+                run = await anyio.to_thread.run_sync(ops.show_run, store, uri[len(RUN_URI):])
+                return types.ReadResourceResult(contents=[types.TextResourceContents(
+                    uri=uri, mime_type="application/json", text=json.dumps(run, default=str))])
+            if uri.startswith(ARTIFACT_URI):
+                stored = await anyio.to_thread.run_sync(
+                    store.get_artifact, "sha256:" + uri[len(ARTIFACT_URI):])
+                if stored is not None:
+                    return types.ReadResourceResult(contents=[types.BlobResourceContents(
+                        uri=uri, mime_type=stored[1], blob=base64.b64encode(stored[0]).decode())])
+        except FrostlineError as err:
+            raise MCPError(code=types.INVALID_PARAMS, message=err.message) from err
+        raise MCPError(code=types.INVALID_PARAMS, message=f"no resource {uri}")
+    return read

@@ -1,0 +1,68 @@
+"""An event loop on a daemon thread, for provider sessions that outlive one attempt.
+
+An attempt runs in its own event loop (`asyncio.run` per attempt on the command line, a pool of
+loops in the HTTP service), but an MCP session is bound to the loop that opened it and should
+live from the start of a run (or of `serve`) to its end. So long-lived sessions live here, on
+one private loop, and every caller awaits them across loops: `await loop.run(coro)` from any
+event loop, or `loop.run_sync(coro)` from plain code. The hop costs tens of microseconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class BackgroundLoop:
+    """One event loop on one daemon thread, started on first use.
+
+    Example: ``tools = BackgroundLoop("mcp").run_sync(session.open(), timeout=60)``
+    """
+
+    def __init__(self, name: str = "frostline-providers") -> None:
+        self.name = name
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._guard = threading.Lock()
+
+    def _started(self) -> asyncio.AbstractEventLoop:
+        with self._guard:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name=self.name, daemon=True)
+                thread.start()
+                self._loop, self._thread = loop, thread
+            return self._loop
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self._started())
+
+    async def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await `coro` on the background loop from any event loop (this one included: then
+        there is no hop at all)."""
+        if asyncio.get_running_loop() is self._loop:
+            return await coro
+        return await asyncio.wrap_future(self.submit(coro))
+
+    def run_sync(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run `coro` on the background loop and block until it is done."""
+        if threading.current_thread() is self._thread:
+            coro.close()
+            raise RuntimeError("run_sync called from the background loop itself; await run()")
+        return self.submit(coro).result(timeout)
+
+    def stop(self) -> None:
+        """Stop the loop and its thread (sessions must be closed first)."""
+        with self._guard:
+            loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        if not thread.is_alive():
+            loop.close()

@@ -1,0 +1,48 @@
+"""What every provider of user-declared capabilities checks before a result may be committed:
+the result is JSON, and it matches the capability's output schema when one is declared.
+
+A result that breaks its schema is the provider's fault, not the script's: it is a
+`ProviderError` (502 OutputSchemaViolation), recorded as a failed call and never committed, so
+a repair calls the capability again instead of replaying a value nobody promised.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+
+from frostline.errors import ProviderError
+
+_validators: dict[str, jsonschema.protocols.Validator] = {}
+
+
+def check_output(capability: str, schema: Mapping[str, Any] | None, value: Any) -> None:
+    """Raise ProviderError unless `value` is JSON data that satisfies `schema` (if any)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ProviderError(f"{capability}: the result is not JSON data ({exc})", status=502,
+                            error_code="MalformedResult", capability=capability) from None
+    if schema is None:
+        return
+    key = json.dumps(schema, sort_keys=True)
+    validator = _validators.get(key)
+    if validator is None:
+        cls = jsonschema.validators.validator_for(schema)
+        try:
+            cls.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            raise ProviderError(f"{capability}: the declared output schema is not a JSON "
+                                f"schema: {exc.message}", status=502,
+                                error_code="OutputSchemaInvalid", capability=capability) from None
+        validator = _validators[key] = cls(dict(schema))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(result)"
+        raise ProviderError(f"{capability}: the result breaks the declared output schema at "
+                            f"{where}: {error.message}; nothing was committed", status=502,
+                            error_code="OutputSchemaViolation", capability=capability,
+                            where=where)

@@ -1,0 +1,41 @@
+"""What a run has done, as one JSON object: the body of `frostline show`, of the HTTP API's
+run view and of the MCP server's `show_run`, so every surface says the same thing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from frostline.errors import RunNotFound
+from frostline.store.base import Store
+
+
+def describe_run(store: Store, run_id: str) -> dict[str, Any]:
+    """The JSON of `frostline show`: run, attempts, identity × attempt outcomes, unresolved."""
+    run = store.get_run(run_id)
+    if run is None:
+        raise RunNotFound(f"no run {run_id!r} in the store {store.url}", run_id=run_id)
+    attempts = store.list_attempts(run_id)
+    slots = {str(s.identity) for s in store.list_slots(run_id)}
+    identities: dict[str, dict[str, str]] = {ident: {} for ident in sorted(slots)}
+    rows = []
+    for a in attempts:
+        stats = a.stats or {}
+        for call in stats.get("calls", []):
+            identities.setdefault(call["identity"], {})[str(a.number)] = call.get("outcome", "?")
+        for ident in a.orphans:
+            identities.setdefault(ident, {})[str(a.number)] = "orphan"
+        rows.append({"number": a.number, "status": a.status,
+                     "executed": stats.get("executed", 0), "replayed": stats.get("replayed", 0),
+                     "provider_calls": stats.get("provider_calls", 0),
+                     "spend_usd": stats.get("spend_usd", 0.0), "orphans": list(a.orphans),
+                     "error": a.error, "gate": a.gate, "started_at": a.started_at,
+                     "finished_at": a.finished_at, "catalog": a.catalog_digest})
+    unresolved = [{"identity": str(c.identity), "capability": c.capability,
+                   "attempt": c.attempt, "call_id": c.call_id}
+                  for c in store.unresolved_calls(run_id) if str(c.identity) not in slots]
+    return {"run": {"run_id": run.run_id, "status": run.status, "envelope": run.envelope,
+                    "kind": run.kind},
+            "attempts": rows, "committed": len(slots), "identities": identities,
+            "unresolved": unresolved,
+            "catalog_changes": [e.data for e in store.list_events(run_id)
+                                if e.kind == "catalog_changed"]}
