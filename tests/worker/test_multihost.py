@@ -24,6 +24,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,14 +145,16 @@ class Hosts:
                 proc.wait(10)
 
 
-def chaos(lab: NetLab, hosts: Hosts, rng: random.Random, done: threading.Event,
+def chaos(lab: NetLab, hosts: Hosts, rng: random.Random, feed: Callable[[], None],
           log: list[str]) -> None:
-    """10 SIGKILLs and 2 link cuts, one every ~1.5 s, while runs are in flight."""
+    """10 SIGKILLs and 2 link cuts, ~1.5 s apart; fresh runs are submitted just before each
+    fault, so runs are in flight at every one."""
     events = ["kill"] * KILLS + ["cut"] * CUTS
     rng.shuffle(events)
     for what in events:
-        if done.wait(1.5):
-            break
+        time.sleep(1.0)
+        feed()
+        time.sleep(0.5)
         i = rng.randrange(HOSTS)
         if what == "kill":
             hosts.kill(i)
@@ -215,20 +218,23 @@ def test_runs_survive_kills_and_link_cuts_across_three_hosts(lab, tmp_path):
         for i in range(HOSTS):
             eventually(lambda i=i: "frostline worker" in (tmp_path / f"w{i}.out").read_text(),
                        timeout=60, what=f"worker w{i}")
-        done, log = threading.Event(), []
-        for work in works[: RUNS // 3]:
+        log: list[str] = []
+        first, rest = works[: RUNS // 3], works[RUNS // 3:]
+        for work in first:
             submit_attempt(store, work.run_id, work.source)
-        storm = threading.Thread(target=chaos, args=(lab, hosts, random.Random(7), done, log))
+        batches = iter([rest[k::KILLS + CUTS] for k in range(KILLS + CUTS)])
+
+        def feed() -> None:
+            for work in next(batches, []):
+                submit_attempt(store, work.run_id, work.source)
+
+        storm = threading.Thread(target=chaos, args=(lab, hosts, random.Random(7), feed, log))
         storm.start()
-        for work in works[RUNS // 3:]:
-            submit_attempt(store, work.run_id, work.source)
-            time.sleep(0.05)
+        storm.join()
         logs = [tmp_path / f"w{i}.calls.jsonl" for i in range(HOSTS)]
         deadline = time.monotonic() + 600
         for work in works:
             settle(store, work, logs, deadline)
-        done.set()
-        storm.join()
         assert log.count("cut w0") + log.count("cut w1") + log.count("cut w2") == CUTS, log
         assert sum(1 for e in log if e.startswith("kill")) == KILLS, log
         _check(store, works, logs, hosts, tmp_path)
