@@ -11,6 +11,7 @@ from __future__ import annotations
 from frostline.worker.host import WorkerHost, WorkerSettings, open_worker_store
 from frostline.worker.journal import JournaledStore, LockJournal
 from frostline.worker.queue import ProcrastinateQueue
+from frostline.worker.submit import submit_attempt, submit_graph
 
 __all__ = ["JournaledStore", "LockJournal", "ProcrastinateQueue", "WorkerHost",
-           "WorkerSettings", "open_worker_store"]
+           "WorkerSettings", "open_worker_store", "submit_attempt", "submit_graph"]

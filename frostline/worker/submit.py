@@ -33,3 +33,17 @@ def submit_attempt(store: Store, run_id: str, source: str, *, args: Any = None,
             "source": source, "args": args, "envelope": envelope}))
     finally:
         queue.close()
+
+
+def submit_graph(store: Store, run_id: str, graph: str, bodies: str) -> Submission:
+    """Queue a durable run (or the resumption of one) of phase graph `graph` ('seed',
+    'canonical' or a JSON file) with the state bodies of module or file `bodies`; the worker
+    that takes it loads both by name, so both must be there on every worker host.
+
+    AlreadyQueued if the run has a job waiting or running.
+    """
+    queue = ProcrastinateQueue(store)
+    try:
+        return queue.submit(store, JobSpec("graph", run_id, {"graph": graph, "bodies": bodies}))
+    finally:
+        queue.close()

@@ -135,3 +135,22 @@ def test_the_command_line_worker_submit_and_workers(pg_store_url, tmp_path):
         code = worker.wait(30)
         out.close()
     assert code == 0
+
+
+def test_a_durable_graph_run_is_a_job_too(fleet, pg_store, tmp_path, monkeypatch):
+    from frostline.worker import submit_graph
+
+    tool_log = tmp_path / "tools.jsonl"
+    monkeypatch.setenv("FROSTLINE_TOOL_LOG", str(tool_log))  # the worker inherits it
+    fleet.start("w1", "--concurrency", "1")
+    bodies = str(ROOT / "tests" / "graph" / "durable_bodies.py")
+    sub = submit_graph(pg_store, "g1", "canonical", bodies)
+    state = wait_job(pg_store, "g1", sub.ticket, 90)
+    assert state.state == "finished" and state.error is None, state
+    assert state.outcome["status"] == "accepted" and state.outcome["executed"] > 0
+    ran = len(tool_log.read_text().splitlines())
+    again = submit_graph(pg_store, "g1", "canonical", bodies)  # resuming replays every call
+    second = wait_job(pg_store, "g1", again.ticket, 90)
+    assert second.outcome["replayed"] == state.outcome["executed"]
+    assert second.outcome["executed"] == 0 and len(tool_log.read_text().splitlines()) == ran
+    assert pg_store.get_run("g1").kind == "graph"
