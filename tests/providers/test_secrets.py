@@ -21,16 +21,22 @@ CANARY = "sk-canary-" + os.urandom(12).hex()
 
 
 def child_environments() -> list[bytes]:
-    """The environments of every live script process (frostline.runtime.child) on this host."""
+    """The environments of this process's live script processes (frostline.runtime.child);
+    other processes on the host may run scripts of their own."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if b"frostline.runtime.child" in cmdline:
+            if b"frostline.runtime.child" in cmdline and _parent(pid) == os.getpid():
                 found.append(Path(f"/proc/{pid}/environ").read_bytes())
         except OSError:
             continue
     return found
+
+
+def _parent(pid: str) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
 
 
 @capability("probe.sandbox_env", effect="read_only")
