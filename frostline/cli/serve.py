@@ -48,12 +48,20 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
             f"the HTTP service needs the 'service' extra: pip install 'frostline[service]' ({exc})"
         ) from exc
     from frostline.errors import FrostlineError
+    from frostline.store.url import parse, resolve
 
     given = {"executing_attempts": max_executing_attempts, "event_streams": max_event_streams,
              "runs_per_minute": max_runs_per_minute}
     with opened_capabilities(config_file, False) as registry:
         # flag > configuration file ([service.limits]) > default
         limits = _limits(registry.config.service_limits, given)
+        if parse(resolve(store_url)).backend == "postgres":
+            # Jobs go to the workers' queue: this host runs no script and needs no providers.
+            from frostline.worker import ProcrastinateQueue
+
+            run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue),
+                       limits=limits, docs=docs)
+            return
         try:
             services = Services.default(runner_name=runner_name, capabilities=registry)
         except FrostlineError as exc:  # e.g. the sandbox cannot be established here
@@ -61,7 +69,6 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
                 f"{exc.message}\n(choose --runner process to serve with reduced isolation)"
             ) from exc
         run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
-
 
 
 def _limits(configured: Mapping[str, int], flags: Mapping[str, int | None]) -> ServiceLimits:

@@ -58,6 +58,7 @@ from frostline.contract.identity import Identity
 from frostline.contract.prefix import Prefix
 from frostline.contract.records import CallRecord
 from frostline.errors import FrostlineError, StoreUnavailable
+from frostline.runtime import tracing
 from frostline.runtime.admission import Admission, RaceDecision, Rejection
 from frostline.runtime.audit import REPLAY_BATCH, AuditTrail
 from frostline.runtime.call import BrokerStats, Call, Reply, RunStop, stop_reply
@@ -150,8 +151,11 @@ class Broker:
             hit = self._rule.replay_hit(admitted, self.envelope)
             if hit is not None:
                 self.stats.calls.append(admitted.row)
+                tracing.instant("frostline.call", run_id=self.run_id, attempt=self.attempt,
+                                identity=admitted.text, capability=admitted.capability,
+                                outcome="replayed", replayed=True)
                 return hit
-            return self._run(admitted)
+            return self._traced(admitted)
         if admitted is None:  # a well-formed call of a stopped run
             assert stopped is not None
             return stop_reply(stopped)
@@ -174,6 +178,16 @@ class Broker:
         """The rule and dispatch of a call admitted elsewhere: a graph state's tool call,
         whose identity the graph engine assigns."""
         return self._run(Call.of(identity, capability, payload))
+
+    async def _traced(self, call: Call) -> Reply:
+        with tracing.span("frostline.call", run_id=self.run_id, attempt=self.attempt,
+                          identity=call.text, capability=call.capability) as span:
+            try:
+                return await self._run(call)
+            finally:
+                outcome = call.row.get("outcome")
+                tracing.annotate(span, outcome=None if outcome is None else str(outcome),
+                                 replayed=outcome == "replayed")
 
     async def _run(self, call: Call) -> Reply:
         row = call.row
