@@ -9,6 +9,7 @@
     ├── ScriptRejected             the static checker found error-severity violations
     ├── GateStopped                a candidate changes or removes a frozen callsite
     ├── RunNotFound                no run with that id in the store
+    ├── StoreNotFound              a read named a store that does not exist (none was created)
     └── RunError                   something stopped a run while it executed
         ├── Divergence             a committed identity reached with another capability/payload
         ├── AttemptUnresolved      a side-effecting call may have run but never committed
@@ -91,6 +92,10 @@ class GateStopped(FrostlineError):
 
 class RunNotFound(FrostlineError):
     code = "run_not_found"
+
+
+class StoreNotFound(FrostlineError):
+    code = "store_not_found"
 
 
 class RunError(FrostlineError):

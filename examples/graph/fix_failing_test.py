@@ -8,8 +8,9 @@ the rollback edge REVIEW -> REPAIR is taken; the second repair restores it, and 
 accepted. With FROSTLINE_EXAMPLE_VARIANT=reject in the environment the repairs never pass the
 tests, and the exhausted retry budget ends the run in TERMINAL_REJECT (out_of_budget).
 
-Every tool is real: files are written to a temporary workspace, and execution, tests and the
-regression check run in child Python processes. The "model" is a scripted client: a dozen
+Every tool is real: files are written to a temporary workspace (removed when the scenario is
+dropped, or at exit), and execution, tests and the regression check run in child Python
+processes. The "model" is a scripted client: a dozen
 lines implementing the graph's `ModelClient` protocol that hand back hand-written replies, so
 the scenario is deterministic. A real client answers the same `SlotRequest` (the state, its
 inputs, its output schema and its allowed tools) from a model.
@@ -22,9 +23,11 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -84,6 +87,8 @@ class Workspace:
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="frostline-example-"))
+        # The tools hold the workspace; once nothing does (or the process exits), it goes.
+        self.removal = weakref.finalize(self, shutil.rmtree, self.root, ignore_errors=True)
         (self.root / "calc.py").write_text(BUGGY)
         (self.root / "test_calc.py").write_text(TESTS)
         (self.root / "test_regression.py").write_text(REGRESSION)

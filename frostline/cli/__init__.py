@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("frostline.cli.run", "run_command"),
     "show": ("frostline.cli.run", "show_command"),
     "reconcile": ("frostline.cli.run", "reconcile_command"),
+    "runs": ("frostline.cli.runs", "runs_command"),
+    "artifacts": ("frostline.cli.runs", "artifacts_command"),
     "gate": ("frostline.cli.contract", "gate_command"),
     "cert": ("frostline.cli.contract", "cert_command"),
     "orphans": ("frostline.cli.contract", "orphans_command"),

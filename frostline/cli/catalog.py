@@ -11,15 +11,22 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from frostline.cli.common import config_option, emit_json, json_option, opened_capabilities
+from frostline.cli.common import (
+    Group,
+    config_option,
+    console,
+    emit_json,
+    json_option,
+    opened_capabilities,
+    text,
+)
 
 _EFFECT_STYLE = {"read_only": "green", "idempotent": "cyan", "side_effecting": "yellow"}
 
 
-@click.group("catalog", invoke_without_command=True)
+@click.group("catalog", cls=Group, invoke_without_command=True)
 @config_option
 @json_option
 @click.pass_context
@@ -35,17 +42,17 @@ def catalog(ctx: click.Context, config_file: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    table = Table(title=f"catalog · {data['config'] or 'built-in (no configuration file)'}",
+    table = Table(title=text(f"catalog · {data['config'] or 'built-in (no configuration file)'}"),
                   title_justify="left")
     for col in ("capability", "provider", "effect", "price"):
         table.add_column(col, no_wrap=True)
     table.add_column("payload", overflow="fold")
     for row in rows:
         effect = row["effect"]
-        table.add_row(row["name"], f"{row['provider']} ({row['kind']})",
-                      f"[{_EFFECT_STYLE.get(effect, '')}]{effect}[/]",
-                      f"${row['price_usd']:.4f}", _payload(row["input_schema"]))
-    Console().print(table)
+        table.add_row(text(row["name"]), text(f"{row['provider']} ({row['kind']})"),
+                      f"[{_EFFECT_STYLE.get(effect, '')}]{text(effect)}[/]",
+                      f"${row['price_usd']:.4f}", text(_payload(row["input_schema"])))
+    console().print(table)
 
 
 @catalog.command("check")
@@ -67,12 +74,12 @@ def check(obj: dict[str, Any] | None, config_file: str | None, as_json: bool) ->
     if as_json:
         emit_json(data)
         return
-    console = Console()
-    console.print(f"[green]ok[/] {data['config'] or 'no configuration file: built-in catalog'}"
-                  f" · {data['capabilities']} capabilities", highlight=False)
+    out = console()
+    out.print(f"[green]ok[/] {text(data['config'] or 'no configuration file: built-in catalog')}"
+              f" · {data['capabilities']} capabilities")
     for p in providers:
-        console.print(f"  {p['name']} ({p['kind']}): {len(p['capabilities'])} capabilities",
-                      highlight=False)
+        out.print(f"  {text(p['name'])} ({text(p['kind'])}): {len(p['capabilities'])} "
+                  "capabilities")
 
 
 def _source(registry: Any) -> str | None:

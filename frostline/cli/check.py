@@ -1,34 +1,35 @@
 """``frostline check``: the static checker on the command line, before anything runs.
 
-Exit codes: 0 the script is valid, 1 it is not, 2 usage error (missing or unreadable file,
-malformed envelope). ``--json`` prints exactly one JSON object, ``Report.to_dict()``.
+Exit codes (the table of `frostline.cli.common`): 0 the script is valid, 6 the checker
+rejects it, 2 usage error (missing or unreadable file, malformed envelope). ``--json`` prints
+exactly one JSON object: ``Report.to_dict()``, or ``{"error": {...}}`` for a usage error.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NoReturn
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from frostline.capabilities.envelope import Envelope
-from frostline.cli.common import EXIT_USAGE, emit_json
+from frostline.cli.common import (
+    EXIT_OK,
+    EXIT_REJECTED,
+    EXIT_USAGE,
+    Command,
+    console,
+    emit_json,
+    fail,
+)
 from frostline.errors import EnvelopeError
 from frostline.script.checker import check_bytes
 from frostline.script.report import Report
 from frostline.script.source import source_lines
 
 
-def _fail_usage(message: str) -> NoReturn:
-    # click's own wording for usage errors, without its usage banner
-    click.echo(f"Error: {message}", err=True)
-    raise SystemExit(EXIT_USAGE)
-
-
-@click.command("check")
+@click.command("check", cls=Command)
 @click.argument("script", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--envelope", "envelope_path", type=click.Path(dir_okay=False, path_type=Path),
               help="JSON envelope (grants, budget, max_fanout) to check the script against.")
@@ -38,41 +39,42 @@ def check(script: Path, envelope_path: Path | None, as_json: bool) -> None:
     try:
         data = script.read_bytes()
     except FileNotFoundError:
-        _fail_usage(f"script {str(script)!r} does not exist")
+        fail(f"script {str(script)!r} does not exist", EXIT_USAGE, as_json)
     except OSError as exc:
-        _fail_usage(f"cannot read script {str(script)!r}: {exc.strerror or exc}")
+        fail(f"cannot read script {str(script)!r}: {exc.strerror or exc}", EXIT_USAGE, as_json)
     envelope: Envelope | None = None
     if envelope_path is not None:
         try:
             envelope = Envelope.from_json(envelope_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            _fail_usage(f"envelope {str(envelope_path)!r} does not exist")
+            fail(f"envelope {str(envelope_path)!r} does not exist", EXIT_USAGE, as_json)
         except (OSError, UnicodeDecodeError) as exc:
-            _fail_usage(f"cannot read envelope {str(envelope_path)!r}: {exc}")
+            fail(f"cannot read envelope {str(envelope_path)!r}: {exc}", EXIT_USAGE, as_json)
         except EnvelopeError as exc:
-            _fail_usage(f"malformed envelope {str(envelope_path)!r}: {exc.message}")
+            fail(f"malformed envelope {str(envelope_path)!r}: {exc.message}", EXIT_USAGE,
+                 as_json, exc)
     report = check_bytes(data, envelope)
     if as_json:
         emit_json(report.to_dict(), indent=None, ensure_ascii=False)
     else:
         _print_human(report, script, data)
-    raise SystemExit(0 if report.valid else 1)
+    raise SystemExit(EXIT_OK if report.valid else EXIT_REJECTED)
 
 
 def _print_human(report: Report, script: Path, data: bytes) -> None:
-    console = Console(highlight=False, soft_wrap=True)
+    out = console()
     lines = source_lines(data.decode("utf-8", errors="replace"))
     for v in report.violations:
         color = "red" if v.severity == "error" else "yellow"
-        console.print(f"[bold]{escape(str(script))}:{v.line}:{v.col}[/bold] "
+        out.print(f"[bold]{escape(str(script))}:{v.line}:{v.col}[/bold] "
                       f"[{color}]{v.rule} {v.severity}[/{color}]: {escape(v.message)}")
         if 1 <= v.line <= len(lines):
             text = lines[v.line - 1].rstrip("\n")
-            console.print(f"    {escape(text)}")
+            out.print(f"    {escape(text)}")
             # Keep tabs in the caret's padding so it lines up under the column.
             pad = "".join(ch if ch == "\t" else " " for ch in text[: max(v.col - 1, 0)])
-            console.print(f"    {pad}[{color}]^[/{color}]")
-        console.print(f"    [dim]hint:[/dim] {escape(v.hint)}")
+            out.print(f"    {pad}[{color}]^[/{color}]")
+        out.print(f"    [dim]hint:[/dim] {escape(v.hint)}")
     facts = report.facts
     table = Table(title="facts", show_header=False, title_justify="left")
     table.add_column("fact")
@@ -86,9 +88,9 @@ def _print_human(report: Report, script: Path, data: bytes) -> None:
                                         + ("" if spend.bounded else " (unbounded)")))
     for site in facts.sites:
         table.add_row(escape(site.site), escape(f"{site.capability} (line {site.line})"))
-    console.print(table)
+    out.print(table)
     errors = sum(1 for v in report.violations if v.severity == "error")
     if report.valid:
-        console.print("[green]valid[/green]")
+        out.print("[green]valid[/green]")
     else:
-        console.print(f"[red]invalid[/red]: {errors} error(s)")
+        out.print(f"[red]invalid[/red]: {errors} error(s)")

@@ -4,13 +4,15 @@
 Thin click commands over frostline.contract; every one takes `--store URL` (flag >
 $FROSTLINE_STORE > the default SQLite file) and `--json` for machines.
 
-Exit codes: 0 success (gate accepted, certificate consistent), 1 verification found differences
-or the store failed, 2 usage error or unknown run, 3 the gate stopped the candidate.
+Exit codes (the table of `frostline.cli.common`): 0 success (gate accepted, certificate
+consistent), 1 verification found differences, 2 usage error, unknown store or run, 3 the gate
+stopped the candidate, 7 the store cannot be reached. They only read: no store is created.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -21,34 +23,44 @@ from frostline.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_STOPPED,
+    EXIT_USAGE,
+    Command,
+    console,
     emit_json,
+    fail_with,
     guarded,
     json_option,
     opened_run,
+    read_text_file,
     store_option,
+    text,
 )
 from frostline.contract.gate import GateResult, frozen_map
+from frostline.errors import ScriptRejected
 from frostline.runtime import certificates as certificate
 from frostline.runtime.gate_check import gate_source
 
 # ---------------------------------------------------------------------------------------- gate
 
 
-@click.command("gate")
+@click.command("gate", cls=Command)
 @click.argument("run_id")
-@click.argument("script", type=click.File("r", encoding="utf-8"))
+@click.argument("script", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
 @store_option
 @json_option
-def gate_command(run_id: str, script: Any, store_url: str | None, as_json: bool) -> None:
+def gate_command(run_id: str, script: Path, store_url: str | None, as_json: bool) -> None:
     """Gate SCRIPT (a file, or - for stdin) against the frozen sites of RUN_ID.
 
     Exit 0 when accepted, 3 when stopped, 2 on bad input or an unknown run.
     """
-    source = script.read()
+    source = read_text_file(script, "script", as_json)
     with opened_run(store_url, run_id, as_json) as store:
         frozen = guarded(as_json, lambda: frozen_map(store.list_slots(run_id),
                                                      store.list_attempts(run_id)))
-        result: GateResult = guarded(as_json, lambda: gate_source(frozen, source))
+        try:
+            result: GateResult = gate_source(frozen, source)
+        except ScriptRejected as err:  # a candidate that does not parse is bad input here
+            fail_with(err, as_json, EXIT_USAGE)
     if as_json:
         emit_json(result.to_dict())
     else:
@@ -57,26 +69,27 @@ def gate_command(run_id: str, script: Any, store_url: str | None, as_json: bool)
 
 
 def _print_gate(result: GateResult, frozen_count: int) -> None:
-    console = Console()
+    out = console()
     if result.accepted:
-        console.print(f"[green]accepted[/]: all {frozen_count} frozen site(s) are intact")
+        out.print(f"[green]accepted[/]: all {frozen_count} frozen site(s) are intact")
         return
     table = Table(title="gate stopped the candidate (nothing was executed)")
     for col in ("kind", "frozen site", "capability", "line", "committed source", "nearest"):
         table.add_column(col)
     for ce in result.counterexamples:
         near = ce.nearest
-        table.add_row(ce.kind, ce.site, ce.capability, str(ce.line), ce.source_line.strip(),
-                      f"{near.site} ({near.match}, line {near.line})" if near else "-")
-    console.print(table)
+        table.add_row(text(ce.kind), text(ce.site), text(ce.capability), str(ce.line),
+                      text(ce.source_line.strip()),
+                      text(f"{near.site} ({near.match}, line {near.line})") if near else "-")
+    out.print(table)
     for ce in result.counterexamples:
-        console.print(f"- {ce.message}", highlight=False)
+        out.print(f"- {text(ce.message)}", highlight=False)
 
 
 # ---------------------------------------------------------------------------------------- cert
 
 
-@click.command("cert")
+@click.command("cert", cls=Command)
 @click.argument("run_id")
 @click.option("--verify", is_flag=True,
               help="Recompute from the slots and list differences against the latest certificate.")
@@ -108,19 +121,20 @@ def cert_command(run_id: str, verify: bool, store_url: str | None, as_json: bool
 
 
 def _print_cert(run_id: str, summary: dict[str, Any], verify: bool) -> None:
-    console = Console()
+    out = console()
     if verify:
         where = "recomputed from the store"
     elif summary["persisted"]:
         where = f"persisted after attempt {summary['attempt']}"
     else:
         where = "computed from the slots; no certificate persisted yet"
-    console.print(f"certificate of run [bold]{run_id}[/] ({where})", highlight=False)
-    _print_frozen(console, summary["frozen_sites"])
-    console.print(f"chain digest: {summary['chain_digest']}\nentries: {summary['entries']}",
-                  highlight=False)
+    out.print(f"certificate of run [bold]{text(run_id)}[/] ({where})", highlight=False)
+    _print_frozen(out, summary["frozen_sites"])
+    out.print(text(f"chain digest: {summary['chain_digest']}\nentries: {summary['entries']}"),
+              highlight=False)
     if summary["consistent"]:
-        console.print(f"[green]consistent[/]: the store matches the certificate of run {run_id}")
+        out.print(f"[green]consistent[/]: the store matches the certificate of run "
+                  f"{text(run_id)}")
         return
     table = Table(title="differences between the store and the latest certificate")
     for col in ("kind", "identity", "detail"):
@@ -128,23 +142,23 @@ def _print_cert(run_id: str, summary: dict[str, Any], verify: bool) -> None:
     for d in summary["differences"]:
         detail = (", ".join(f"{k}: {v['certified']} → {v['store']}" for k, v in d["fields"].items())
                   if d["kind"] == "changed" else f"{d.get('capability')} (attempt {d.get('attempt')})")
-        table.add_row(d["kind"], d["identity"], detail)
-    console.print(table)
+        table.add_row(text(d["kind"]), text(d["identity"]), text(detail))
+    out.print(table)
 
 
-def _print_frozen(console: Console, frozen: dict[str, str]) -> None:
+def _print_frozen(out: Console, frozen: dict[str, str]) -> None:
     table = Table(title="frozen sites")
     table.add_column("site")
     table.add_column("capability")
     for site, cap in frozen.items():
-        table.add_row(site, cap)
-    console.print(table)
+        table.add_row(text(site), text(cap))
+    out.print(table)
 
 
 # ------------------------------------------------------------------------------------- orphans
 
 
-@click.command("orphans")
+@click.command("orphans", cls=Command)
 @click.argument("run_id")
 @store_option
 @json_option
@@ -157,10 +171,9 @@ def orphans_command(run_id: str, store_url: str | None, as_json: bool) -> None:
     if as_json:
         emit_json({"run_id": run_id, "attempts": rows})
         return
-    console = Console()
-    table = Table(title=f"orphans of run {run_id}")
+    table = Table(title=text(f"orphans of run {run_id}"))
     for col in ("attempt", "status", "orphaned identities"):
         table.add_column(col)
     for r in rows:
-        table.add_row(str(r["attempt"]), r["status"], "\n".join(r["orphans"]) or "-")
-    console.print(table)
+        table.add_row(str(r["attempt"]), text(r["status"]), text("\n".join(r["orphans"]) or "-"))
+    console().print(table)

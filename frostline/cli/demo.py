@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
@@ -10,11 +9,11 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from frostline.cli.common import EXIT_FAILED, emit_json
+from frostline.cli.common import EXIT_USAGE, Command, console, emit_json, fail, fail_with, text
 from frostline.errors import FrostlineError
 
 
-@click.command("demo")
+@click.command("demo", cls=Command)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
 @click.option("--store", "store_url", default=None, help="Store URL (default: ./.frostline/frostline.db).")
 @click.option("--out", "out_dir", default="frostline-demo", show_default=True,
@@ -22,35 +21,41 @@ from frostline.errors import FrostlineError
 @click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
               default="auto", show_default=True,
               help="auto uses the bubblewrap sandbox when it works here and says so when it does not.")
+@click.option("--owner", default=None, metavar="NAME",
+              help="The principal the demo's run belongs to (default: the local principal), "
+                   "e.g. the name of an API token, to see the run in the web UI.")
 @click.option("--config", "config_file", default=None, metavar="FILE",
               help="Answer the demo's capabilities with the providers this file configures "
                    "(default: the offline local providers).")
 def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str,
-         config_file: str | None) -> None:
+         owner: str | None, config_file: str | None) -> None:
     """Run the brand-video demo: a failed fanout repaired without paying twice."""
     from frostline.demo.scenario import run_demo
 
-    console = Console(stderr=as_json)
+    out = console(stderr=as_json)
     try:
         if as_json:
             result = run_demo(store_url=store_url, out_dir=out_dir, runner_name=runner_name,
-                              config=config_file)
+                              owner=owner, config=config_file)
         else:
-            with console.status("running the demo…") as status:
+            with out.status("running the demo…") as status:
                 result = run_demo(store_url=store_url, out_dir=out_dir, runner_name=runner_name,
-                                  progress=lambda msg: status.update(msg), config=config_file)
+                                  owner=owner, progress=lambda msg: status.update(text(msg)),
+                                  config=config_file)
     except FrostlineError as exc:
-        click.echo(f"demo failed: {exc.message}", err=True)
-        sys.exit(EXIT_FAILED)
+        fail_with(exc, as_json)
+    except OSError as exc:  # --out names something that cannot be a folder of files
+        fail(f"cannot write the demo's files to {out_dir!r}: {exc.strerror or exc}", EXIT_USAGE,
+             as_json)
     data = result.to_dict()
     if as_json:
         emit_json(data, indent=None)
         return
-    _render(console, data)
+    _render(out, data)
 
 
-def _clip(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
+def _clip(value: str, n: int) -> str:
+    return text(value if len(value) <= n else value[: n - 1] + "…")
 
 
 def _render(console: Console, d: dict[str, Any]) -> None:
@@ -59,23 +64,24 @@ def _render(console: Console, d: dict[str, Any]) -> None:
         "[b]Brand video[/b]: a storyboard, then four shots rendered in parallel.\n"
         "Local providers render real PNGs; the repair model's replies are [b]recorded[/b] "
         "(shipped with frostline, no network).\n"
-        f"Run [cyan]{d['run_id']}[/cyan] · runner: {d['runner']} · store: {d['store']}",
+        f"Run [cyan]{text(d['run_id'])}[/cyan] · runner: {text(d['runner'])} · "
+        f"store: {text(d['store'])}",
         title="frostline demo"))
-    console.print(f"1. Attempt 1 [red]{first['status']}[/red]: {first.get('executed', 0)} calls committed, "
+    console.print(f"1. Attempt 1 [red]{text(first['status'])}[/red]: {first.get('executed', 0)} calls committed, "
                   f"then the provider rejected shot 4: {_clip((first.get('error') or {}).get('message') or '', 110)}")
     for i, rw in enumerate(d["repair"]["rewrites"], start=1):
         if rw.get("counterexamples"):
             console.print(f"2.{i} Repair {i} [magenta]stopped by the gate before spending[/magenta]:")
             for c in rw["counterexamples"]:
                 near = (c.get("nearest") or {}).get("site")
-                console.print(f"     [b]{c['kind']}[/b] frozen site [cyan]{c['site']}[/cyan] "
-                              f"line {c.get('line')}: [dim]{(c.get('source_line') or '').strip()}[/dim]"
-                              + (f" (moved to {near}?)" if near else ""))
+                console.print(f"     [b]{text(c['kind'])}[/b] frozen site [cyan]{text(c['site'])}[/cyan] "
+                              f"line {c.get('line')}: [dim]{text((c.get('source_line') or '').strip())}[/dim]"
+                              + (f" (moved to {text(near)}?)" if near else ""))
         elif rw.get("ok"):
             console.print(f"2.{i} Repair {i} [green]accepted[/green]: it changes only the failed tail.")
         else:
-            console.print(f"2.{i} Repair {i} refused: {rw.get('reason')}")
-    console.print(f"3. Attempt 2 [green]{second['status']}[/green]: {d['replayed']} identities replayed "
+            console.print(f"2.{i} Repair {i} refused: {text(rw.get('reason'))}")
+    console.print(f"3. Attempt 2 [green]{text(second['status'])}[/green]: {d['replayed']} identities replayed "
                   f"(shots byte-identical: {'yes' if d['byte_identical'] else 'NO'}), {d['executed']} executed.")
     table = Table(title="Revision contract vs naive full rerun", title_justify="left")
     table.add_column("path")
@@ -86,4 +92,4 @@ def _render(console: Console, d: dict[str, Any]) -> None:
     table.add_row("naive full rerun", str(d["naive_calls"]), str(d["naive_images"]),
                   f"{d['naive_spend_usd']:.3f}")
     console.print(table)
-    console.print(f"PNGs and report.md written to [b]{d['out_dir']}[/b] ({d['elapsed_s']:.1f} s).")
+    console.print(f"PNGs and report.md written to [b]{text(d['out_dir'])}[/b] ({d['elapsed_s']:.1f} s).")

@@ -1,9 +1,10 @@
 """`frostline graph …`: check, draw and run phase graphs. Thin commands over frostline.graph.
 
-Exit codes: `check` 0 when all three queries hold, 1 when one fails, 2 when the graph file is
-malformed. `run` 0 accepted, 1 rejected, 3 stuck or stopped by the step limit, 2 for a malformed
-graph or bodies file, or a graph the checker rejects, or a durable run (`--run`) stopped by the
-store; 4 a durable run diverged, 5 it found an unresolved side-effecting tool call.
+Exit codes (the table of `frostline.cli.common`): `check` 0 when all three queries hold, 1 when
+one fails, 2 when the graph file is malformed. `run` 0 accepted, 1 rejected, 9 stuck or
+stopped by the step limit, 2 for a malformed graph or bodies file, or a graph the model checker
+rejects; a durable run (`--run`) also exits 4 when it diverged, 5 when it found an unresolved
+side-effecting tool call, 7 when the store cannot be reached.
 """
 
 from __future__ import annotations
@@ -14,10 +15,28 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from frostline.cli.common import EXIT_USAGE, config_option, emit_json, opened_capabilities
+from frostline.cli.common import (
+    EXIT_DIVERGED,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_STORE_UNAVAILABLE,
+    EXIT_STUCK,
+    EXIT_UNRESOLVED,
+    EXIT_USAGE,
+    Command,
+    Group,
+    config_option,
+    console,
+    emit_json,
+    exit_code_of,
+    fail,
+    fail_with,
+    opened_capabilities,
+    opened_store,
+    text,
+)
 from frostline.errors import FrostlineError, GraphLoadError
 from frostline.graph.allowlist import LocalToolRouter
 from frostline.graph.bodies import load_bodies
@@ -35,20 +54,15 @@ def _load(spec: str, as_json: bool) -> Graph:
     try:
         return load_graph(spec)
     except GraphLoadError as exc:
-        if as_json:
-            emit_json({"ok": False, "error": exc.message, "field": exc.fields.get("field")},
-                      indent=None)
-        else:
-            click.echo(f"error: {exc.message}", err=True)
-        raise SystemExit(EXIT_USAGE) from exc
+        fail_with(exc, as_json, EXIT_USAGE, json_lines=True)
 
 
-@click.group("graph")
+@click.group("graph", cls=Group)
 def graph() -> None:
     """Phase graphs: model-check, draw and run declared workflows."""
 
 
-@graph.command("check")
+@graph.command("check", cls=Command)
 @click.argument("graph_spec", metavar="GRAPH")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
 @click.option("--spin", "with_spin", is_flag=True, help="Also confirm the verdicts with SPIN.")
@@ -68,36 +82,45 @@ def check_cmd(graph_spec: str, as_json: bool, with_spin: bool) -> None:
     if as_json:
         emit_json(payload, indent=None)
     else:
-        console = Console()
-        table = Table(title=f"graph {g.name}: {'GREEN' if result.ok else 'RED'}")
+        out = console()
+        table = Table(title=text(f"graph {g.name}: {'GREEN' if result.ok else 'RED'}"))
         table.add_column("query")
         table.add_column("verdict")
         table.add_column("counterexample / detail")
         for name, q in result.queries.items():
             ce = " → ".join(q.counterexample) if q.counterexample else ""
-            table.add_row(name, "[green]holds[/]" if q.ok else "[red]fails[/]",
-                          "\n".join(x for x in (ce, q.detail) if x))
-        console.print(table)
-        console.print(f"{result.states_explored} configurations explored in {result.elapsed_ms:.1f} ms")
+            table.add_row(text(name), "[green]holds[/]" if q.ok else "[red]fails[/]",
+                          text("\n".join(x for x in (ce, q.detail) if x)))
+        out.print(table)
+        out.print(f"{result.states_explored} configurations explored in {result.elapsed_ms:.1f} ms")
         for note in result.notes:
-            console.print(f"note: {note}")
+            out.print(f"note: {text(note)}")
         if with_spin:
-            console.print(f"SPIN: {payload['spin']}")
-    raise SystemExit(0 if result.ok else 1)
+            out.print(f"SPIN: {text(payload['spin'])}")
+    raise SystemExit(EXIT_OK if result.ok else EXIT_FAILED)
 
 
-@graph.command("show")
+@graph.command("show", cls=Command)
 @click.argument("graph_spec", metavar="GRAPH")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="mermaid", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to a file instead of standard output.")
-def show_cmd(graph_spec: str, fmt: str, output: Path | None) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print {graph, format, text} (or {graph, format, output} with -o).")
+def show_cmd(graph_spec: str, fmt: str, output: Path | None, as_json: bool) -> None:
     """Draw GRAPH as Mermaid, Graphviz DOT or SVG, or export it as a Promela model for SPIN."""
-    text = FORMATS[fmt](_load(graph_spec, False))
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        output.write_text(text, "utf-8")
+    g = _load(graph_spec, as_json)
+    drawing = FORMATS[fmt](g)
+    if output is not None:
+        try:
+            output.write_text(drawing, "utf-8")
+        except OSError as exc:
+            fail(f"cannot write {str(output)!r}: {exc.strerror or exc}", EXIT_USAGE, as_json)
+    if as_json:
+        where = {"text": drawing} if output is None else {"output": str(output)}
+        emit_json({"graph": g.name, "format": fmt, **where})
+    elif output is None:
+        click.echo(drawing, nl=False)
 
 
 def _describe(event: LedgerEvent) -> str:
@@ -127,7 +150,7 @@ def _describe(event: LedgerEvent) -> str:
             return f"{event.kind} {json.dumps(d, sort_keys=True)[:160]}"
 
 
-@graph.command("run")
+@graph.command("run", cls=Command)
 @click.argument("graph_spec", metavar="GRAPH")
 @click.option("--bodies", "bodies_spec", required=True, metavar="MODULE_OR_FILE",
               help="Python module or file defining the state bodies.")
@@ -172,21 +195,16 @@ def _run(g: Graph, bodies_spec: str, as_json: bool, run_id: str, durable_run: st
                         router=LocalToolRouter(made["tools"]), sinks=[CallbackSink(show)],
                         run_id=run_id)
         result = engine.run()
-    except FrostlineError as exc:
-        _error(exc, as_json)
-        raise SystemExit(EXIT_USAGE) from exc
+    except FrostlineError as exc:  # the graph, the bodies or the tools are wrong: usage
+        fail_with(exc, as_json, exit_code_of(exc, EXIT_USAGE), json_lines=True)
     _report(g, result, as_json)
-    raise SystemExit(_CODES.get(result.status, 3))
+    raise SystemExit(_CODES[result.status])
 
 
-_CODES = {RunStatus.ACCEPTED: 0, RunStatus.REJECTED: 1}
-
-
-def _error(exc: FrostlineError, as_json: bool) -> None:
-    if as_json:
-        emit_json({"ok": False, "error": exc.message, **exc.to_dict()}, indent=None)
-    else:
-        click.echo(f"error: {exc.message}", err=True)
+# STUCK and STEP_LIMIT: the run ended in no terminal state.
+_CODES = {RunStatus.ACCEPTED: EXIT_OK, RunStatus.REJECTED: EXIT_FAILED,
+          RunStatus.STUCK: EXIT_STUCK, RunStatus.STEP_LIMIT: EXIT_STUCK}
+_DURABLE_CODES = {"diverged": EXIT_DIVERGED, "unresolved": EXIT_UNRESOLVED}
 
 
 def _report(g: Graph, result: RunResult, as_json: bool) -> None:
@@ -204,9 +222,8 @@ def _run_durable(g: Graph, made: Mapping[str, Any], run_id: str, store_url: str 
                  show: Callable[[LedgerEvent], None], as_json: bool) -> NoReturn:
     """`graph run --run`: one attempt of a durable graph run; exits with the run's code."""
     from frostline.graph.durable import run_durable
-    from frostline.store import open_store
 
-    with open_store(store_url) as store:
+    with opened_store(store_url, as_json) as store:
         outcome = run_durable(store, run_id, g, made["bodies"], made.get("tools") or {},
                               model=made.get("model"), sinks=[CallbackSink(show)])
     if as_json:
@@ -217,7 +234,10 @@ def _run_durable(g: Graph, made: Mapping[str, Any], run_id: str, store_url: str 
                    f"(tools executed {outcome.executed}, replayed {outcome.replayed})")
     if outcome.result is not None:
         _report(g, outcome.result, as_json)
-        raise SystemExit(_CODES.get(outcome.result.status, 3))
-    if outcome.error and not as_json:
-        click.echo(f"error: {outcome.error.get('message', outcome.status)}", err=True)
-    raise SystemExit({"diverged": 4, "unresolved": 5}.get(outcome.status, 2))
+        raise SystemExit(_CODES[outcome.result.status])
+    code = _DURABLE_CODES.get(outcome.status, EXIT_FAILED)
+    error = outcome.error or {"code": outcome.status, "message": f"the attempt {outcome.status}"}
+    if error.get("code") == "store_unavailable":
+        code = EXIT_STORE_UNAVAILABLE
+    fail(str(error.get("message", outcome.status)), code, as_json, json_lines=True,
+         **{k: v for k, v in error.items() if k != "message"})

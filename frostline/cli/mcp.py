@@ -3,7 +3,9 @@ desktop app), over stdio (default: the client starts `frostline mcp`) or streama
 (`--transport http`, bearer tokens from `frostline token create`).
 
 The configured capabilities (and their MCP servers) are started once and serve every run until
-the client disconnects or the server stops.
+the client disconnects or the server stops. Exit codes (the table of `frostline.cli.common`):
+2 a bad store URL or configuration, or a missing `mcp` extra, 7 the store cannot be reached,
+8 the sandbox cannot be established.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 import click
 
 from frostline.cli.common import (
+    EXIT_USAGE,
+    Command,
     config_option,
+    fail,
     make_runner,
     opened_capabilities,
     opened_store,
@@ -19,7 +24,7 @@ from frostline.cli.common import (
 )
 
 
-@click.command("mcp")
+@click.command("mcp", cls=Command)
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio",
               show_default=True, help="stdio: the client starts this process; http: listen.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
@@ -34,23 +39,20 @@ from frostline.cli.common import (
               help="HTTP: accept requests without a bearer token (only on a trusted host).")
 @store_option
 @config_option
+@click.option("--json", "as_json", is_flag=True,
+              help="Report a failure to start as one JSON error on stdout.")
 def mcp(transport: str, host: str, port: int, runner_kind: str, timeout_s: float,
-        no_auth: bool, store_url: str | None, config_file: str | None) -> None:
+        no_auth: bool, store_url: str | None, config_file: str | None, as_json: bool) -> None:
     """Serve frostline's tools (catalog, check_script, run_script, gate_script, show_run,
     reconcile_call) and its runs and artifacts as resources, to an MCP client."""
     try:
         from frostline.mcp.serve import http_app, serve_stdio
     except ImportError as exc:  # the mcp extra is optional
-        raise click.UsageError(f"frostline mcp needs the 'mcp' extra: pip install "
-                               f"'frostline[mcp]' ({exc})") from exc
-    from frostline.errors import DefinitionError
-
-    try:
-        runner = make_runner(runner_kind, timeout_s)
-    except DefinitionError as err:
-        raise click.UsageError(err.message) from err
-    with opened_capabilities(config_file, False) as registry, \
-            opened_store(store_url, False) as store:
+        fail(f"frostline mcp needs the 'mcp' extra: pip install 'frostline[mcp]' ({exc})",
+             EXIT_USAGE, as_json)
+    runner = make_runner(runner_kind, timeout_s, as_json)
+    with opened_capabilities(config_file, as_json) as registry, \
+            opened_store(store_url, as_json) as store:
         if transport == "stdio":
             import anyio
 

@@ -6,20 +6,19 @@ bounded loop with the model named by `--model`, prints the per-rewrite feedback 
 candidate, and with `--execute` runs that candidate as the run's next attempt. Nothing is
 written to the prefix unless `--execute` runs an accepted candidate.
 
-Exit codes: 0 a candidate was accepted (with --execute: the attempt's own exit code),
-1 the model, the store or the certificate failed, 2 bad input or an unknown run,
-3 no candidate was accepted within --max-rewrites.
+Exit codes (the table of `frostline.cli.common`): 0 a candidate was accepted (with --execute:
+the attempt's own exit code), 1 the model or the certificate failed, 2 bad input or an unknown
+store or run, 3 no candidate was accepted within --max-rewrites, 7 the store cannot be reached,
+8 (--execute) the sandbox cannot be established.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
@@ -27,33 +26,26 @@ from frostline.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_STOPPED,
+    Command,
     config_option,
+    console,
     emit_json,
     fail_with,
     guarded,
-    json_arg_text,
     json_option,
     make_runner,
     opened_capabilities,
     opened_run,
+    read_json_arg,
     store_option,
+    text,
 )
-from frostline.errors import DefinitionError, PrefixConflict
+from frostline.errors import PrefixConflict
 from frostline.repair.loop import RepairResult, repair, task_from_store
 from frostline.runtime import certificates as certificate
 
 
-def _parse_args(text: str | None) -> Any:
-    if text is None:
-        return None
-    raw = json_arg_text(text)
-    try:
-        return json.loads(raw)
-    except ValueError as exc:
-        raise DefinitionError(f"--args must be JSON (or @FILE holding JSON): {exc}") from None
-
-
-@click.command("repair")
+@click.command("repair", cls=Command)
 @click.argument("run_id")
 @click.option("--model", "spec", required=True, metavar="SPEC",
               help="NAME of a configured [models.NAME] endpoint, openai:MODEL (the endpoint of "
@@ -94,8 +86,9 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
         options["timeout"] = timeout_s
     if max_retries is not None:
         options["max_retries"] = max_retries
-    args = guarded(as_json, lambda: _parse_args(args_json))
-    runner = guarded(as_json, lambda: make_runner(runner_kind, script_timeout)) if execute else None
+    args = (read_json_arg(args_json, "--args", as_json, want_object=True)
+            if args_json is not None else None)
+    runner = make_runner(runner_kind, script_timeout, as_json) if execute else None
     with opened_capabilities(config_file, as_json) as registry, \
             opened_run(store_url, run_id, as_json) as store:
         report = guarded(as_json, lambda: certificate.verify(store, run_id))
@@ -145,24 +138,24 @@ def _execute(store: Any, run_id: str, source: str | None, args: Any, runner: Any
 
 
 def _print(result: RepairResult, outcome: Any) -> None:
-    console = Console()
+    out = console()
     table = Table(title="repair rewrites")
     for col in ("#", "verdict", "reason", "tokens"):
         table.add_column(col)
     for r in result.rewrites:
-        table.add_row(str(r.n), "[green]accepted[/]" if r.ok else "[red]refused[/]", r.reason,
-                      str(r.usage.get("total_tokens", "-")))
-    console.print(table)
+        table.add_row(str(r.n), "[green]accepted[/]" if r.ok else "[red]refused[/]",
+                      text(r.reason), str(r.usage.get("total_tokens", "-")))
+    out.print(table)
     for r in result.rewrites:
         for ce in r.counterexamples:
-            console.print(f"  rewrite {r.n}: {ce.get('message')}", highlight=False)
+            out.print(f"  rewrite {r.n}: {text(ce.get('message'))}", highlight=False)
     if result.accepted is None:
-        console.print(f"[red]no candidate was accepted[/] in {len(result.rewrites)} rewrite(s)")
+        out.print(f"[red]no candidate was accepted[/] in {len(result.rewrites)} rewrite(s)")
         return
-    console.print(Syntax(result.accepted, "python", line_numbers=True))
+    out.print(Syntax(result.accepted, "python", line_numbers=True))
     if outcome is not None:
-        console.print(f"executed as attempt {outcome.attempt}: [bold]{outcome.status}[/] "
-                      f"(replayed {outcome.replayed}, executed {outcome.executed})")
+        out.print(f"executed as attempt {outcome.attempt}: [bold]{text(outcome.status)}[/] "
+                  f"(replayed {outcome.replayed}, executed {outcome.executed})")
 
 
 __all__ = ["repair_command"]

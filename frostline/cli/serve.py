@@ -1,5 +1,10 @@
 """`frostline serve`: the HTTP service (frostline.service). FastAPI is imported only when
-`serve` runs: it is an optional extra. Its bearer tokens are managed by `frostline token`."""
+`serve` runs: it is an optional extra. Its bearer tokens are managed by `frostline token`.
+
+Exit codes (the table of `frostline.cli.common`): 2 a bad store URL, configuration or limit,
+or a missing `service` extra, 7 the store cannot be reached, 8 the sandbox cannot be
+established.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,17 @@ from collections.abc import Mapping
 
 import click
 
-from frostline.cli.common import config_option, opened_capabilities
+from frostline.cli.common import (
+    EXIT_USAGE,
+    Command,
+    config_option,
+    fail,
+    fail_with,
+    guarded,
+    opened_capabilities,
+    store_option,
+)
+from frostline.errors import DefinitionError, FrostlineError
 
 # Plain data (no FastAPI): the flags' help shows the defaults the service applies.
 from frostline.service.limits import ServiceLimits
@@ -16,8 +31,8 @@ from frostline.service.limits import ServiceLimits
 _DEFAULT = ServiceLimits()
 
 
-@click.command("serve")
-@click.option("--store", "store_url", default=None, help="Store URL (default: FROSTLINE_STORE or ./.frostline).")
+@click.command("serve", cls=Command)
+@store_option
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
@@ -36,26 +51,29 @@ _DEFAULT = ServiceLimits()
               help=f"Runs one principal may create per minute (default: "
                    f"{_DEFAULT.runs_per_minute}); 429 beyond.")
 @config_option
+@click.option("--json", "as_json", is_flag=True,
+              help="Report a failure to start as one JSON error on stdout.")
 def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: bool,
           max_executing_attempts: int | None, max_event_streams: int | None,
-          max_runs_per_minute: int | None, config_file: str | None) -> None:
-    """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /."""
+          max_runs_per_minute: int | None, config_file: str | None, as_json: bool) -> None:
+    """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /.
+
+    Needs the `service` extra: pip install 'frostline[service]'.
+    """
     try:
         from frostline.service.app import serve as run_server
         from frostline.service.operations import Services
     except ImportError as exc:  # the service extra is optional
-        raise click.UsageError(
-            f"the HTTP service needs the 'service' extra: pip install 'frostline[service]' ({exc})"
-        ) from exc
-    from frostline.errors import FrostlineError
+        fail(f"the HTTP service needs the 'service' extra: pip install 'frostline[service]' "
+             f"({exc})", EXIT_USAGE, as_json)
     from frostline.store.url import parse, resolve
 
     given = {"executing_attempts": max_executing_attempts, "event_streams": max_event_streams,
              "runs_per_minute": max_runs_per_minute}
-    with opened_capabilities(config_file, False) as registry:
+    with opened_capabilities(config_file, as_json) as registry:
         # flag > configuration file ([service.limits]) > default
-        limits = _limits(registry.config.service_limits, given)
-        if parse(resolve(store_url)).backend == "postgres":
+        limits = _limits(registry.config.service_limits, given, as_json)
+        if guarded(as_json, lambda: parse(resolve(store_url))).backend == "postgres":
             # Jobs go to the workers' queue: this host runs no script and needs no providers.
             from frostline.worker import ProcrastinateQueue
 
@@ -64,19 +82,19 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
             return
         try:
             services = Services.default(runner_name=runner_name, capabilities=registry)
-        except FrostlineError as exc:  # e.g. the sandbox cannot be established here
-            raise click.ClickException(
-                f"{exc.message}\n(choose --runner process to serve with reduced isolation)"
-            ) from exc
-        run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
+        except FrostlineError as err:  # e.g. the sandbox cannot be established here
+            fail_with(err, as_json)
+        try:
+            run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
+        except FrostlineError as err:  # the store: a bad URL, or one that cannot be reached
+            fail_with(err, as_json)
 
 
-def _limits(configured: Mapping[str, int], flags: Mapping[str, int | None]) -> ServiceLimits:
-    from frostline.errors import DefinitionError
-
+def _limits(configured: Mapping[str, int], flags: Mapping[str, int | None],
+            as_json: bool) -> ServiceLimits:
     try:
         from_file = ServiceLimits.from_mapping(configured)
     except DefinitionError as exc:
-        raise click.UsageError(f"[service.limits]: {exc.message}") from exc
+        fail(f"[service.limits]: {exc.message}", EXIT_USAGE, as_json, code=exc.code)
     chosen = {k: v for k, v in flags.items() if v is not None}
     return dataclasses.replace(from_file, **chosen)

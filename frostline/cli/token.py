@@ -3,6 +3,7 @@
 A token is shown once, when it is created; afterwards it is named by its public prefix (the
 part before the second '_', e.g. ``fl_3f9a2c1b7d0e``), which `list` shows and `revoke` takes.
 A revoked or expired token is refused by a running server from its next request on.
+`list` and `revoke` only read or change existing tokens: they never create a store.
 """
 
 from __future__ import annotations
@@ -11,17 +12,19 @@ import re
 import time
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from frostline.cli.common import (
     EXIT_USAGE,
+    Group,
+    console,
     emit_json,
     fail,
     guarded,
     json_option,
     opened_store,
     store_option,
+    text,
 )
 
 _PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
@@ -42,7 +45,7 @@ def _lifetime_option(ctx: click.Context, param: click.Parameter, value: str | No
     return None if value is None else parse_lifetime(value)
 
 
-@click.group("token")
+@click.group("token", cls=Group)
 def token() -> None:
     """Manage API bearer tokens."""
 
@@ -52,13 +55,20 @@ def token() -> None:
 @click.option("--expires", "lifetime", callback=_lifetime_option, default=None, metavar="DURATION",
               help="Refuse the token after this long: 90s, 15m, 12h, 30d (default: never).")
 @store_option
-def create(name: str, lifetime: int | None, store_url: str | None) -> None:
-    """Create a token for principal NAME; the token is printed alone on the last line."""
+@json_option
+def create(name: str, lifetime: int | None, store_url: str | None, as_json: bool) -> None:
+    """Create a token for principal NAME; the token is printed alone on the last line (with
+    --json: {"principal", "token", "expires_at"})."""
     if not _PRINCIPAL.match(name):
-        raise click.UsageError("NAME must be 1-64 characters: letters, digits, '.', '_', '@' or '-'")
-    with opened_store(store_url, False) as store:
-        value = guarded(False, lambda: store.create_token(name, expires_in_s=lifetime))
-    until = "" if lifetime is None else f", valid until {_when(time.time() + lifetime)}"
+        fail("NAME must be 1-64 characters: letters, digits, '.', '_', '@' or '-'", EXIT_USAGE,
+             as_json)
+    with opened_store(store_url, as_json) as store:
+        value = guarded(as_json, lambda: store.create_token(name, expires_in_s=lifetime))
+    expires_at = None if lifetime is None else time.time() + lifetime
+    if as_json:
+        emit_json({"principal": name, "token": value, "expires_at": expires_at})
+        return
+    until = "" if expires_at is None else f", valid until {_when(expires_at)}"
     click.echo(f"Created a token for {name}{until}. It is shown once; only its hash is stored.",
                err=True)
     click.echo(value)
@@ -69,7 +79,7 @@ def create(name: str, lifetime: int | None, store_url: str | None) -> None:
 @store_option
 def list_command(as_json: bool, store_url: str | None) -> None:
     """List every token (never the token itself): prefix, principal, status, times."""
-    with opened_store(store_url, as_json) as store:
+    with opened_store(store_url, as_json, create=False) as store:
         records = guarded(as_json, store.list_tokens)
     now = time.time()
     if as_json:
@@ -79,9 +89,9 @@ def list_command(as_json: bool, store_url: str | None) -> None:
     for column in ("prefix", "principal", "status", "created", "expires", "revoked"):
         table.add_column(column)
     for r in records:
-        table.add_row(r.prefix or "(none)", r.principal, r.status(now), _when(r.created_at),
-                      _when(r.expires_at), _when(r.revoked_at))
-    Console(soft_wrap=True).print(table)
+        table.add_row(text(r.prefix or "(none)"), text(r.principal), text(r.status(now)),
+                      _when(r.created_at), _when(r.expires_at), _when(r.revoked_at))
+    console().print(table)
 
 
 @token.command("revoke")
@@ -91,7 +101,7 @@ def list_command(as_json: bool, store_url: str | None) -> None:
 def revoke(target: str, as_json: bool, store_url: str | None) -> None:
     """Revoke every token of principal NAME, or the one token with TOKEN-PREFIX (as `token
     list` shows it) or given whole. A running server refuses it from the next request on."""
-    with opened_store(store_url, as_json) as store:
+    with opened_store(store_url, as_json, create=False) as store:
         records = guarded(as_json, lambda: store.revoke_tokens(target))
     if not records:
         fail(f"no principal and no token is named {target!r}; see `frostline token list`",

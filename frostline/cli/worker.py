@@ -156,7 +156,7 @@ def _submit(url: str, run_id: str, source: str, args: Any, envelope: dict[str, A
 
 
 def _report(run_id: str, state: Any, as_json: bool) -> int:
-    from frostline.runtime.execute import EXIT_CODES
+    from frostline.runtime.outcome import EXIT_CODES
 
     outcome = state.outcome or {}
     if as_json:

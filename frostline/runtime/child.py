@@ -43,6 +43,12 @@ class ScriptLoadError(FrostlineError):
     code = "script_load"
 
 
+class ResultTooLarge(FrostlineError):
+    """orchestrate returned more JSON than a script's result may carry across the boundary."""
+
+    code = "result_too_large"
+
+
 def safe_builtins() -> dict[str, Any]:
     return {name: getattr(builtins, name) for name in SAFE_BUILTIN_NAMES}
 
@@ -84,7 +90,10 @@ async def run_entry(entry: Entry, ctx: Ctx, args: Any) -> Any:
     except (TypeError, ValueError) as exc:
         raise ScriptLoadError(f"orchestrate returned a value that is not JSON data: {exc}") from None
     if size > MAX_RESULT:
-        raise ScriptLoadError(f"orchestrate returned {size} bytes of JSON; the cap is {MAX_RESULT}")
+        raise ResultTooLarge(
+            f"orchestrate returned {size} bytes of JSON, over the {MAX_RESULT}-byte (4 MiB) cap "
+            "on a script's result; return artifact refs or a summary instead of the data",
+            size=size, cap=MAX_RESULT)
     return result
 
 

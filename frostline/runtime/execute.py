@@ -17,7 +17,6 @@ import asyncio
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
@@ -28,7 +27,7 @@ from frostline.contract.identity import Identity
 from frostline.contract.jsonshape import MAX_JSON_DEPTH, json_depth
 from frostline.contract.orphans import orphan_report
 from frostline.contract.prefix import Prefix, load_prefix
-from frostline.contract.records import AttemptRecord, CallRecord
+from frostline.contract.records import AttemptRecord, CallRecord, run_key
 from frostline.errors import (
     AttemptUnresolved,
     BudgetExceeded,
@@ -41,6 +40,7 @@ from frostline.errors import (
 )
 from frostline.runtime import tracing
 from frostline.runtime.broker import Broker
+from frostline.runtime.outcome import AttemptOutcome as AttemptOutcome  # re-exported
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
 from frostline.runtime.runners import Job, Runner, ScriptOutcome
@@ -48,44 +48,7 @@ from frostline.store.base import Store
 
 log = logging.getLogger("frostline.execute")
 
-EXIT_CODES = {"succeeded": 0, "failed": 1, "gate_stopped": 3, "diverged": 4, "unresolved": 5,
-              "rejected": 6}
 FAIL_OPEN_ENV = "FROSTLINE_STORE_FAIL_OPEN"
-
-
-@dataclass(frozen=True)
-class AttemptOutcome:
-    """What one attempt did. `to_dict()` is the JSON of ``frostline run --json``."""
-
-    run_id: str
-    attempt: int | None
-    status: str
-    executed: int = 0
-    replayed: int = 0
-    provider_calls: int = 0
-    spend_usd: float = 0.0
-    divergences: list[dict[str, Any]] = field(default_factory=list)
-    orphans: list[str] = field(default_factory=list)
-    semantic_repeats: list[dict[str, Any]] = field(default_factory=list)
-    result: Any = None
-    error: dict[str, Any] | None = None
-    gate: dict[str, Any] | None = None
-    calls: list[dict[str, Any]] = field(default_factory=list)
-    denials: list[dict[str, Any]] = field(default_factory=list)
-    logs: str = ""
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_CODES.get(self.status, 1)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "attempt": self.attempt, "status": self.status,
-                "exit_code": self.exit_code, "executed": self.executed,
-                "replayed": self.replayed, "provider_calls": self.provider_calls,
-                "spend_usd": round(self.spend_usd, 6), "divergences": self.divergences,
-                "orphans": self.orphans, "semantic_repeats": self.semantic_repeats,
-                "result": self.result, "error": self.error, "gate": self.gate,
-                "calls": self.calls, "denials": self.denials}
 
 
 def fail_open_requested(flag: bool | None) -> bool:
@@ -98,7 +61,7 @@ def fail_open_requested(flag: bool | None) -> bool:
 def execute(store: Store, run_id: str, source: str, *, args: Any = None,
             envelope: Envelope | Mapping[str, Any] | None = None, providers: Provider,
             runner: Runner, catalog: Catalog = DEFAULT_CATALOG, skip_checker: bool = False,
-            fail_open: bool | None = None) -> AttemptOutcome:
+            fail_open: bool | None = None, owner: str | None = None) -> AttemptOutcome:
     """Run one attempt of `source` under `run_id` (blocking); see `execute_async`.
 
     Example::
@@ -109,19 +72,22 @@ def execute(store: Store, run_id: str, source: str, *, args: Any = None,
     """
     return asyncio.run(execute_async(store, run_id, source, args=args, envelope=envelope,
                                      providers=providers, runner=runner, catalog=catalog,
-                                     skip_checker=skip_checker, fail_open=fail_open))
+                                     skip_checker=skip_checker, fail_open=fail_open,
+                                     owner=owner))
 
 
 async def execute_async(store: Store, run_id: str, source: str, *, args: Any = None,
                         envelope: Envelope | Mapping[str, Any] | None = None,
                         providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CATALOG,
-                        skip_checker: bool = False, fail_open: bool | None = None
-                        ) -> AttemptOutcome:
+                        skip_checker: bool = False, fail_open: bool | None = None,
+                        owner: str | None = None) -> AttemptOutcome:
     """Run one attempt of `source` under `run_id` inside a running event loop.
 
-    A new run is created with `envelope` (default: every capability, default budget); an
-    existing run keeps the envelope it was created with. `args=None` on an existing run means
-    "the args of its latest attempt" (so a repair runs on the same inputs); on a new run, {}.
+    A new run is created with `envelope` (default: every capability, default budget) for
+    `owner` (default: the local principal); an existing run keeps the envelope and owner it was
+    created with. `run_id` is the run's store key, `run_key(owner, name)`: for the local
+    principal, the run's name. `args=None` on an existing run means "the args of its latest
+    attempt" (so a repair runs on the same inputs); on a new run, {}.
     """
     _check_args(args)
     permissive = fail_open_requested(fail_open)
@@ -130,7 +96,11 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
                   "write will not stop dispatch, and a crash can repeat a paid effect "
                   "undetected", FAIL_OPEN_ENV)
     try:
-        run_envelope = _ensure_run(store, run_id, envelope, catalog)
+        if not skip_checker and store.get_run(run_id) is None:
+            refused = _refuse_new_run(run_id, source, envelope, catalog)
+            if refused is not None:  # a run is created only for a script the checker accepts
+                return refused
+        run_envelope = _ensure_run(store, run_id, envelope, catalog, owner)
         with store.run_lock(run_id):
             close_crashed_attempts(store, run_id)
             if args is None:
@@ -170,18 +140,46 @@ def _check_args(args: Any) -> None:
         raise DefinitionError(f"args are {size} bytes of JSON; the cap is {MAX_ARGS}")
 
 
+def _new_envelope(envelope: Envelope | Mapping[str, Any] | None, catalog: Catalog) -> Envelope:
+    if envelope is None:
+        return Envelope()
+    if isinstance(envelope, Envelope):
+        return envelope
+    return Envelope.from_dict(envelope, catalog)
+
+
 def _ensure_run(store: Store, run_id: str, envelope: Envelope | Mapping[str, Any] | None,
-                catalog: Catalog) -> Envelope:
+                catalog: Catalog, owner: str | None) -> Envelope:
     run = store.get_run(run_id)
     if run is None:
-        if envelope is None:
-            env = Envelope()
-        elif isinstance(envelope, Envelope):
-            env = envelope
-        else:
-            env = Envelope.from_dict(envelope, catalog)
-        run = store.create_run(run_id, env.to_dict())
+        prefix = run_key(owner, "")
+        if not run_id.startswith(prefix):
+            raise DefinitionError(f"run key {run_id!r} is not one of {owner!r}'s: expected "
+                                  f"{run_key(owner, 'NAME')!r}", run_id=run_id, owner=owner)
+        run = store.create_run(run_id[len(prefix):], _new_envelope(envelope, catalog).to_dict(),
+                               owner=owner)
     return Envelope.from_dict(run.envelope, catalog)
+
+
+def _refuse_new_run(run_id: str, source: str, envelope: Envelope | Mapping[str, Any] | None,
+                    catalog: Catalog) -> AttemptOutcome | None:
+    """The checker's verdict on the first script of a run that does not exist yet: a rejected
+    script leaves nothing in the store (an existing run records the rejected attempt)."""
+    from frostline.script import check
+
+    checked = check(source, _new_envelope(envelope, catalog), catalog=catalog)
+    if checked.valid:
+        return None
+    return AttemptOutcome(run_id, None, "rejected",
+                          error=_rejection(checked.to_dict()).to_dict())
+
+
+def _rejection(report: dict[str, Any]) -> ScriptRejected:
+    errors = [v for v in report.get("violations", []) if v.get("severity") == "error"]
+    return ScriptRejected(
+        f"the checker rejected the script with {len(errors)} error(s); first: "
+        + (f"{errors[0].get('rule')} line {errors[0].get('line')}: "
+           f"{errors[0].get('message')}" if errors else "?"), violations=errors)
 
 
 async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envelope,
@@ -259,11 +257,7 @@ def _checked(store: Store, run_id: str, source: str, env: Envelope, catalog: Cat
     checked = check(source, env, catalog=catalog)
     report = checked.to_dict()
     if not checked.valid:
-        errors = [v for v in report.get("violations", []) if v.get("severity") == "error"]
-        return _refuse(store, run_id, source, report, "rejected", ScriptRejected(
-            f"the checker rejected the script with {len(errors)} error(s); first: "
-            + (f"{errors[0].get('rule')} line {errors[0].get('line')}: "
-               f"{errors[0].get('message')}" if errors else "?"), violations=errors))
+        return _refuse(store, run_id, source, report, "rejected", _rejection(report))
     bound = checked.facts.spend_bound
     bound_calls = sum(bound.calls.values())
     if bound.usd > env.budget.usd + 1e-12 or bound_calls > env.budget.calls:

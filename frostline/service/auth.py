@@ -17,6 +17,6 @@ def bearer_token(request: Request) -> str | None:
 def unauthorized(message: str) -> HTTPException:
     return HTTPException(
         status_code=401,
-        detail={"error": "unauthorized", "message": message},
+        detail={"code": "unauthorized", "message": message},
         headers={"WWW-Authenticate": "Bearer"},
     )

@@ -60,7 +60,7 @@ class BodySizeLimit:
 
 
 async def _too_large(send: Send, limit: int) -> None:
-    body = json.dumps({"error": "too_large", "message": f"request body exceeds {limit} bytes"}).encode()
+    body = json.dumps({"error": {"code": "too_large", "message": f"request body exceeds {limit} bytes"}}).encode()
     await send({"type": "http.response.start", "status": 413,
                 "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": body})

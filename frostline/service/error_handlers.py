@@ -1,6 +1,6 @@
 """How an exception becomes an HTTP answer: every error leaves the API as one JSON shape,
-`{"error", "message", "detail"}`, with a status chosen by the kind of error.
-`create_app` hands `HANDLERS` to FastAPI.
+`{"error": {"code", "message", …fields}}` (the object the command line prints with --json),
+with a status chosen by the kind of error. `create_app` hands `HANDLERS` to FastAPI.
 """
 
 from __future__ import annotations
@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from fastapi import HTTPException, Request
+from fastapi import Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from frostline.errors import (
     DefinitionError,
@@ -33,15 +34,18 @@ _STATUS: dict[type[FrostlineError], int] = {
 }
 
 
+def error_body(code: str, message: str, **fields: Any) -> dict[str, Any]:
+    """The body of every error answer."""
+    return {"error": {"code": code, "message": message, **fields}}
+
+
 async def frostline_error(_: Request, exc: FrostlineError) -> JSONResponse:
     status = next((code for kind, code in _STATUS.items() if isinstance(exc, kind)), 400)
-    return JSONResponse(jsonable_encoder({"error": exc.code, "message": exc.message,
-                                          "detail": exc.fields}), status_code=status)
+    return JSONResponse(jsonable_encoder({"error": exc.to_dict()}), status_code=status)
 
 
 async def too_many_requests(_: Request, exc: LimitExceeded) -> JSONResponse:
-    return JSONResponse(jsonable_encoder({"error": exc.code, "message": exc.message,
-                                          "detail": exc.fields}), status_code=429,
+    return JSONResponse(jsonable_encoder({"error": exc.to_dict()}), status_code=429,
                         headers={"Retry-After": str(exc.retry_after_s)})
 
 
@@ -49,21 +53,24 @@ async def invalid_request(_: Request, exc: RequestValidationError) -> JSONRespon
     errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
     first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
     where = ".".join(str(p) for p in first["loc"])
-    return JSONResponse({"error": "invalid_request", "message": f"{where}: {first['msg']}",
-                         "detail": errors}, status_code=422)
+    return JSONResponse(error_body("invalid_request", f"{where}: {first['msg']}",
+                                   errors=errors), status_code=422)
 
 
-async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
-    detail = exc.detail if isinstance(exc.detail, dict) else {"error": "http", "message": str(exc.detail)}
-    return JSONResponse(detail, status_code=exc.status_code, headers=exc.headers)
+async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    # Raised with a {"code", "message"} detail by frostline's routes; a plain string (routing's
+    # 404 and 405, FastAPI's own checks) becomes the message.
+    detail = exc.detail if isinstance(exc.detail, dict) else {
+        "code": "http_" + str(exc.status_code), "message": str(exc.detail)}
+    return JSONResponse({"error": detail}, status_code=exc.status_code, headers=exc.headers)
 
 
 # Starlette picks the handler of the nearest class in the exception's MRO, so LimitExceeded
-# (a FrostlineError) gets its own. Only FastAPI's own HTTPException is mapped: Starlette's
-# routing 404/405 keep FastAPI's default body.
+# (a FrostlineError) gets its own. Starlette's HTTPException is the base of FastAPI's: routing's
+# 404 and 405 answer in the same shape as every other error.
 HANDLERS: dict[int | type[Exception], Callable[[Request, Any], Coroutine[Any, Any, Response]]] = {
     FrostlineError: frostline_error,
     LimitExceeded: too_many_requests,
     RequestValidationError: invalid_request,
-    HTTPException: http_error,
+    StarletteHTTPException: http_error,
 }

@@ -61,7 +61,15 @@ class ReconcileRequest(_Strict):
     result: Any = None
 
 
-class ErrorBody(BaseModel):
-    error: str
+class ErrorDetail(BaseModel):
+    """What went wrong: a stable code, a message for people, and the error's own fields."""
+
+    model_config = ConfigDict(extra="allow")
+    code: str
     message: str
-    detail: Any = None
+
+
+class ErrorBody(BaseModel):
+    """Every error answer of the API (and every `--json` error of the command line)."""
+
+    error: ErrorDetail

@@ -35,22 +35,25 @@ __all__ = [
 ]
 
 
-def open_store(url: str | None = None) -> Store:
+def open_store(url: str | None = None, *, create: bool = True) -> Store:
     """Open (creating and migrating as needed) the store at `url`.
 
     Args:
         url: ``sqlite:///path.db``, a bare file path, or ``postgresql://…``; None reads
             $FROSTLINE_STORE and falls back to ``sqlite:///./.frostline/frostline.db``.
+        create: False for a reader: a store that does not exist yet is an error, and
+            nothing (no file, folder or table) is created to find that out.
 
     Raises:
         DefinitionError: the URL is malformed.
+        StoreNotFound: `create` is False and no frostline store exists at `url`.
         StoreUnavailable: the database cannot be reached, created or migrated.
     """
     location = parse(resolve(url))
     if location.backend == "sqlite":
         from frostline.store.sqlite import SQLiteStore
 
-        return SQLiteStore(location.target, url=location.url)
+        return SQLiteStore(location.target, url=location.url, create=create)
     from frostline.store.postgres import PostgresStore
 
-    return PostgresStore(location.target)
+    return PostgresStore(location.target, create=create)

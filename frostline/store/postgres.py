@@ -32,7 +32,7 @@ from psycopg.types.string import TextLoader
 
 from frostline.contract.identity import Identity, path_text
 from frostline.contract.records import SlotRecord
-from frostline.errors import RunBusy, StoreUnavailable
+from frostline.errors import RunBusy, StoreNotFound, StoreUnavailable
 from frostline.store import schema
 from frostline.store.groupcommit import Finisher, SlowPath
 from frostline.store.sql import SLOT_COLUMNS, SqlStore
@@ -54,18 +54,26 @@ class PostgresStore(SqlStore):
     backend_name = "postgres"
     dialect: schema.Dialect = "postgres"
 
-    def __init__(self, url: str, *, clock: Callable[[], float] = time.time,
+    def __init__(self, url: str, *, create: bool = True,
+                 clock: Callable[[], float] = time.time,
                  _migrate_to: int = schema.LATEST) -> None:
         self.url = url
         try:
             with self._connect(autocommit=True) as conn:
-                row = conn.execute("SELECT current_schema()").fetchone()
+                row = conn.execute(
+                    "SELECT current_schema(), to_regclass('schema_version') IS NOT NULL"
+                ).fetchone()
             if row is None or row[0] is None:
                 raise StoreUnavailable(
                     f"no schema of the search_path of {redact(url)} exists; create it "
                     "(CREATE SCHEMA …) or fix the search_path option",
                     backend="postgres", operation="open")
             self.schema_name: str = row[0]
+            if not create and not row[1]:
+                raise StoreNotFound(
+                    f"no frostline store in schema {self.schema_name!r} of {redact(url)}: "
+                    "nothing has run with this store yet; check --store or $FROSTLINE_STORE",
+                    backend="postgres", url=redact(url))
             self._migrate(_migrate_to)
         except (psycopg.Error, OSError) as exc:
             raise StoreUnavailable(

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from frostline.errors import RunBusy, StoreUnavailable
+from frostline.errors import RunBusy, StoreNotFound, StoreUnavailable
 from frostline.store import schema
 from frostline.store.sql import SqlStore
 
@@ -42,12 +42,15 @@ class SQLiteStore(SqlStore):
     dialect: schema.Dialect = "sqlite"
 
     def __init__(self, path: str | os.PathLike[str], *, url: str | None = None,
-                 clock: Callable[[], float] = time.time,
+                 create: bool = True, clock: Callable[[], float] = time.time,
                  _migrate_to: int = schema.LATEST) -> None:
         self.path = Path(path)
         self._lock_dir = self.path.with_name(self.path.name + ".locks")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            else:
+                self._require_store()
             self._migrate(_migrate_to)
         except (sqlite3.Error, OSError) as exc:
             raise StoreUnavailable(
@@ -55,6 +58,23 @@ class SQLiteStore(SqlStore):
                 "exists and is writable", backend="sqlite", operation="open",
             ) from exc
         super().__init__(url or f"sqlite:///{self.path}", clock=clock)
+
+    def _require_store(self) -> None:
+        """A reader's open: the file must exist and hold a frostline schema; checked without
+        writing (no WAL switch, no table), so a wrong path leaves nothing behind."""
+        where = f"no frostline store at {self.path}"
+        if not self.path.is_file():
+            raise StoreNotFound(f"{where}: nothing has run with this store yet; check --store "
+                                "or $FROSTLINE_STORE", backend="sqlite", path=str(self.path))
+        conn = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                 "name = 'schema_version'").fetchone()
+        finally:
+            conn.close()
+        if found is None:
+            raise StoreNotFound(f"{where}: the file is not a frostline store; check --store "
+                                "or $FROSTLINE_STORE", backend="sqlite", path=str(self.path))
 
     def local_files(self) -> tuple[Path, ...]:
         return (self.path, *(self.path.with_name(self.path.name + suffix)

@@ -36,7 +36,7 @@ def test_valid_script_exits_zero_with_facts(tmp_path: Path) -> None:
 
 def test_invalid_script_shows_source_line_and_caret(tmp_path: Path) -> None:
     result = CliRunner().invoke(check, [_write(tmp_path, "bad.py", INVALID)])
-    assert result.exit_code == 1
+    assert result.exit_code == 6  # rejected by the checker
     out = result.output
     assert "R03" in out and "R02" in out
     lines = out.splitlines()
@@ -63,7 +63,7 @@ def test_json_output_is_one_object(tmp_path: Path) -> None:
 
 def test_json_for_an_invalid_script(tmp_path: Path) -> None:
     result = CliRunner().invoke(check, [_write(tmp_path, "bad.py", INVALID), "--json"])
-    assert result.exit_code == 1
+    assert result.exit_code == 6  # rejected by the checker
     data = json.loads(result.output)
     assert data["valid"] is False
     v = data["violations"][0]
@@ -73,7 +73,7 @@ def test_json_for_an_invalid_script(tmp_path: Path) -> None:
 def test_envelope_option(tmp_path: Path) -> None:
     env = _write(tmp_path, "env.json", json.dumps({"budget": {"usd": 0.05}}))
     result = CliRunner().invoke(check, [_write(tmp_path, "ok.py", VALID), "--envelope", env, "--json"])
-    assert result.exit_code == 1
+    assert result.exit_code == 6  # rejected by the checker
     assert any(v["rule"] == "R11" for v in json.loads(result.output)["violations"])
 
 
@@ -81,6 +81,10 @@ def test_missing_script_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(check, [str(tmp_path / "nope.py")])
     assert result.exit_code == 2
     assert "does not exist" in result.output
+    result = CliRunner().invoke(check, [str(tmp_path / "nope.py"), "--json"])
+    assert result.exit_code == 2
+    error = json.loads(result.output)["error"]
+    assert error["code"] == "usage" and "does not exist" in error["message"]
 
 
 def test_unreadable_script_is_a_usage_error(tmp_path: Path) -> None:
@@ -101,12 +105,12 @@ def test_malformed_envelope_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_non_utf8_script_is_an_r00_violation(tmp_path: Path) -> None:
     result = CliRunner().invoke(check, [_write(tmp_path, "bin.py", b"\xff\xfe\x00"), "--json"])
-    assert result.exit_code == 1
+    assert result.exit_code == 6  # rejected by the checker
     assert json.loads(result.output)["violations"][0]["rule"] == "R00"
 
 
 def test_rich_markup_in_source_is_escaped(tmp_path: Path) -> None:
     src = 'async def orchestrate(ctx, args):\n    return eval("[bold]x[/bold]")\n'
     result = CliRunner().invoke(check, [_write(tmp_path, "m.py", src)])
-    assert result.exit_code == 1
+    assert result.exit_code == 6  # rejected by the checker
     assert 'eval("[bold]x[/bold]")' in result.output

@@ -49,8 +49,9 @@ def test_check_malformed_file_exits_2_naming_the_field(cli, tmp_path):
     path.write_text(json.dumps(data))
     r = cli.invoke(graph, ["check", str(path), "--json"])
     assert r.exit_code == 2
-    out = json.loads(r.output)
-    assert out["ok"] is False and "teleport" in out["error"] and out["field"] == "transitions[0].kind"
+    err = json.loads(r.output)["error"]
+    assert err["code"] == "graph_load" and "teleport" in err["message"]
+    assert err["field"] == "transitions[0].kind"
     r = cli.invoke(graph, ["check", str(tmp_path / "missing.json")])
     assert r.exit_code == 2
 
@@ -119,7 +120,7 @@ def test_run_the_reject_variant(cli, monkeypatch):
 def test_run_refuses_a_red_graph_and_bad_bodies(cli, tmp_path):
     r = cli.invoke(graph, ["run", "seed", "--bodies", str(EXAMPLE), "--json"])
     assert r.exit_code == 2
-    assert json.loads(r.output)["code"] == "graph_rejected"
+    assert json.loads(r.output)["error"]["code"] == "graph_rejected"
     bad = tmp_path / "bodies.py"
     bad.write_text("X = 1\n")
     r = cli.invoke(graph, ["run", "canonical", "--bodies", str(bad)])

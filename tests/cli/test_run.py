@@ -177,3 +177,31 @@ def test_unsafe_skip_checker_runs_unvetted_code_only_in_the_sandbox_and_says_so(
     assert outcome["executed"] == 1 and outcome["status"] == "failed", outcome
     assert "import" in json.dumps(outcome["error"]).lower()
     assert echo_ns(env["dir"] / "provider.jsonl") == [1]
+
+
+def test_a_script_error_names_its_type_and_the_script_line(env):
+    failing = 'async def orchestrate(ctx, args):\n    brief = args["brief"]\n    return brief\n'
+    out = invoke(env, "run", script(env, failing), "--run", "r", "--args", '{"n": 1}')
+    assert out.exit_code == 1
+    assert "error: KeyError: 'brief'" in out.output
+    assert 'script line 2, in orchestrate: brief = args["brief"]' in out.output
+    data = json.loads(invoke(env, "run", script(env, failing), "--run", "r", "--json").output)
+    assert data["error"]["type"] == "KeyError"
+    assert data["error"]["script_frames"] == [{"line": 2, "function": "orchestrate"}]
+
+
+def test_messages_keep_their_square_brackets(env):
+    from frostline.cli.common import fail
+
+    @click.command()
+    def boom() -> None:
+        fail("a postgresql:// store needs psycopg 3: pip install 'frostline[postgres]'", 2, False)
+
+    out = CliRunner().invoke(boom, [])
+    assert out.exit_code == 2 and "pip install 'frostline[postgres]'" in out.output
+    indexed = ('async def orchestrate(ctx, args):\n    xs = [args["n"]]\n    i = 0\n'
+               '    a = await ctx.run("echo", {"n": xs[i]})\n    return a["n"]\n')
+    assert invoke(env, "run", script(env, indexed), "--run", "r", "--args", '{"n": 1}').exit_code == 0
+    changed = indexed.replace('{"n": xs[i]}', '{"n": xs[i] + 1}')
+    stopped = invoke(env, "run", script(env, changed, "t.py"), "--run", "r", "--args", '{"n": 1}')
+    assert stopped.exit_code == 3 and '{"n": xs[i]})' in stopped.output

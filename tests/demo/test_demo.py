@@ -43,6 +43,27 @@ def test_demo_human_output(tmp_path, monkeypatch):
     assert "stopped by the gate" in res.output and "naive full rerun" in res.output
 
 
+def test_demo_run_belongs_to_its_owner(tmp_path, monkeypatch):
+    from frostline.store import open_store
+
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(demo, ["--json", "--runner", "process", "--owner", "alice"])
+    assert res.exit_code == 0, res.output
+    name = json.loads(res.stdout.strip().splitlines()[-1])["run_id"]  # as alice sees it
+    with open_store(None, create=False) as store:
+        run = store.find_run("alice", name)
+        assert run is not None and run.run_id == f"@alice/{name}"
+        assert [r.run_id for r in store.list_runs(owner="alice")] == [run.run_id]
+
+
+def test_demo_with_an_out_path_that_is_a_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taken").write_text("")
+    res = CliRunner().invoke(demo, ["--json", "--runner", "process", "--out", "taken"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert json.loads(res.stdout)["error"]["code"] == "usage"
+
+
 def test_demo_with_a_configuration_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "priced.toml").write_text('[capabilities."image.generate"]\nprice_usd = 0.04\n')

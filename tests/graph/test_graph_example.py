@@ -45,3 +45,31 @@ def test_the_example_model_replays_its_script_and_then_fails_the_visit():
     assert client.complete(request)["output"]["patch_local"] == 1
     with pytest.raises(RunError, match="no reply left for DEBUG"):
         client.complete(request)
+
+
+def test_the_workspace_is_removed_when_the_process_exits(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = ("import importlib.util, os, sys\n"
+            "spec = importlib.util.spec_from_file_location('ex', sys.argv[1])\n"
+            "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+            "made = m.build()\n"
+            "print(made['workspace'].is_dir())\n")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code, str(EXAMPLE)], env=env, check=True,
+                         capture_output=True, text=True)
+    assert out.stdout.strip() == "True"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("frostline-example-")] == []
+
+
+def test_the_workspace_is_removed_when_the_scenario_is_dropped():
+    import gc
+
+    made = load_example().build()
+    root = made["workspace"]
+    assert root.is_dir()
+    del made
+    gc.collect()
+    assert not root.exists()

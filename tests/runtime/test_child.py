@@ -149,3 +149,17 @@ def test_child_command_runs_the_package_module():
     argv = runner.child_argv(5, 6)
     assert argv[0] == sys.executable and argv[-3:] == ["frostline.runtime.child", "5", "6"]
     assert os.path.isdir(os.path.join(runner.child_env()["PYTHONPATH"], "frostline"))
+
+
+@pytest.mark.parametrize("runner", [InProcessRunner(), ChildProcessRunner()],
+                         ids=["in-process", "child"])
+def test_a_result_over_the_cap_has_its_own_error(store, tmp_path, runner):
+    big = """
+async def orchestrate(ctx, args):
+    return "x" * (4 * 1024 * 1024 + 1)
+"""
+    out = run(store, "r", big, local(tmp_path), runner=runner)
+    assert out.status == "failed"
+    assert (out.error["code"], out.error["type"]) == ("result_too_large", "ResultTooLarge")
+    assert out.error["cap"] == 4 * 1024 * 1024 and out.error["size"] == 4 * 1024 * 1024 + 3
+    assert "4 MiB" in out.error["message"] and str(out.error["size"]) in out.error["message"]

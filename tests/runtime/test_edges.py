@@ -24,6 +24,18 @@ def test_args_that_are_not_json_are_refused_before_anything_is_recorded(store, t
     assert store.get_run("r") is None
 
 
+def test_a_rejected_first_script_creates_no_run_and_a_later_one_is_recorded(store, tmp_path):
+    rejected = "import os\n" + ONE
+    out = run(store, "r", rejected, local(tmp_path))
+    assert (out.status, out.attempt, out.exit_code) == ("rejected", None, 6)
+    assert out.error["code"] == "rejected" and out.error["violations"][0]["rule"]
+    assert store.get_run("r") is None and store.list_runs() == []
+    assert run(store, "r", ONE, local(tmp_path)).status == "succeeded"
+    again = run(store, "r", rejected, local(tmp_path))
+    assert (again.status, again.attempt) == ("rejected", 2)
+    assert [a.status for a in store.list_attempts("r")] == ["succeeded", "rejected"]
+
+
 class BrokenRunner:
     async def run(self, job: Job, broker: Any) -> ScriptOutcome:
         raise RunError("no isolation available here", reason="test")

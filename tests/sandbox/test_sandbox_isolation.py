@@ -406,12 +406,13 @@ def test_home_shows_nothing_but_the_interpreter_bind_path(profile):
     )
     import sys
 
-    prefix = os.path.realpath(sys.prefix)
-    if prefix.startswith(home + "/"):
-        # Only the first path component towards the interpreter prefix exists.
-        assert out == [prefix[len(home) + 1:].split("/")[0]]
-    else:
-        assert out is None
+    # Every interpreter prefix is bound (in a venv: the venv's and its base interpreter's);
+    # under the home directory only the first path component towards each one exists.
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
+                                              sys.base_exec_prefix, profile.python)}
+    expected = sorted({p[len(home) + 1:].split("/")[0] for p in prefixes
+                       if p.startswith(home + "/")})
+    assert out == (expected or None)
 
 
 def test_inherited_pipes_work_in_both_directions(profile):
@@ -526,18 +527,28 @@ def test_script_runs_in_its_own_session_without_a_terminal(profile):
 
 
 def test_site_packages_hidden_unless_asked_for(profile):
+    import sys
     import sysconfig
 
-    site = sysconfig.get_paths()["purelib"]
+    # The sandbox runs the real interpreter (profile.python), which knows nothing of a venv:
+    # the site-packages it would use are its own prefix's, in a venv the base interpreter's.
+    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}
+    site = os.path.realpath(sysconfig.get_paths(vars=base)["purelib"])
     code = "import json, os, sys\nprint(json.dumps(sorted(os.listdir(sys.argv[1]))[:3]))"
     assert run_json(code, profile, site) == []
     assert "pip" not in str(run_json(code, profile, site))
     with_site = dataclasses.replace(profile, site_packages=True)
     listed = run_json(code, with_site, site)
     assert listed and listed == sorted(os.listdir(site))[:3]
-    imported = run_code("import rfc8785\nprint(rfc8785.dumps({'b': 1, 'a': 2}).decode())",
-                        with_site)
-    assert imported.stdout == b'{"a":2,"b":1}\n', imported.stderr
+    on_path = "import json, os, sys\nprint(json.dumps([os.path.realpath(p) for p in sys.path]))"
+    assert site in run_json(on_path, with_site)
+    assert site not in run_json(on_path, profile)
+    import rfc8785
+
+    if os.path.realpath(rfc8785.__file__).startswith(site + "/"):  # not when only a venv has it
+        imported = run_code("import rfc8785\nprint(rfc8785.dumps({'b': 1, 'a': 2}).decode())",
+                            with_site)
+        assert imported.stdout == b'{"a":2,"b":1}\n', imported.stderr
 
 
 def test_tmp_is_bounded_by_its_size(profile):

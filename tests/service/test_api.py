@@ -91,7 +91,7 @@ def test_auth_and_ownership(live):
     for token in (None, "not-a-token"):
         with live.client(token) as anon:
             r = anon.get(f"/v1/runs/{run_id}")
-            assert r.status_code == 401 and "token" in r.json()["message"]
+            assert r.status_code == 401 and "token" in r.json()["error"]["message"]
             assert anon.post("/v1/runs", json={"script": ECHO}).status_code == 401
     with live.client(live.bob) as bob:
         assert bob.get(f"/v1/runs/{run_id}").status_code == 404
@@ -119,9 +119,10 @@ def test_bad_input_is_4xx_with_message(live):
         ]
         for r in cases:
             assert 400 <= r.status_code < 500, (r.status_code, r.text)
-            assert r.json()["message"]
-        rejected = cases[0].json()
-        assert rejected["error"] == "rejected" and "R06" in rejected["message"]
+            assert list(r.json()) == ["error"], r.text
+            assert r.json()["error"]["code"] and r.json()["error"]["message"], r.text
+        rejected = cases[0].json()["error"]
+        assert rejected["code"] == "rejected" and "R06" in rejected["message"]
         assert cases[6].status_code == 413
 
 
@@ -151,7 +152,7 @@ async def orchestrate(ctx, args):
                 seen = c.post("/v1/runs/slow-run/repair", json={"model": "openai:any-model"})
     t.join()
     assert seen is not None, "the first attempt was never observed executing"
-    assert seen.status_code == 409 and "executing" in seen.json()["message"]
+    assert seen.status_code == 409 and "executing" in seen.json()["error"]["message"]
     assert results["run"].status_code == 200
     assert results["run"].json()["outcome"]["result"] == 40
 

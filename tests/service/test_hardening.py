@@ -32,11 +32,11 @@ def test_a_chunked_body_over_the_cap_is_413(live):
     with live.client(live.alice) as c:
         r = c.post("/v1/runs", content=chunks(MAX_BODY_BYTES + 10), headers={"content-type": "application/json"})
         assert "content-length" not in r.request.headers  # really chunked
-        assert r.status_code == 413 and r.json()["error"] == "too_large"
+        assert r.status_code == 413 and r.json()["error"]["code"] == "too_large"
         # the same as with a Content-Length
         r = c.post("/v1/runs", content=b"".join(chunks(MAX_BODY_BYTES + 10)),
                    headers={"content-type": "application/json"})
-        assert r.status_code == 413 and r.json()["error"] == "too_large"
+        assert r.status_code == 413 and r.json()["error"]["code"] == "too_large"
         assert c.get("/v1/runs").json()["runs"] == []
         # a chunked body under the cap is read whole
         r = c.post("/v1/runs", content=chunks(MAX_BODY_BYTES // 2), headers={"content-type": "application/json"},
@@ -129,7 +129,7 @@ def test_a_revoked_token_is_refused_at_once(tokens_live):
         for method, path in (("GET", "/v1/runs"), ("GET", "/v1/runs/c1"), ("POST", "/v1/runs"),
                              ("GET", "/v1/runs/c1/events?follow=false")):
             r = c.request(method, path, json={"script": ECHO} if method == "POST" else None)
-            assert r.status_code == 401 and r.json()["message"] == "unknown token", (method, path)
+            assert r.status_code == 401 and r.json()["error"]["message"] == "unknown token", (method, path)
             assert r.headers["www-authenticate"] == "Bearer"
     with live.client(live.alice) as c:
         assert c.get("/v1/runs").status_code == 200  # other tokens keep working
@@ -148,4 +148,4 @@ def test_an_expired_token_is_refused(tokens_live):
         assert c.get("/v1/runs").status_code == 200
         time.sleep(1.1)
         r = c.get("/v1/runs")
-        assert r.status_code == 401 and r.json()["message"] == "unknown token"
+        assert r.status_code == 401 and r.json()["error"]["message"] == "unknown token"

@@ -49,7 +49,7 @@ def create(live: Live, token: str, run_id: str) -> httpx.Response:
 
 def refused(r: httpx.Response, limit: str) -> None:
     assert r.status_code == 429, r.text
-    assert r.json()["error"] == "too_many_requests" and r.json()["detail"]["limit"] == limit
+    assert r.json()["error"]["code"] == "too_many_requests" and r.json()["error"]["limit"] == limit
     assert 1 <= int(r.headers["retry-after"]) <= 60
 
 

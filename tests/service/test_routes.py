@@ -16,6 +16,7 @@ from frostline.embedded.pool import LocalPool
 from frostline.errors import AlreadyQueued
 from frostline.service.app import create_app
 from frostline.service.operations import Services
+from frostline.service.schemas import ErrorBody
 from frostline.store import open_store
 from frostline.store.base import Store
 
@@ -89,7 +90,8 @@ def test_ui_is_served_but_not_described(store):
     with TestClient(app) as c:
         assert c.get("/").headers["content-type"].startswith("text/html")
         assert c.get("/ui/app.js").headers["content-type"].startswith("text/javascript")
-        assert c.get("/ui/index.html").json() == {"error": "not_found", "message": "index.html"}
+        assert c.get("/ui/index.html").json() == {"error": {"code": "not_found",
+                                                             "message": "index.html"}}
 
 
 def test_principal_dependency(store):
@@ -98,9 +100,10 @@ def test_principal_dependency(store):
     with TestClient(create_app(store, services=_services(calls))) as c:
         r = c.get("/v1/runs")
         assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
-        assert r.json()["error"] == "unauthorized" and "token create" in r.json()["message"]
+        err = ErrorBody.model_validate(r.json()).error
+        assert err.code == "unauthorized" and "token create" in err.message
         r = c.get("/v1/runs", headers={"Authorization": "Bearer nope"})
-        assert r.status_code == 401 and r.json()["message"] == "unknown token"
+        assert r.status_code == 401 and r.json()["error"]["message"] == "unknown token"
         assert c.get("/v1/catalog").status_code == 200  # public: no token
         auth = {"Authorization": f"Bearer {token}"}
         r = c.post("/v1/runs", json={"script": ECHO, "run_id": "r1"}, headers=auth)
@@ -132,8 +135,9 @@ def test_owned_run_dependency_answers_404_before_reading_the_request(store):
                                        ("GET", "jobs/j-1", None)):
                 r = c.request(method, f"/v1/runs/{run_id}/{path}", json=body, headers=as_bob)
                 assert r.status_code == 404, (run_id, path, r.text)
-                assert r.json() == {"error": "run_not_found", "message": f"no run {run_id!r}",
-                                    "detail": {"run_id": run_id}}
+                assert r.json() == {"error": {"type": "RunNotFound", "code": "run_not_found",
+                                              "message": f"no run {run_id!r}",
+                                              "run_id": run_id}}
         as_alice = {"Authorization": f"Bearer {alice}"}
         assert c.post("/v1/runs/r1/repair", json={}, headers=as_alice).status_code == 422
         r = c.post("/v1/runs/r1/repair", json={"model": "openai:m-1"}, headers=as_alice,
@@ -173,3 +177,19 @@ def test_a_run_takes_one_job_at_a_time_and_is_released(store):
     finally:
         gate.set()
         pool.close()
+
+
+def test_every_error_answer_has_the_one_shape(store):
+    """Routing's own 404 and 405, auth, validation and frostline errors: {"error": {code, message}}."""
+    token = store.create_token("alice")
+    auth = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(store, services=_services([]))) as c:
+        answers = [c.get("/v1/no-such-route"), c.delete("/v1/catalog"), c.get("/v1/runs"),
+                   c.post("/v1/runs", json={"surprise": 1}, headers=auth),
+                   c.get("/v1/runs/nope", headers=auth)]
+    assert [r.status_code for r in answers] == [404, 405, 401, 422, 404]
+    for r in answers:
+        assert list(r.json()) == ["error"], r.text
+        ErrorBody.model_validate(r.json())
+    assert answers[0].json()["error"] == {"code": "http_404", "message": "Not Found"}
+    assert answers[3].json()["error"]["errors"][0]["loc"]

@@ -204,5 +204,5 @@ def test_another_principals_artifact_is_not_found(live_any):
         stolen = bob.get(f"/v1/runs/borrow/artifacts/{ref}")
         nothing = bob.get(f"/v1/runs/missing/artifacts/{missing}")
         assert stolen.status_code == nothing.status_code == 404
-        assert stolen.json()["message"].replace(ref, "REF").replace("borrow", "RUN") == \
-            nothing.json()["message"].replace(missing, "REF").replace("missing", "RUN")
+        assert stolen.json()["error"]["message"].replace(ref, "REF").replace("borrow", "RUN") == \
+            nothing.json()["error"]["message"].replace(missing, "REF").replace("missing", "RUN")

@@ -32,7 +32,7 @@ def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0) ->
     operations.precheck_args(body.args)
     # Names are per principal: only the caller's own runs can be in the way.
     if store.find_run(who, name) is not None:
-        raise HTTPException(409, {"error": "exists", "message": f"run {name!r} already exists"})
+        raise HTTPException(409, {"code": "exists", "message": f"run {name!r} already exists"})
     # Both limits are checked before anything is stored: a refused run leaves no trace.
     with state.limits.executing(who):
         state.limits.admit_run(who)

@@ -24,8 +24,8 @@ def index() -> HTMLResponse:
 def static(name: str) -> Response:
     suffix = name[name.rfind("."):] if "." in name else ""
     if suffix not in MEDIA_TYPES or "/" in name or ".." in name:
-        raise HTTPException(404, {"error": "not_found", "message": name})
+        raise HTTPException(404, {"code": "not_found", "message": name})
     path = UI_FILES.joinpath(name)
     if not path.is_file():
-        raise HTTPException(404, {"error": "not_found", "message": name})
+        raise HTTPException(404, {"code": "not_found", "message": name})
     return Response(path.read_bytes(), media_type=MEDIA_TYPES[suffix])

@@ -13,7 +13,7 @@ async function api(path, options = {}) {
   if (res.status === 401) { sessionStorage.removeItem(TOKEN_KEY); location.hash = "#/login"; throw new Error("unauthorized"); }
   if (!res.ok) {
     let msg = res.statusText;
-    try { msg = (await res.json()).message || msg; } catch (e) { /* not JSON */ }
+    try { const body = await res.json(); msg = (body.error && body.error.message) || msg; } catch (e) { /* not JSON */ }
     throw new Error(msg);
   }
   return res;
