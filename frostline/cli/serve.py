@@ -77,8 +77,11 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
             # Jobs go to the workers' queue: this host runs no script and needs no providers.
             from frostline.worker import ProcrastinateQueue
 
-            run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue),
-                       limits=limits, docs=docs)
+            try:
+                run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue),
+                           limits=limits, docs=docs)
+            except FrostlineError as err:  # the store cannot be reached or opened
+                fail_with(err, as_json)
             return
         try:
             services = Services.default(runner_name=runner_name, capabilities=registry)

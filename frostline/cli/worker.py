@@ -69,21 +69,22 @@ def _pg_url(store_url: str | None, what: str, as_json: bool) -> str:
               help="On SIGTERM, seconds running jobs get to finish before they are handed back.")
 @click.option("--lock-journal", default=None, metavar="FILE", envvar="FROSTLINE_LOCK_JOURNAL",
               help="Append when this worker takes and lets go of each run (JSON lines).")
+@json_option
 def worker(store_url: str | None, concurrency: int, config_file: str | None, runner_name: str,
            name: str, heartbeat_s: float, stalled_s: float, grace_s: float,
-           lock_journal: str | None) -> None:
+           lock_journal: str | None, as_json: bool) -> None:
     """Run jobs from the store's queue on this host (its sandbox, providers, credentials)."""
     from frostline.embedded import default_log_path, make_runner, open_capabilities
     from frostline.embedded.bodies import host_body
     from frostline.worker import WorkerHost, WorkerSettings, open_worker_store
 
-    url = _pg_url(store_url, "`frostline worker`", False)
+    url = _pg_url(store_url, "`frostline worker`", as_json)
     try:
         runner, label = make_runner(runner_name)
         registry = open_capabilities(config_file, log_path=default_log_path())
     except FrostlineError as err:
         fail(f"{err.message}\n(choose --runner process to run with reduced isolation)"
-             if runner_name == "sandbox" else err.message, EXIT_FAILED, False, err)
+             if runner_name == "sandbox" else err.message, EXIT_FAILED, as_json, err)
     settings = WorkerSettings(concurrency=concurrency, name=name, heartbeat_s=heartbeat_s,
                               stalled_after_s=stalled_s, grace_s=grace_s,
                               lock_journal=lock_journal)
@@ -96,8 +97,8 @@ def worker(store_url: str | None, concurrency: int, config_file: str | None, run
             code = host.run()
         finally:
             store.close()
-    except FrostlineError as err:
-        fail(err.message, EXIT_FAILED, False, err)
+    except FrostlineError as err:  # the store: unreachable, or lost (exit code by kind)
+        fail_with(err, as_json)
     finally:
         registry.close()
     sys.exit(code)

@@ -52,7 +52,7 @@ def test_on_postgres_the_api_queues_and_a_worker_runs(fleet, pg_store):  # noqa:
         assert body["attempt"] == 1 and body["state"] == "queued"
         assert r.headers["location"] == f"/v1/runs/pg-1/jobs/{body['job']}"
         again = c.post("/v1/runs/pg-1/attempts", json={"script": SIX})
-        assert again.status_code == 409 and again.json()["error"] == "already_queued"
+        assert again.status_code == 409 and again.json()["error"]["code"] == "already_queued"
         fleet.start("w1", "--concurrency", "2", latency=0.05)
         events = _sse(c, "pg-1", until="job.finished")
         kinds = [e["kind"] for e in events]
