@@ -16,6 +16,7 @@
         ├── StoreUnavailable       the store failed; nothing was dispatched (fail closed)
         ├── PrefixConflict         two stored records disagree about one identity
         ├── RunBusy                another process holds the run's lock
+        │   └── AlreadyQueued      the run already has a job waiting or running
         ├── ProviderError          the provider rejected or failed a call
         ├── ProviderUnavailable    a configured provider cannot be started or reached
         ├── ResultTooDeep          a result nests too deeply to be kept and shown again
@@ -119,6 +120,12 @@ class PrefixConflict(RunError):
 
 class RunBusy(RunError):
     code = "run_busy"
+
+
+class AlreadyQueued(RunBusy):
+    """A second job for a run whose job is still waiting or running (one at a time per run)."""
+
+    code = "already_queued"
 
 
 class ProviderError(RunError):

@@ -36,6 +36,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "token": ("frostline.cli.token", "token"),
     "catalog": ("frostline.cli.catalog", "catalog"),
     "mcp": ("frostline.cli.mcp", "mcp"),
+    "worker": ("frostline.cli.worker", "worker"),
+    "submit": ("frostline.cli.worker", "submit"),
+    "workers": ("frostline.cli.worker", "workers"),
 }
 
 

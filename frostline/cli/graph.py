@@ -9,13 +9,9 @@ side-effecting tool call, 7 when the store cannot be reached.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import ModuleType
 from typing import Any, NoReturn
 
 import click
@@ -43,6 +39,7 @@ from frostline.cli.common import (
 )
 from frostline.errors import FrostlineError, GraphLoadError
 from frostline.graph.allowlist import LocalToolRouter
+from frostline.graph.bodies import load_bodies
 from frostline.graph.engine import Engine, RunResult, RunStatus
 from frostline.graph.graph import Graph, load_graph
 from frostline.graph.ledger import CallbackSink, LedgerEvent
@@ -124,36 +121,6 @@ def show_cmd(graph_spec: str, fmt: str, output: Path | None, as_json: bool) -> N
         emit_json({"graph": g.name, "format": fmt, **where})
     elif output is None:
         click.echo(drawing, nl=False)
-
-
-def load_bodies(spec: str) -> dict[str, Any]:
-    """Import a bodies module (dotted name or .py file). It defines `build()` returning
-    ``{"bodies": {...}, "tools": {...}, "model": client}``, or the attributes BODIES / TOOLS / MODEL."""
-    path = Path(spec)
-    module: ModuleType
-    if spec.endswith(".py") or path.exists():
-        if not path.is_file():
-            raise FrostlineError(f"bodies file {spec!r} does not exist")
-        loader_spec = importlib.util.spec_from_file_location(f"frostline_bodies_{path.stem}", path)
-        if loader_spec is None or loader_spec.loader is None:
-            raise FrostlineError(f"cannot import bodies file {spec!r}")
-        module = importlib.util.module_from_spec(loader_spec)
-        sys.modules[loader_spec.name] = module
-        loader_spec.loader.exec_module(module)
-    else:
-        try:
-            module = importlib.import_module(spec)
-        except ImportError as exc:
-            raise FrostlineError(f"cannot import bodies module {spec!r}: {exc}") from exc
-    if callable(getattr(module, "build", None)):
-        made = module.build()
-    else:
-        made = {"bodies": getattr(module, "BODIES", None), "tools": getattr(module, "TOOLS", {}),
-                "model": getattr(module, "MODEL", None)}
-    if not isinstance(made, Mapping) or not isinstance(made.get("bodies"), Mapping):
-        raise FrostlineError(f"{spec!r} must define build() -> {{'bodies': ...}} or a BODIES mapping "
-                             "of state name -> body function")
-    return dict(made)
 
 
 def _describe(event: LedgerEvent) -> str:

@@ -19,6 +19,7 @@ from frostline.cli.common import (
     config_option,
     fail,
     fail_with,
+    guarded,
     opened_capabilities,
     store_option,
 )
@@ -65,11 +66,23 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
     except ImportError as exc:  # the service extra is optional
         fail(f"the HTTP service needs the 'service' extra: pip install 'frostline[service]' "
              f"({exc})", EXIT_USAGE, as_json)
+    from frostline.store.url import parse, resolve
+
     given = {"executing_attempts": max_executing_attempts, "event_streams": max_event_streams,
              "runs_per_minute": max_runs_per_minute}
     with opened_capabilities(config_file, as_json) as registry:
         # flag > configuration file ([service.limits]) > default
         limits = _limits(registry.config.service_limits, given, as_json)
+        if guarded(as_json, lambda: parse(resolve(store_url))).backend == "postgres":
+            # Jobs go to the workers' queue: this host runs no script and needs no providers.
+            from frostline.worker import ProcrastinateQueue
+
+            try:
+                run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue),
+                           limits=limits, docs=docs)
+            except FrostlineError as err:  # the store cannot be reached or opened
+                fail_with(err, as_json)
+            return
         try:
             services = Services.default(runner_name=runner_name, capabilities=registry)
         except FrostlineError as err:  # e.g. the sandbox cannot be established here

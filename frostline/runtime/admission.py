@@ -18,7 +18,7 @@ from typing import Any
 
 from frostline.contract.identity import Identity, path_text
 from frostline.errors import CallDenied
-from frostline.runtime.call import Call, CallReport
+from frostline.runtime.call import Call
 
 MAX_PATH_DEPTH = 32
 
@@ -76,10 +76,11 @@ class Admission:
             return _reject("nonce", "frame nonce does not match this attempt", frame)
         kind = frame.get("type")
         path = frame.get("path")
-        if (not isinstance(path, list) or len(path) > MAX_PATH_DEPTH
-                or not all(type(i) is int and 0 <= i < max_fanout for i in path)):
-            return _reject("path", f"implausible fanout path {path!r} (indexes must be "
-                           f"< max_fanout {max_fanout})", frame)
+        if not isinstance(path, list) or len(path) > MAX_PATH_DEPTH:
+            return _implausible(path, max_fanout, frame)
+        for i in path:  # a loop, not all(...): no generator per frame
+            if type(i) is not int or not 0 <= i < max_fanout:
+                return _implausible(path, max_fanout, frame)
         steps = tuple(path)
         if kind == "decide":
             value = frame.get("value")
@@ -107,7 +108,12 @@ class Admission:
         text = f"{site}@{'.'.join(map(str, steps)) if steps else ''}:{occurrence}"
         name = str(capability)
         return Call(Identity(site, steps, occurrence), text, name, payload,
-                    CallReport(text, name))
+                    {"identity": text, "capability": name})
+
+
+def _implausible(path: Any, max_fanout: int, frame: Mapping[str, Any]) -> Rejection:
+    return _reject("path", f"implausible fanout path {path!r} (indexes must be "
+                   f"< max_fanout {max_fanout})", frame)
 
 
 def _reject(reason: str, message: str, frame: Mapping[str, Any]) -> Rejection:

@@ -58,9 +58,10 @@ from frostline.contract.identity import Identity
 from frostline.contract.prefix import Prefix
 from frostline.contract.records import CallRecord
 from frostline.errors import FrostlineError, StoreUnavailable
+from frostline.runtime import tracing
 from frostline.runtime.admission import Admission, RaceDecision, Rejection
 from frostline.runtime.audit import REPLAY_BATCH, AuditTrail
-from frostline.runtime.call import BrokerStats, Call, Outcome, Reply, RunStop, stop_reply
+from frostline.runtime.call import BrokerStats, Call, Reply, RunStop, stop_reply
 from frostline.runtime.dispatch import Dispatcher, StoreSink
 from frostline.runtime.rule import Rule, Spend, usage_tokens
 from frostline.runtime.settlement import Settlement
@@ -149,9 +150,12 @@ class Broker:
             self.invoked.append(admitted.identity)
             hit = self._rule.replay_hit(admitted, self.envelope)
             if hit is not None:
-                self.stats.reports.append(admitted.report)
+                self.stats.calls.append(admitted.row)
+                tracing.instant("frostline.call", run_id=self.run_id, attempt=self.attempt,
+                                identity=admitted.text, capability=admitted.capability,
+                                outcome="replayed", replayed=True)
                 return hit
-            return self._run(admitted)
+            return self._traced(admitted)
         if admitted is None:  # a well-formed call of a stopped run
             assert stopped is not None
             return stop_reply(stopped)
@@ -175,32 +179,39 @@ class Broker:
         whose identity the graph engine assigns."""
         return self._run(Call.of(identity, capability, payload))
 
+    async def _traced(self, call: Call) -> Reply:
+        with tracing.span("frostline.call", run_id=self.run_id, attempt=self.attempt,
+                          identity=call.text, capability=call.capability) as span:
+            try:
+                return await self._run(call)
+            finally:
+                outcome = call.row.get("outcome")
+                tracing.annotate(span, outcome=None if outcome is None else str(outcome),
+                                 replayed=outcome == "replayed")
+
     async def _run(self, call: Call) -> Reply:
-        report = call.report
-        self.stats.reports.append(report)
+        row = call.row
+        self.stats.calls.append(row)
         try:
             reply = self._rule.decide(call, self.envelope)
             if reply is not None:
                 return reply
             return await self._dispatcher.dispatch(call, self.envelope.concurrency)
         except StoreUnavailable as exc:
-            if report.outcome is None:
-                report.outcome = Outcome.STORE_UNAVAILABLE
+            row.setdefault("outcome", "store_unavailable")
             self._stop.stop(exc)
             return stop_reply(exc)
         except FrostlineError as exc:
             # e.g. the store refused a result it cannot hold: the call stays pending (a crash
             # window the next attempt reports), and this run stops.
-            if report.outcome is None:
-                report.outcome = Outcome.FAILED
+            row.setdefault("outcome", "failed")
             self._stop.stop(exc)
             return stop_reply(exc)
         except Exception as exc:
             log.exception("broker failure on %s in run %s", call.identity, self.run_id)
             err = FrostlineError(f"internal error while handling {call.text}: "
                                  f"{type(exc).__name__}: {exc}", identity=call.text)
-            if report.outcome is None:
-                report.outcome = Outcome.FAILED
+            row.setdefault("outcome", "failed")
             self._stop.stop(err)
             return stop_reply(err)
 

@@ -25,8 +25,7 @@ from frostline.runtime.audit import AuditTrail
 from frostline.runtime.call import (
     BrokerStats,
     Call,
-    CallReport,
-    Outcome,
+    CallRow,
     Reply,
     RunStop,
     raise_reply,
@@ -120,7 +119,7 @@ class Dispatcher:
     def _commit(self, call: Call, call_id: int | None, produced: ProviderResult) -> Reply:
         """Queue the commit of a result (its audit event in the same transaction) and
         reply with the result as the store will hold it."""
-        identity, report = call.identity, call.report
+        identity, row = call.identity, call.row
         slot = SlotRecord(self._run_id, identity.site, identity.path, identity.occurrence,
                           call.capability, call.digest, produced.result, dict(produced.usage),
                           self._attempt)
@@ -132,20 +131,20 @@ class Dispatcher:
             check_depth(produced.result, f"the result of {call.text}", identity=call.text)
             result = _decode(json_text(produced.result, f"the result of {call.text}"))
         except FrostlineError as exc:  # cannot be committed: the call stays pending
-            report.outcome = Outcome.FAILED
+            row["outcome"] = "failed"
             self._stop.stop(exc)
             return stop_reply(exc)
         self._stats.executed += 1
-        report.outcome = Outcome.EXECUTED
+        row["outcome"] = "executed"
         if call_id is not None:
             # The audit row rides in the commit's transaction: no fsync of its own, and
             # it exists exactly when the commit does. Buffered replays go first. The
             # reply does not wait for durability (see the module docstring).
             self._trail.flush()
-            self._writes.settle(self._commit_checker(report, slot, result), "commit_call",
+            self._writes.settle(self._commit_checker(row, slot, result), "commit_call",
                                 call_id, slot,
                                 event=("executed", {"attempt": self._attempt, **audit}),
-                                resolve_pending=report.retry_of is not None)
+                                resolve_pending="retry_of" in row)
         else:  # fail-open with no attempt record: nothing to commit, audit on its own
             self._trail.event("executed", audit)
         return {"ok": True, "result": result}
@@ -159,8 +158,8 @@ class Dispatcher:
         err.fields.setdefault("capability", call.capability)
         if err.fields.get("outcome_unknown") and call.fails_closed:
             return self._outcome_unknown(call, err)
-        call.report.outcome = Outcome.FAILED
-        call.report.error = err.to_dict()
+        call.row["outcome"] = "failed"
+        call.row["error"] = err.to_dict()
         if call_id is not None:
             self._writes.settle(self._writes.stops_on_failure("fail_call"),
                                 "fail_call", call_id, err.to_dict())
@@ -171,8 +170,8 @@ class Dispatcher:
         """The provider may have executed the call and cannot say (a connection lost in the
         middle of it): its attempt record stays pending, so this run stops as unresolved now
         and every later attempt fails closed on it until an operator reconciles it."""
-        call.report.outcome = Outcome.UNRESOLVED
-        call.report.error = err.to_dict()
+        call.row["outcome"] = "unresolved"
+        call.row["error"] = err.to_dict()
         stop = AttemptUnresolved(
             f"{call.text} ({call.capability}) was dispatched and its outcome is unknown: "
             f"{err.message}. The provider may have run it; reconcile it with 'frostline "
@@ -189,7 +188,7 @@ class Dispatcher:
         stopped = self._stop.error
         assert stopped is not None
         self._spend.release(call.price)
-        call.report.outcome = Outcome.STOPPED
+        call.row["outcome"] = "stopped"
         if call_id is not None:
             self._writes.settle(self._writes.stops_on_failure("fail_call"), "fail_call",
                                 call_id, {"code": "not_dispatched",
@@ -197,19 +196,19 @@ class Dispatcher:
                                           "dispatched: " + stopped.message})
         return stop_reply(stopped)
 
-    def _commit_checker(self, report: CallReport, slot: SlotRecord, result: Any) -> OnDone:
+    def _commit_checker(self, row: CallRow, slot: SlotRecord, result: Any) -> OnDone:
         def check(exc: BaseException | None, stored: Any) -> None:
             if exc is None and (stored.digest != slot.digest or stored.result != result):
                 # The identity was committed by someone else meanwhile, with another result:
                 # the script saw a value that is not the committed one. Stop before it acts.
                 exc = FrostlineError(
-                    f"{report.identity} was committed by another writer while this attempt "
+                    f"{row['identity']} was committed by another writer while this attempt "
                     "ran it; the result this attempt saw is not the committed one. Start a "
-                    "new attempt", identity=report.identity)
+                    "new attempt", identity=row["identity"])
             if exc is None:
                 return
-            report.outcome = (Outcome.STORE_UNAVAILABLE if isinstance(exc, StoreUnavailable)
-                              else Outcome.FAILED)
+            row["outcome"] = ("store_unavailable" if isinstance(exc, StoreUnavailable)
+                              else "failed")
             self._stats.executed -= 1
             self._stop.stop(self._writes.unavailable("commit_call", exc))
         return check

@@ -38,6 +38,7 @@ from frostline.errors import (
     ScriptRejected,
     StoreUnavailable,
 )
+from frostline.runtime import tracing
 from frostline.runtime.broker import Broker
 from frostline.runtime.outcome import AttemptOutcome as AttemptOutcome  # re-exported
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
@@ -104,8 +105,12 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
             close_crashed_attempts(store, run_id)
             if args is None:
                 args = _previous_args(store, run_id)
-            return await _attempt(store, run_id, source, args, run_envelope, providers, runner,
-                                  catalog, skip_checker, permissive)
+            with tracing.span("frostline.attempt", run_id=run_id) as span:
+                outcome = await _attempt(store, run_id, source, args, run_envelope, providers,
+                                         runner, catalog, skip_checker, permissive)
+                tracing.annotate(span, attempt=outcome.attempt, status=outcome.status,
+                                 executed=outcome.executed, replayed=outcome.replayed)
+                return outcome
     except PrefixConflict as exc:
         log.error("run %s has an inconsistent prefix: %s", run_id, exc.message)
         return AttemptOutcome(run_id, None, "failed", error=exc.to_dict())

@@ -8,7 +8,7 @@ For ι = (σ, π, ω) and h = digest(payload):
         ι not committed                      → unresolved check → occurrence ledger →
                                                budget → dispatch
 
-The rule only decides: it records what it found in the call's report, queues the audit
+The rule only decides: it records what it found in the call's row, queues the audit
 events of its decisions, and stops the run where the contract says so. Dispatch is
 `frostline.runtime.dispatch`. The budget is reserved here, when the call is let through, so
 that concurrent calls cannot overshoot it together; a call that is never dispatched
@@ -43,7 +43,6 @@ from frostline.runtime.audit import AuditTrail
 from frostline.runtime.call import (
     BrokerStats,
     Call,
-    Outcome,
     Reply,
     RunStop,
     raise_reply,
@@ -60,7 +59,7 @@ def usage_tokens(usage: Mapping[str, Any]) -> int:
 class Spend:
     """What the run has used of its budget, earlier attempts included.
 
-    Calls and dollars are reserved when a call is let through. Tokens are only known after a
+    Calls and dollars are claimed when a call is let through. Tokens are only known after a
     call returns, so the token budget stops the calls that would start once it is spent.
     """
 
@@ -71,8 +70,9 @@ class Spend:
         self.usd = usd
         self.tokens = tokens
 
-    def refusal(self, call: Call, price: float, budget: Budget) -> CallDenied | None:
-        """Why `call` at `price` would exceed `budget`, or None if it fits."""
+    def claim(self, call: Call, price: float, budget: Budget) -> CallDenied | None:
+        """Reserve one call at `price` for `call`, or say why it would exceed `budget`
+        (then nothing is reserved)."""
         if self.calls + 1 > budget.calls:
             return _over(f"{call.text} would be call {self.calls + 1} of a budget of "
                          f"{budget.calls} calls", call.text)
@@ -83,11 +83,9 @@ class Spend:
         if budget.tokens is not None and self.tokens >= budget.tokens:
             return _over(f"{call.text} would start after {self.tokens} tokens were used, "
                          f"with a budget of {budget.tokens} tokens", call.text)
-        return None
-
-    def reserve(self, price: float) -> None:
         self.calls += 1
         self.usd += price
+        return None
 
     def release(self, price: float) -> None:
         self.calls -= 1
@@ -151,9 +149,9 @@ class Rule:
         if h != slot.digest:
             return None
         self._stats.replayed += 1
-        report = call.report
-        report.digest = h
-        report.outcome = Outcome.REPLAYED
+        row = call.row
+        row["digest"] = h
+        row["outcome"] = "replayed"
         # No effect happened, so the reply need not wait for the audit write: it joins the
         # next batch. drain() writes it at the latest; a failed write stops the run.
         self._trail.replay(call.text, capability, h, slot.attempt)
@@ -195,11 +193,10 @@ class Rule:
             if denied is not None:
                 return denied
         price = float(cap.price_usd)
-        over = self.spend.refusal(call, price, envelope.budget)
+        # Reserved before the first await, so concurrent calls cannot overshoot together.
+        over = self.spend.claim(call, price, envelope.budget)
         if over is not None:
             return self._deny(call, over)
-        # Reserve before the first await so concurrent calls cannot overshoot together.
-        self.spend.reserve(price)
         call.price = price
         call.key = f"{self._run_id}/{call.text}" if honours else None
         call.fails_closed = cap.effect == "side_effecting" and not honours
@@ -222,7 +219,7 @@ class Rule:
             h = digest(call.payload)
         except PayloadInvalid as exc:
             return self._deny(call, exc, stop=False)
-        call.digest = call.report.digest = h
+        call.digest = call.row["digest"] = h
         return None
 
     def _diverged(self, call: Call, slot: SlotRecord) -> Reply:
@@ -232,7 +229,7 @@ class Rule:
             "committed payload cannot change — revert the payload or start a new run",
             identity=call.text, recorded={"capability": slot.capability, "digest": slot.digest},
             received={"capability": call.capability, "digest": call.digest})
-        call.report.outcome = Outcome.DIVERGED
+        call.row["outcome"] = "diverged"
         self._stats.divergences.append(div.to_dict())
         self._stop.stop(div)
         self._trail.event("divergence", div.to_dict())
@@ -249,11 +246,11 @@ class Rule:
                 f"'frostline reconcile {self._run_id} {call.text} --result @FILE' or "
                 "'--abandon'", identity=call.text, capability=call.capability,
                 attempt=pending.attempt)
-            call.report.outcome = Outcome.UNRESOLVED
+            call.row["outcome"] = "unresolved"
             self._stop.stop(err)
             self._trail.event("unresolved", err.to_dict())
             return stop_reply(err)
-        call.report.retry_of = pending.call_id
+        call.row["retry_of"] = pending.call_id
         self._trail.event("unresolved_retry", {
             "identity": call.text, "capability": call.capability, "call_id": pending.call_id,
             "reason": "idempotency key" if honours else cap.effect.replace("_", "-")})
@@ -261,7 +258,7 @@ class Rule:
 
     def _repeat(self, call: Call, repeat: SemanticRepeat) -> Reply | None:
         self._stats.semantic_repeats.append(repeat.to_dict())
-        call.report.semantic_repeat = repeat.action.value
+        call.row["semantic_repeat"] = repeat.action.value
         self._trail.event("semantic_repeat", repeat.to_dict())
         if repeat.action is not RepeatAction.DENY:
             return None
@@ -289,9 +286,9 @@ class Rule:
 
     def _deny(self, call: Call, err: CallDenied, *, stop: bool = True,
               event: bool = True) -> Reply:
-        report = call.report
-        report.outcome = Outcome.INVALID if isinstance(err, PayloadInvalid) else Outcome.DENIED
-        report.error = err.to_dict()
+        row = call.row
+        row["outcome"] = "invalid" if isinstance(err, PayloadInvalid) else "denied"
+        row["error"] = err.to_dict()
         self._stats.denials.append(err.to_dict())
         if stop:
             self._stop.stop(err)

@@ -9,27 +9,29 @@ cap (`body_limit`), per-principal limits (`limits`) and security headers (`heade
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
 from frostline import __version__
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
+from frostline.embedded.jobs import JobQueue
+from frostline.embedded.pool import DEFAULT_WORKERS, LocalPool
 from frostline.service import error_handlers, operations
 from frostline.service.body_limit import BodySizeLimit
 from frostline.service.dependencies import ServiceState, attach_state
-from frostline.service.executing import ExecutingRuns
 from frostline.service.headers import SecurityHeaders
 from frostline.service.limits import PrincipalLimits, ServiceLimits
 from frostline.service.links import with_run_links
-from frostline.service.routes import artifacts, attempts, contract, events, runs, ui
+from frostline.service.routes import artifacts, attempts, contract, events, jobs, runs, ui
 from frostline.service.routes import catalog as catalog_routes
 from frostline.service.schemas import MAX_BODY_BYTES
 from frostline.store.base import Store
 
 # In this order in the OpenAPI description.
-ROUTERS = (runs.router, attempts.router, contract.router, artifacts.router, events.router,
-           catalog_routes.router, ui.router)
+ROUTERS = (runs.router, attempts.router, jobs.router, contract.router, artifacts.router,
+           events.router, catalog_routes.router, ui.router)
 
 
 DOCS_URL, REDOC_URL = "/docs", "/redoc"
@@ -37,11 +39,26 @@ DOCS_URL, REDOC_URL = "/docs", "/redoc"
 
 def create_app(store: Store, *, services: operations.Services | None = None,
                catalog: Catalog = DEFAULT_CATALOG, limits: ServiceLimits | None = None,
-               docs: bool = False) -> FastAPI:
-    """Build the API over `store`. `services` injects providers, runner and model clients;
-    `limits` bounds each principal (defaults: `ServiceLimits()`); `docs` serves the
-    interactive API docs, which load their scripts from a CDN (off by default; the OpenAPI
-    description is always at /openapi.json)."""
+               docs: bool = False, pool_size: int | None = None) -> FastAPI:
+    """Build the API over `store`. `services` injects providers, runner and model clients, or
+    the queue of the workers that run the jobs (without one, jobs run on an in-process pool of
+    `pool_size` threads, by default two more than one principal may hold at once, so a
+    principal at its limit leaves room for the others); `limits` bounds each principal (defaults: `ServiceLimits()`); `docs`
+    serves the interactive API docs, which load their scripts from a CDN (off by default; the
+    OpenAPI description is always at /openapi.json)."""
+    services = services or operations.Services.default(catalog=catalog)
+    limits = limits or ServiceLimits()
+    size = pool_size or max(DEFAULT_WORKERS, limits.executing_attempts + 2)
+    queue: JobQueue = (services.make_queue(store) if services.make_queue is not None
+                       else LocalPool(store, services.body(), workers=size))
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            queue.close()
+
     app = FastAPI(
         title="frostline",
         version=__version__,
@@ -49,16 +66,17 @@ def create_app(store: Store, *, services: operations.Services | None = None,
         exception_handlers=error_handlers.HANDLERS,
         docs_url=DOCS_URL if docs else None,
         redoc_url=REDOC_URL if docs else None,
+        lifespan=lifespan,
     )
     app.add_middleware(BodySizeLimit, limit=MAX_BODY_BYTES)
     # Added last, so outermost: the 413 of the body cap carries the headers too.
     app.add_middleware(SecurityHeaders, docs_paths=(DOCS_URL, REDOC_URL) if docs else ())
     attach_state(app, ServiceState(
         store=store,
-        services=services or operations.Services.default(catalog=catalog),
+        services=services,
         catalog=catalog,
-        executing=ExecutingRuns(),
-        limits=PrincipalLimits(limits or ServiceLimits()),
+        queue=queue,
+        limits=PrincipalLimits(limits),
     ))
     for router in ROUTERS:
         app.include_router(router)

@@ -16,9 +16,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from frostline.capabilities import Catalog
 from frostline.contract.records import RunRecord
+from frostline.embedded.jobs import JobQueue
 from frostline.errors import RunNotFound
 from frostline.service.auth import bearer_token, unauthorized
-from frostline.service.executing import ExecutingRuns
 from frostline.service.limits import PrincipalLimits
 from frostline.service.operations import Services
 from frostline.store.base import Store
@@ -31,7 +31,7 @@ class ServiceState:
     store: Store
     services: Services
     catalog: Catalog
-    executing: ExecutingRuns
+    queue: JobQueue
     limits: PrincipalLimits
 
 

@@ -12,8 +12,8 @@ from fastapi import HTTPException
 from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
 from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, RunRecord
-from frostline.errors import FrostlineError, ScriptRejected
-from frostline.script import check
+from frostline.embedded.jobs import JobBody, JobQueue, JobSpec, precheck_script
+from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
 from frostline.store.jsontext import json_text
 
@@ -52,15 +52,7 @@ def precheck_args(args: Any) -> None:
 
 def precheck(script: str, envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG) -> None:
     """Refuse a script the checker rejects before anything is recorded (HTTP 422)."""
-    env = Envelope.from_dict(envelope, catalog)
-    report = check(script, env, catalog=catalog)
-    if not report.valid:
-        errors = [v for v in report.to_dict()["violations"] if v["severity"] == "error"]
-        first = errors[0]
-        raise ScriptRejected(
-            f"the checker rejected the script: {first['rule']} line {first['line']}: {first['message']}",
-            report=report.to_dict(),
-        )
+    precheck_script(script, envelope, catalog)
 
 
 def envelope_dict(envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG) -> dict[str, Any]:
@@ -220,12 +212,8 @@ def reconcile(store: Store, run_id: str, identity: str, *, abandon: bool, result
     try:
         ident = Identity.parse(identity)
     except ValueError as exc:
-        from frostline.errors import DefinitionError
-
         raise DefinitionError(str(exc), identity=identity) from None
     if not abandon and result is None:
-        from frostline.errors import DefinitionError
-
         raise DefinitionError("give either abandon=true or a result to write back", identity=identity)
     call = store.reconcile_call(run_id, ident, abandon=abandon, result=None if abandon else result)
     return {"identity": identity, "status": str(call.status)}
@@ -233,11 +221,42 @@ def reconcile(store: Store, run_id: str, identity: str, *, abandon: bool, result
 
 @dataclass
 class Services:
-    """The executing side of the API, injected so tests choose providers, runner and models."""
+    """The executing side of the API, injected so tests choose providers, runner and models.
+
+    `execute` and `repair` are what the in-process pool runs (the embedded default);
+    `make_queue`, when given, builds the queue jobs go to instead (Procrastinate's, for the
+    workers of a PostgreSQL store), and this process executes nothing itself.
+    """
 
     execute: Callable[[Store, str, str, dict[str, Any] | None], dict[str, Any]]
     repair: Callable[[Store, str, str, int, bool], dict[str, Any]]
     extra: dict[str, Any] = field(default_factory=dict)
+    make_queue: Callable[[Store], JobQueue] | None = None
+
+    def body(self) -> JobBody:
+        """The job body of the in-process pool: attempts and repairs through these services."""
+
+        def body(store: Store, spec: JobSpec) -> dict[str, Any]:
+            p = spec.params
+            if spec.kind == "attempt":
+                return self.execute(store, spec.run_id, str(p["source"]), p.get("args"))
+            if spec.kind == "repair":
+                return self.repair(store, spec.run_id, str(p["model"]),
+                                   int(p.get("max_rewrites", 3)), bool(p.get("execute")))
+            raise DefinitionError(f"the HTTP service does not run {spec.kind} jobs")
+
+        return body
+
+    @classmethod
+    def remote(cls, make_queue: Callable[[Store], JobQueue]) -> Services:
+        """Services of an API host whose jobs run on workers: it needs no providers, runner or
+        credentials."""
+
+        def elsewhere(*_: Any) -> dict[str, Any]:
+            raise DefinitionError("this server queues jobs for workers and executes none")
+
+        return cls(execute=elsewhere, repair=elsewhere, extra={"runner": "workers"},
+                   make_queue=make_queue)
 
     @classmethod
     def default(cls, *, catalog: Catalog = DEFAULT_CATALOG, runner_name: str = "auto",

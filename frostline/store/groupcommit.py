@@ -10,6 +10,13 @@ A batch first runs as one plain transaction. If one of its writes fails (a missi
 status conflict), the batch is rolled back and run again with a savepoint around each write, so
 the failure undoes only that caller's write. A failed COMMIT fails every caller in the batch,
 because none of their writes is durable.
+
+Where the driver can pipeline (PostgreSQL), a batch whose writes all have a pipelined form
+goes first as one pipeline: BEGIN, every write's statements, COMMIT, sent together and
+answered in one round trip; each write reads its results only after the COMMIT. A write whose
+result says it needs its general path (nothing of it was written) takes it in a transaction of
+its own, before the writes queued after it are answered; a statement that fails sends the whole
+batch, rolled back, through the plain path above.
 """
 
 from __future__ import annotations
@@ -29,6 +36,13 @@ C = TypeVar("C")
 T = TypeVar("T")
 
 MAX_BATCH = 512
+
+
+class SlowPath(Exception):
+    """Raised by a pipelined write's finisher: it wrote nothing, run its general form."""
+
+
+Finisher = Callable[[], Any]
 
 
 class WriterBackend(Protocol[C]):
@@ -61,6 +75,7 @@ class _Item(Generic[C]):
     operation: str
     fn: Callable[[C], Any]
     future: Future[Any]
+    pipelined: Callable[[C], Finisher] | None = None
 
 
 _STOP = object()
@@ -94,8 +109,13 @@ class GroupCommitter(Generic[C]):
                                "write (the writer thread would wait for itself)")
         return self.submit_nowait(operation, fn).result()
 
-    def submit_nowait(self, operation: str, fn: Callable[[C], T]) -> Future[T]:
+    def submit_nowait(self, operation: str, fn: Callable[[C], T],
+                      pipelined: Callable[[C], Finisher] | None = None) -> Future[T]:
         """Queue `fn(conn)` for the writer's next transaction and return at once.
+
+        `pipelined(conn)`, when given, is the same write for a pipeline: it sends its
+        statements and returns a finisher that reads their results (after the COMMIT) and
+        returns what `fn` would, or raises SlowPath to have `fn` run instead.
 
         The future resolves once the transaction holding the write is durable (or with the
         write's own error). Writes are taken in queue order, so a write queued after another
@@ -115,7 +135,7 @@ class GroupCommitter(Generic[C]):
                     f"{self._backend.backend_name} store is closed; open it again to {operation}",
                     backend=self._backend.backend_name, operation=operation,
                 )
-            self._queue.put(_Item(operation, fn, future))
+            self._queue.put(_Item(operation, fn, future, pipelined))
         return future
 
     def close(self) -> None:
@@ -160,8 +180,44 @@ class GroupCommitter(Generic[C]):
         # trips). Only if one write fails is the batch rolled back and run again with a
         # savepoint per write; the writes are plain functions of the database, so running
         # them again after a rollback is safe.
+        pipeline = getattr(self._backend, "writer_pipeline", None)
+        if (pipeline is not None and all(item.pipelined is not None for item in batch)
+                and self._pipelined(batch, pipeline)):
+            return
         if not self._transaction(batch, savepoints=False):
             self._transaction(batch, savepoints=True)
+
+    def _pipelined(self, batch: list[_Item[C]], pipeline: Callable[[C], Any]) -> bool:
+        """Run `batch` as one pipeline and deliver every outcome; False to run it the plain
+        way (a statement failed: nothing of the batch is durable)."""
+        backend = self._backend
+        try:
+            if self._conn is not None and not backend.writer_usable(self._conn):
+                self._drop_connection()
+            if self._conn is None:
+                self._conn = backend.writer_connect()
+            conn = self._conn
+            with pipeline(conn):
+                backend.writer_begin(conn)
+                finishers = [item.pipelined(conn) for item in batch]  # type: ignore[misc]
+                backend.writer_commit(conn)
+        except BaseException:
+            if self._conn is not None and backend.writer_usable(self._conn):
+                with contextlib.suppress(BaseException):
+                    backend.writer_rollback(self._conn)
+            else:
+                self._drop_connection()
+            return False  # the plain path reports what failed, write by write
+        self.batches += 1
+        self.writes += len(batch)
+        for item, finish in zip(batch, finishers, strict=True):
+            try:
+                _deliver(item.future, True, finish())
+            except SlowPath:
+                self._transaction([item], savepoints=False)
+            except BaseException as exc:
+                _deliver(item.future, False, backend.translate(exc, item.operation))
+        return True
 
     def _transaction(self, batch: list[_Item[C]], *, savepoints: bool) -> bool:
         """Run `batch` in one transaction and deliver every outcome; return True.

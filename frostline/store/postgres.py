@@ -30,10 +30,13 @@ import psycopg
 from psycopg.types.json import Json
 from psycopg.types.string import TextLoader
 
-from frostline.contract.identity import path_text
+from frostline.contract.identity import Identity, path_text
+from frostline.contract.records import SlotRecord
 from frostline.errors import RunBusy, StoreNotFound, StoreUnavailable
 from frostline.store import schema
+from frostline.store.groupcommit import Finisher, SlowPath
 from frostline.store.sql import SLOT_COLUMNS, SqlStore
+from frostline.store.sql_history import event_kind
 from frostline.store.url import redact
 
 CONNECT_TIMEOUT_S = 10
@@ -112,8 +115,17 @@ class PostgresStore(SqlStore):
         # Event inserts are ordered across processes (seq order = commit order) by a lock held
         # to the end of the transaction. Taking it with BEGIN costs no round trip of its own;
         # savepoints are set after it, so rolling back to one never releases it. No
-        # parameters: psycopg sends the two statements as one simple query.
-        conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({int(self._key('events'))})")
+        # parameters: psycopg sends the two statements as one simple query; in a pipeline
+        # (one statement per message) they travel in the pipeline's one round trip anyway.
+        lock = f"SELECT pg_advisory_xact_lock({int(self._key('events'))})"
+        if conn.pgconn.pipeline_status:
+            conn.execute("BEGIN")
+            conn.execute(lock)
+        else:
+            conn.execute(f"BEGIN; {lock}")
+
+    def writer_pipeline(self, conn: psycopg.Connection[Any]) -> Any:
+        return conn.pipeline()
 
     def writer_usable(self, conn: psycopg.Connection[Any]) -> bool:
         return not (conn.broken or conn.closed)
@@ -152,23 +164,77 @@ class PostgresStore(SqlStore):
         # Mark the call committed, insert the slot and the audit row, in one round trip. Each
         # insert reads from the UPDATE, so when the call is not the pending one this slot
         # belongs to, nothing is written and the general path says why.
-        params = {"now": now, "call_id": call_id, "run": slot.run_id, "site": slot.site,
-                  "path": path_text(slot.path), "occ": slot.occurrence,
-                  "cap": slot.capability, "digest": slot.digest, "result": result,
-                  "usage": usage, "attempt": slot.attempt,
-                  "kind": None if audit is None else audit[0],
-                  "data": None if audit is None else audit[1]}
+        params = self._commit_params(call_id, slot, result, usage, audit, now)
         row = conn.execute(_COMMIT_IN_ONE, params).fetchone()
         if not row or not row[0]:
             return None
         if row[1] is not None:
             return row[1:]
         # The identity was committed already (insert-if-absent): return what is stored.
-        existing = conn.execute(
+        return self._existing_slot(conn, slot)
+
+    @staticmethod
+    def _commit_params(call_id: int, slot: Any, result: Any, usage: Any,
+                       audit: tuple[str, Any] | None, now: float) -> dict[str, Any]:
+        return {"now": now, "call_id": call_id, "run": slot.run_id, "site": slot.site,
+                "path": path_text(slot.path), "occ": slot.occurrence,
+                "cap": slot.capability, "digest": slot.digest, "result": result,
+                "usage": usage, "attempt": slot.attempt,
+                "kind": None if audit is None else audit[0],
+                "data": None if audit is None else audit[1]}
+
+    @staticmethod
+    def _existing_slot(conn: Any, slot: Any) -> Any:
+        return conn.execute(
             f"SELECT {SLOT_COLUMNS} FROM slots WHERE run_id = %s AND site = %s AND path = %s "
             "AND occurrence = %s", (slot.run_id, slot.site, path_text(slot.path),
                                     slot.occurrence)).fetchone()
-        return existing
+
+    # pipelined writes: statements now, results after the COMMIT (see groupcommit) ---------------
+    def _begin_call_pipe(self, run_id: str, attempt: int, identity: Identity, capability: str,
+                         digest: str, idempotency_key: str | None = None) -> Finishing:
+        now = self._clock()
+        params = (run_id, identity.site, path_text(identity.path), identity.occurrence,
+                  capability, digest, attempt, idempotency_key, now, now)
+
+        def send(conn: Any) -> Finisher:
+            cur = conn.execute(_BEGIN_CALL, params)
+            return lambda: int(cur.fetchone()[0])
+
+        return send
+
+    def _commit_call_pipe(self, call_id: int, slot: SlotRecord, *,
+                          event: tuple[str, dict[str, Any]] | None = None,
+                          resolve_pending: bool = False) -> Finishing | None:
+        if resolve_pending:
+            return None  # rare (a retried crash): the general path
+        result, usage = self._j(slot.result, "result"), self._j(slot.usage, "usage")
+        audit = None if event is None else (event_kind(event[0]), self._j(event[1], "event"))
+        params = self._commit_params(call_id, slot, result, usage, audit, self._clock())
+
+        def send(conn: Any) -> Finisher:
+            cur = conn.execute(_COMMIT_IN_ONE, params)
+
+            def finish() -> SlotRecord:
+                row = cur.fetchone()
+                if not row or not row[0]:
+                    raise SlowPath  # not the pending call this slot belongs to: nothing written
+                return self._slot(row[1:] if row[1] is not None
+                                  else self._existing_slot(conn, slot))
+
+            return finish
+
+        return send
+
+    def _append_event_pipe(self, run_id: str, kind: str, data: dict[str, Any]) -> Finishing:
+        payload, now, kind = self._j(data, "event"), self._clock(), event_kind(kind)
+
+        def send(conn: Any) -> Finisher:
+            cur = conn.execute("INSERT INTO events (run_id, ts, kind, data) VALUES "
+                               "(%s, %s, %s, %s) RETURNING seq", (run_id, now, kind, payload))
+            return lambda: int(cur.fetchone()[0])
+
+        return send
 
     def _insert_events(self, conn: Any, run_id: str, ts: float,
                        events: list[tuple[str, str]]) -> list[int]:
@@ -259,6 +325,13 @@ e AS (
     RETURNING seq)  -- runs to completion though the query does not read it
 SELECT (SELECT count(*) FROM c), s.* FROM (SELECT 1) AS one LEFT JOIN s ON true
 """
+
+
+_BEGIN_CALL = ("INSERT INTO calls (run_id, site, path, occurrence, capability, digest, "
+               "attempt, status, idempotency_key, error, created_at, updated_at) VALUES "
+               "(%s, %s, %s, %s, %s, %s, %s, 'pending', %s, NULL, %s, %s) RETURNING call_id")
+
+Finishing = Callable[[Any], Finisher]
 
 
 @functools.lru_cache(maxsize=512)

@@ -196,7 +196,9 @@ class SqlBackend(Store):
         try:
             self._check_open(method)
             op = getattr(self, f"_{method}_op")(*args, **kwargs)
-            return self._writer.submit_nowait(method, op)
+            pipe = getattr(self, f"_{method}_pipe", None)
+            return self._writer.submit_nowait(
+                method, op, None if pipe is None else pipe(*args, **kwargs))
         except Exception as exc:
             failed: Future[Any] = Future()
             failed.set_exception(exc)

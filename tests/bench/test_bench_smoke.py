@@ -131,6 +131,20 @@ def test_helpers() -> None:
     assert text.splitlines()[2].split() == ["a", "b", "c", "1.0"]
 
 
+@pytest.mark.postgres
+def test_workers_bench_measures_frostline_and_dbos(pg_url: str, tmp_path: Path) -> None:
+    from bench import workers
+
+    base = pg_url.partition("?")[0]
+    report = workers.measure(base, runs=3, latency=0.05, counts=[1], jobs=3,
+                             dbos=peers.missing_peer("dbos") is None, folder=tmp_path)
+    rows = report["frostline"] + report["dbos"]
+    assert rows and all(sane(r["runs_per_s"]) and r["runs"] == 3 for r in rows)
+    assert len(report["frostline_start_ms"]) == 3
+    assert all(math.isfinite(v) for v in report["frostline_start_ms"])
+    assert "runs/s" in workers.table(report)
+
+
 def test_mcp_overhead_measures_both_paths(tmp_path: Path) -> None:
     pytest.importorskip("mcp_server_time")
     from bench import mcp_overhead

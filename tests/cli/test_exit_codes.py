@@ -97,6 +97,9 @@ STORE_COMMANDS = [
     ("graph", "run", "canonical", "--bodies", str(ROOT / "examples/graph/fix_failing_test.py"),
      "--run", "g1"),
     ("mcp", "--runner", "process"),
+    ("worker", "--runner", "process"),
+    ("submit", "s.py", "--run", "r"),
+    ("workers",),
 ]
 READS = [c for c in STORE_COMMANDS if c[0] in {"show", "reconcile", "gate", "cert", "orphans",
                                               "repair", "runs", "artifacts"}

@@ -37,7 +37,7 @@ def test_occurrences_count_per_site_and_path_in_arrival_order() -> None:
         Identity(SITE, (), 0), Identity(SITE, (1,), 0), Identity(SITE, (), 1),
         Identity(SITE, (1,), 1), Identity(SITE, (), 2)]
     # The text form is spelled out for speed; it must be the identity's own.
-    assert all(c.text == str(c.identity) == c.report.identity for c in calls
+    assert all(c.text == str(c.identity) == c.row["identity"] for c in calls
                if isinstance(c, Call))
 
 

@@ -56,7 +56,13 @@ def serving(store: Store, *, services: Services | None = None, **app_options: An
     """Serve `store` (with `services`, or local providers in a child process) until the block
     ends; `app_options` go to `create_app` (limits, docs)."""
     services = services or Services.default(runner_name="process", latency_s=0.02)
-    app = create_app(store, services=services, **app_options)
+    with serving_app(create_app(store, services=services, **app_options), store) as running:
+        yield running
+
+
+@contextmanager
+def serving_app(app: Any, store: Store) -> Iterator[Live]:
+    """`app` served by uvicorn on a free loopback port, in a thread, until the block ends."""
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

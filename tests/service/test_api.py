@@ -23,11 +23,14 @@ async def orchestrate(ctx, args):
 
 def test_create_run_and_read_it(live):
     with live.client(live.alice) as c:
-        r = c.post("/v1/runs", json={"script": ECHO, "args": {"n": 2}, "envelope": {}})
-        assert r.status_code == 201, r.text
+        r = c.post("/v1/runs", json={"script": ECHO, "args": {"n": 2}, "envelope": {}},
+                   params={"wait": 60})
+        assert r.status_code == 200, r.text
         body = r.json()
         run_id = body["run_id"]
-        attempt = body["attempt"]
+        assert body["state"] == "finished" and body["attempt"] == 1
+        assert r.headers["location"] == f"/v1/runs/{run_id}/jobs/{body['job']}"
+        attempt = body["outcome"]
         for key in ("run_id", "attempt", "status", "executed", "replayed", "provider_calls",
                     "spend_usd", "divergences", "orphans", "semantic_repeats", "result", "error"):
             assert key in attempt
@@ -44,18 +47,19 @@ def test_create_run_and_read_it(live):
 
 def test_second_attempt_replays_and_gate_stops(live):
     with live.client(live.alice) as c:
-        run_id = c.post("/v1/runs", json={"script": FAILS, "args": {"size": "7x7"}}).json()["run_id"]
+        run_id = c.post("/v1/runs", json={"script": FAILS, "args": {"size": "7x7"}},
+                        params={"wait": 60}).json()["run_id"]
         fixed = FAILS.replace('args["size"]', '"512x512"')
         # a literal edit of the failed (uncommitted) call is allowed: that site is not frozen
-        r = c.post(f"/v1/runs/{run_id}/attempts", json={"script": fixed})
-        assert r.status_code == 201, r.text
-        att = r.json()["attempt"]
+        r = c.post(f"/v1/runs/{run_id}/attempts", json={"script": fixed}, params={"wait": 60})
+        assert r.status_code == 200, r.text
+        att = r.json()["outcome"]
         assert att["status"] == "succeeded" and att["replayed"] == 1 and att["executed"] == 1
         moved = fixed.replace('a = await ctx.run("echo", {"n": 1})',
                               'if True:\n        a = await ctx.run("echo", {"n": 1})')
-        r = c.post(f"/v1/runs/{run_id}/attempts", json={"script": moved})
-        assert r.status_code == 201
-        stopped = r.json()["attempt"]
+        r = c.post(f"/v1/runs/{run_id}/attempts", json={"script": moved}, params={"wait": 60})
+        assert r.status_code == 200
+        stopped = r.json()["outcome"]
         assert stopped["status"] == "gate_stopped" and stopped["provider_calls"] == 0
         # the wrapped echo leaves orchestrate/#0 to the image call, and orchestrate/#1 is gone
         kinds = {(c["kind"], c["site"]) for c in stopped["gate"]["counterexamples"]}
@@ -65,8 +69,8 @@ def test_second_attempt_replays_and_gate_stops(live):
 def test_artifacts_and_events(live):
     script = FAILS.replace('args["size"]', '"512x512"')
     with live.client(live.alice) as c:
-        body = c.post("/v1/runs", json={"script": script}).json()
-        run_id, ref = body["run_id"], body["attempt"]["result"]
+        body = c.post("/v1/runs", json={"script": script}, params={"wait": 60}).json()
+        run_id, ref = body["run_id"], body["outcome"]["result"]
         r = c.get(f"/v1/runs/{run_id}/artifacts/{ref}")
         assert r.status_code == 200 and r.headers["content-type"] == "image/png"
         assert r.content[:8] == b"\x89PNG\r\n\x1a\n"
@@ -80,8 +84,10 @@ def test_artifacts_and_events(live):
 
 def test_auth_and_ownership(live):
     with live.client(live.alice) as alice:
-        run_id = alice.post("/v1/runs", json={"script": ECHO, "args": {"n": 1}}).json()["run_id"]
-        ref_body = alice.post("/v1/runs", json={"script": FAILS.replace('args["size"]', '"512x512"')}).json()
+        run_id = alice.post("/v1/runs", json={"script": ECHO, "args": {"n": 1}},
+                            params={"wait": 60}).json()["run_id"]
+        ref_body = alice.post("/v1/runs", json={"script": FAILS.replace('args["size"]', '"512x512"')},
+                              params={"wait": 60}).json()
     for token in (None, "not-a-token"):
         with live.client(token) as anon:
             r = anon.get(f"/v1/runs/{run_id}")
@@ -92,7 +98,7 @@ def test_auth_and_ownership(live):
         assert bob.get(f"/v1/runs/{run_id}/certificate").status_code == 404
         assert bob.get(f"/v1/runs/{run_id}/events", params={"follow": "false"}).status_code == 404
         other = ref_body["run_id"]
-        assert bob.get(f"/v1/runs/{other}/artifacts/{ref_body['attempt']['result']}").status_code == 404
+        assert bob.get(f"/v1/runs/{other}/artifacts/{ref_body['outcome']['result']}").status_code == 404
         assert bob.post(f"/v1/runs/{run_id}/attempts", json={"script": ECHO}).status_code == 404
         assert bob.get("/v1/runs").json()["runs"] == []
 
@@ -132,7 +138,8 @@ async def orchestrate(ctx, args):
 
     def first_attempt():
         with live.client(live.alice) as c2:
-            results["run"] = c2.post("/v1/runs", json={"script": slow, "run_id": "slow-run"})
+            results["run"] = c2.post("/v1/runs", json={"script": slow, "run_id": "slow-run"},
+                                     params={"wait": 60})
 
     t = threading.Thread(target=first_attempt)
     t.start()
@@ -146,8 +153,8 @@ async def orchestrate(ctx, args):
     t.join()
     assert seen is not None, "the first attempt was never observed executing"
     assert seen.status_code == 409 and "executing" in seen.json()["error"]["message"]
-    assert results["run"].status_code == 201
-    assert results["run"].json()["attempt"]["result"] == 40
+    assert results["run"].status_code == 200
+    assert results["run"].json()["outcome"]["result"] == 40
 
 
 def test_token_cli_prints_token_last(tmp_path):

@@ -23,9 +23,9 @@ async def orchestrate(ctx, args):
 def test_a_deep_result_fails_the_script_and_every_read_still_answers(live_any):
     """A result nested 255+ levels deep once made the create call and every later GET 500."""
     with live_any.client(live_any.alice) as c:
-        r = c.post("/v1/runs", json={"script": DEEP_RESULT, "run_id": "deep"})
-        assert r.status_code == 201, r.text
-        attempt = r.json()["attempt"]
+        r = c.post("/v1/runs", json={"script": DEEP_RESULT, "run_id": "deep"}, params={"wait": 60})
+        assert r.status_code == 200, r.text
+        attempt = r.json()["outcome"]
         assert attempt["status"] == "failed" and attempt["result"] is None
         assert attempt["error"]["code"] == "result_too_deep"
         for path in ("/v1/runs", "/v1/runs/deep", "/v1/runs/deep/certificate",
@@ -35,9 +35,10 @@ def test_a_deep_result_fails_the_script_and_every_read_still_answers(live_any):
 
 def test_a_deep_payload_is_refused_before_dispatch(live_any):
     with live_any.client(live_any.alice) as c:
-        r = c.post("/v1/runs", json={"script": DEEP_PAYLOAD, "run_id": "deep-payload"})
-        assert r.status_code == 201, r.text
-        attempt = r.json()["attempt"]
+        r = c.post("/v1/runs", json={"script": DEEP_PAYLOAD, "run_id": "deep-payload"},
+                   params={"wait": 60})
+        assert r.status_code == 200, r.text
+        attempt = r.json()["outcome"]
         assert attempt["status"] == "failed" and attempt["provider_calls"] == 0
         assert "nests deeper than 128" in attempt["error"]["message"]
         assert c.get("/v1/runs/deep-payload").status_code == 200

@@ -3,6 +3,7 @@ the principal and owned-run dependencies answer as the API promises. In-process 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,9 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from frostline.contract.records import run_key
-from frostline.errors import RunBusy
+from frostline.embedded.jobs import JobSpec, wait_job
+from frostline.embedded.pool import LocalPool
+from frostline.errors import AlreadyQueued
 from frostline.service.app import create_app
-from frostline.service.executing import ExecutingRuns
 from frostline.service.operations import Services
 from frostline.service.schemas import ErrorBody
 from frostline.store import open_store
@@ -20,12 +22,17 @@ from frostline.store.base import Store
 
 # (method, path, operationId, tags, success status, parameters) of every described operation.
 OPERATIONS = [
-    ("POST", "/v1/runs", "create_run_v1_runs_post", ["runs"], "201", []),
+    ("POST", "/v1/runs", "create_run_v1_runs_post", ["runs"], "202", ["wait"]),
     ("GET", "/v1/runs", "list_runs_v1_runs_get", ["runs"], "200", []),
     ("GET", "/v1/runs/{run_id}", "get_run_v1_runs__run_id__get", ["runs"], "200", ["run_id"]),
-    ("POST", "/v1/runs/{run_id}/attempts", "add_attempt_v1_runs__run_id__attempts_post", ["runs"], "201",
-     ["run_id"]),
-    ("POST", "/v1/runs/{run_id}/repair", "repair_v1_runs__run_id__repair_post", ["runs"], "200", ["run_id"]),
+    ("POST", "/v1/runs/{run_id}/attempts", "add_attempt_v1_runs__run_id__attempts_post", ["runs"], "202",
+     ["run_id", "wait"]),
+    ("POST", "/v1/runs/{run_id}/repair", "repair_v1_runs__run_id__repair_post", ["runs"], "202",
+     ["run_id", "wait"]),
+    ("GET", "/v1/runs/{run_id}/jobs/{job}", "get_job_v1_runs__run_id__jobs__job__get", ["jobs"], "200",
+     ["job", "run_id"]),
+    ("GET", "/v1/workers", "list_workers_v1_workers_get", ["jobs"], "200", []),
+    ("GET", "/v1/metrics", "get_metrics_v1_metrics_get", ["jobs", "meta"], "200", []),
     ("GET", "/v1/runs/{run_id}/certificate", "certificate_v1_runs__run_id__certificate_get", ["contract"],
      "200", ["run_id", "verify"]),
     ("GET", "/v1/runs/{run_id}/orphans", "orphans_v1_runs__run_id__orphans_get", ["contract"], "200",
@@ -74,7 +81,7 @@ def test_openapi_operations_are_pinned(store):
         "type": "http", "scheme": "bearer", "description": "A token from `frostline token create NAME`."}}
     secured = {(m.upper(), p) for p, ms in spec["paths"].items() for m, op in ms.items()
                if op.get("security") == [{"HTTPBearer": []}]}
-    assert secured == {(m, p) for m, p, *_ in OPERATIONS if p != "/v1/catalog"}
+    assert secured == {(m, p) for m, p, *_ in OPERATIONS if p not in ("/v1/catalog", "/v1/metrics")}
 
 
 def test_ui_is_served_but_not_described(store):
@@ -98,9 +105,16 @@ def test_principal_dependency(store):
         r = c.get("/v1/runs", headers={"Authorization": "Bearer nope"})
         assert r.status_code == 401 and r.json()["error"]["message"] == "unknown token"
         assert c.get("/v1/catalog").status_code == 200  # public: no token
-        r = c.post("/v1/runs", json={"script": ECHO, "run_id": "r1"}, headers={"Authorization": f"Bearer {token}"})
-        assert r.status_code == 201 and r.json() == {"run_id": "r1", "attempt": {"status": "succeeded",
-                                                                                "run_id": "r1"}}
+        auth = {"Authorization": f"Bearer {token}"}
+        r = c.post("/v1/runs", json={"script": ECHO, "run_id": "r1"}, headers=auth)
+        assert r.status_code == 202, r.text
+        body = r.json()
+        assert body["run_id"] == "r1" and body["attempt"] == 1 and body["kind"] == "attempt"
+        assert r.headers["location"] == body["location"] == f"/v1/runs/r1/jobs/{body['job']}"
+        done = c.get(r.headers["location"], headers=auth).json()
+        while done["state"] != "finished":
+            done = c.get(r.headers["location"], headers=auth).json()
+        assert done["outcome"] == {"status": "succeeded", "run_id": "r1"} and done["run_id"] == "r1"
     # the store key of alice's r1 reaches the services; the client only ever sees the name
     assert calls == [("execute", run_key("alice", "r1"), {})]
     assert store.find_run("alice", "r1").owner == "alice"
@@ -117,7 +131,8 @@ def test_owned_run_dependency_answers_404_before_reading_the_request(store):
             # 404 whatever the request carries
             for method, path, body in (("POST", "attempts", {"script": ""}), ("POST", "repair", {}),
                                        ("POST", "reconcile", {}), ("GET", "events?after=x", None),
-                                       ("GET", "certificate?verify=x", None), ("GET", "orphans", None)):
+                                       ("GET", "certificate?verify=x", None), ("GET", "orphans", None),
+                                       ("GET", "jobs/j-1", None)):
                 r = c.request(method, f"/v1/runs/{run_id}/{path}", json=body, headers=as_bob)
                 assert r.status_code == 404, (run_id, path, r.text)
                 assert r.json() == {"error": {"type": "RunNotFound", "code": "run_not_found",
@@ -125,26 +140,43 @@ def test_owned_run_dependency_answers_404_before_reading_the_request(store):
                                               "run_id": run_id}}
         as_alice = {"Authorization": f"Bearer {alice}"}
         assert c.post("/v1/runs/r1/repair", json={}, headers=as_alice).status_code == 422
-        r = c.post("/v1/runs/r1/repair", json={"model": "openai:m-1"}, headers=as_alice)
-        assert r.status_code == 200 and r.json() == {"accepted": None}
+        r = c.post("/v1/runs/r1/repair", json={"model": "openai:m-1"}, headers=as_alice,
+                   params={"wait": 30})
+        assert r.status_code == 200 and r.json()["outcome"] == {"accepted": None}
+        assert r.json()["attempt"] is None  # a repair that does not execute opens no attempt
         assert c.get("/v1/runs/r1", headers=as_alice).json()["executing"] is False
     assert calls == [("repair", run_key("alice", "r1"), "openai:m-1")]
 
 
-def test_executing_runs_are_exclusive_and_released():
-    executing = ExecutingRuns()
+def test_a_run_takes_one_job_at_a_time_and_is_released(store):
+    gate, started = threading.Event(), threading.Event()
 
-    def nested() -> str:
-        assert "r1" in executing and "r2" not in executing
-        with pytest.raises(RunBusy):
-            executing.exclusively("r1", lambda: "again")
-        return executing.exclusively("r2", lambda: "other run")
+    def body(_: Store, spec: JobSpec) -> dict[str, Any]:
+        started.set()
+        gate.wait(10)
+        return {"status": "succeeded", "attempt": 1}
 
-    assert executing.exclusively("r1", nested) == "other run"
-    assert "r1" not in executing
-    with pytest.raises(ValueError):
-        executing.exclusively("r1", lambda: int("x"))
-    assert "r1" not in executing
+    store.create_run("r1", {})
+    store.create_run("r2", {})
+    pool = LocalPool(store, body, workers=2)
+    try:
+        first = pool.submit(store, JobSpec("attempt", "r1", {"source": ECHO}))
+        assert started.wait(10)
+        with pytest.raises(AlreadyQueued) as refused:
+            pool.submit(store, JobSpec("attempt", "r1", {"source": ECHO}))
+        assert refused.value.fields["job"] == first.ticket and "executing" in refused.value.message
+        other = pool.submit(store, JobSpec("attempt", "r2", {"source": ECHO}))
+        assert [w["jobs"][0]["run_id"] for w in pool.workers()] == ["r1"]
+        gate.set()
+        assert wait_job(store, "r1", first.ticket, 10).state == "finished"
+        assert wait_job(store, "r2", other.ticket, 10).state == "finished"
+        again = pool.submit(store, JobSpec("attempt", "r1", {"source": ECHO}))  # released
+        assert wait_job(store, "r1", again.ticket, 10).outcome == {"status": "succeeded",
+                                                                   "attempt": 1}
+        assert pool.stats().start_latency.count == 3
+    finally:
+        gate.set()
+        pool.close()
 
 
 def test_every_error_answer_has_the_one_shape(store):

@@ -27,8 +27,9 @@ async def orchestrate(ctx, args):
 
 
 def failed_run(c, run_id: str = "victim") -> str:
-    r = c.post("/v1/runs", json={"script": FAILS, "args": {"size": "7x7"}, "run_id": run_id})
-    assert r.status_code == 201 and r.json()["attempt"]["status"] == "failed", r.text
+    r = c.post("/v1/runs", json={"script": FAILS, "args": {"size": "7x7"}, "run_id": run_id},
+               params={"wait": 60})
+    assert r.status_code == 200 and r.json()["outcome"]["status"] == "failed", r.text
     return run_id
 
 
@@ -56,7 +57,7 @@ def test_the_repair_route_never_opens_a_path_the_client_names(live_any):
 
 def test_committed_runs_survive_the_old_store_file_attack(tmp_path):
     """Opening the store's SQLite file through the repair route used to drop the server's
-    locks; the next process then deleted its WAL and runs acknowledged with 201 were lost."""
+    locks; the next process then deleted its WAL and runs acknowledged as finished were lost."""
     db = tmp_path / "api.db"
     with serving(open_store(f"sqlite:///{db}")) as live, live.client(live.alice) as c:
         run_id = failed_run(c)
@@ -64,8 +65,8 @@ def test_committed_runs_survive_the_old_store_file_attack(tmp_path):
             r = c.post(f"/v1/runs/{run_id}/repair", json={"model": f"recorded:{f}"})
             assert r.status_code == 422
         acknowledged = c.post("/v1/runs", json={"script": FAILS, "args": {"size": "512x512"},
-                                                "run_id": "acknowledged"})
-        assert acknowledged.status_code == 201
+                                                "run_id": "acknowledged"}, params={"wait": 60})
+        assert acknowledged.status_code == 200
         # another process touches the store while the server still runs
         other = subprocess.run(
             [sys.executable, "-c", "import sys; from frostline.store import open_store; "
@@ -122,7 +123,7 @@ def test_the_store_files_are_opened_only_by_the_store(tmp_path):
                 for spec in hostile_specs(live.store):
                     c.post(f"/v1/runs/{run_id}/repair", json={"model": spec})
                 fixed = FAILS.replace('args["size"]', '"512x512"')
-                c.post(f"/v1/runs/{run_id}/attempts", json={"script": fixed})
+                c.post(f"/v1/runs/{run_id}/attempts", json={"script": fixed}, params={"wait": 60})
                 for path in ("", "/certificate", "/orphans", "/events?follow=false"):
                     c.get(f"/v1/runs/{run_id}{path}")
                 c.get("/v1/runs")
@@ -149,9 +150,10 @@ def test_run_names_are_per_principal_not_an_existence_oracle(live_any):
     """Creating another principal's run id used to answer 409 "exists" while GET answered 404."""
     with live_any.client(live_any.alice) as alice, live_any.client(live_any.bob) as bob:
         a = alice.post("/v1/runs", json={"script": FAILS, "args": {"size": "512x512"},
-                                         "run_id": "r1"})
-        b = bob.post("/v1/runs", json={"script": FAILS, "args": {"size": "7x7"}, "run_id": "r1"})
-        assert (a.status_code, b.status_code) == (201, 201), (a.text, b.text)
+                                         "run_id": "r1"}, params={"wait": 60})
+        b = bob.post("/v1/runs", json={"script": FAILS, "args": {"size": "7x7"}, "run_id": "r1"},
+                     params={"wait": 60})
+        assert (a.status_code, b.status_code) == (200, 200), (a.text, b.text)
         assert a.json()["run_id"] == b.json()["run_id"] == "r1"  # the key never shows
         assert alice.get("/v1/runs/r1").json()["attempts"][0]["status"] == "succeeded"
         assert bob.get("/v1/runs/r1").json()["attempts"][0]["status"] == "failed"
@@ -184,19 +186,20 @@ def test_another_principals_artifact_is_not_found(live_any):
     """Bob's run echoed alice's ref and then downloaded her PNG; `review.visual` on her ref
     returned her image's statistics."""
     with live_any.client(live_any.alice) as alice, live_any.client(live_any.bob) as bob:
-        a = alice.post("/v1/runs", json={"script": ALICE_DRAWS, "run_id": "art"}).json()
-        ref = a["attempt"]["result"]
+        a = alice.post("/v1/runs", json={"script": ALICE_DRAWS, "run_id": "art"},
+                       params={"wait": 60}).json()
+        ref = a["outcome"]["result"]
         assert alice.get(f"/v1/runs/art/artifacts/{ref}").status_code == 200
         b = bob.post("/v1/runs", json={"script": BOB_BORROWS, "args": {"ref": ref},
-                                       "run_id": "borrow"}).json()
-        assert b["attempt"]["status"] == "succeeded", b
-        assert b["attempt"]["result"]["ref"] == ref  # a script chooses its results...
-        refused = b["attempt"]["result"]["seen"]["refused"]
+                                       "run_id": "borrow"}, params={"wait": 60}).json()
+        assert b["outcome"]["status"] == "succeeded", b
+        assert b["outcome"]["result"]["ref"] == ref  # a script chooses its results...
+        refused = b["outcome"]["result"]["seen"]["refused"]
         missing = "sha256:" + "0" * 64
         c = bob.post("/v1/runs", json={"script": BOB_BORROWS, "args": {"ref": missing},
-                                       "run_id": "missing"}).json()
+                                       "run_id": "missing"}, params={"wait": 60}).json()
         # ...but a provider reads alice's ref exactly as it reads a ref that does not exist
-        assert refused.replace(ref, "REF") == c["attempt"]["result"]["seen"]["refused"].replace(
+        assert refused.replace(ref, "REF") == c["outcome"]["result"]["seen"]["refused"].replace(
             missing, "REF")
         stolen = bob.get(f"/v1/runs/borrow/artifacts/{ref}")
         nothing = bob.get(f"/v1/runs/missing/artifacts/{missing}")

@@ -1,7 +1,9 @@
-"""Runs: create one (which executes its first attempt), list the caller's, read one in detail.
+"""Runs: create one (its first attempt is queued as a job), list the caller's, read one in
+detail.
 
-Creating a run counts against the caller's runs per minute and holds one of its executing
-slots (`frostline.service.limits`).
+Creating a run counts against the caller's runs per minute, and the request holds one of its
+executing slots while it queues the job (and waits, with `?wait=`); see
+`frostline.service.limits`.
 """
 
 from __future__ import annotations
@@ -10,17 +12,20 @@ import secrets
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
+from fastapi.responses import JSONResponse
 
+from frostline.embedded.jobs import JobSpec, open_jobs
 from frostline.service import operations
 from frostline.service.dependencies import OwnedRun, Principal, State
+from frostline.service.jobs import ACCEPTED, Wait, accept
 from frostline.service.schemas import CreateRun
 
 router = APIRouter(tags=["runs"])
 
 
-@router.post("/v1/runs", status_code=201)
-def create_run(body: CreateRun, who: Principal, state: State) -> dict[str, Any]:
-    """Create a run with a script, args and envelope, and execute its first attempt."""
+@router.post("/v1/runs", status_code=202, responses=ACCEPTED)
+def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0) -> JSONResponse:
+    """Create a run with a script, args and envelope, and queue its first attempt."""
     store, catalog = state.store, state.catalog
     name = body.run_id or f"run-{secrets.token_hex(6)}"
     operations.precheck(body.script, body.envelope, catalog)
@@ -32,9 +37,8 @@ def create_run(body: CreateRun, who: Principal, state: State) -> dict[str, Any]:
     with state.limits.executing(who):
         state.limits.admit_run(who)
         run = store.create_run(name, operations.envelope_dict(body.envelope, catalog), owner=who)
-        attempt = state.executing.exclusively(
-            run.run_id, lambda: state.services.execute(store, run.run_id, body.script, body.args))
-    return operations.public(run, {"run_id": run.run_id, "attempt": attempt})
+        return accept(state, run, JobSpec("attempt", run.run_id, {"source": body.script,
+                                                                  "args": body.args}), wait)
 
 
 @router.get("/v1/runs")
@@ -47,5 +51,5 @@ def list_runs(who: Principal, state: State) -> dict[str, Any]:
 @router.get("/v1/runs/{run_id}")
 def get_run(run: OwnedRun, state: State) -> dict[str, Any]:
     """A run with its attempts and the identity timeline across attempts."""
-    return operations.public(run, operations.run_detail(state.store, run,
-                                                        executing=run.run_id in state.executing))
+    return operations.public(run, operations.run_detail(
+        state.store, run, executing=bool(open_jobs(state.store, run.run_id))))

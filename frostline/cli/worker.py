@@ -1,0 +1,212 @@
+"""`frostline worker`, `frostline submit` and `frostline workers`: attempts run as jobs on
+workers that share one PostgreSQL store (frostline.worker), submitted from anywhere.
+
+Exit codes: `worker` 0 after a graceful stop, 2 for a store that is not PostgreSQL; `submit`
+0 once the job is queued (with `--wait`, the attempt's own code as `frostline run` gives it),
+1 when the run already has a job waiting or running, 2 for bad input, 6 when the checker
+rejects the script before anything is queued.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from frostline.cli.common import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    config_option,
+    emit_json,
+    fail,
+    fail_with,
+    json_arg_text,
+    json_option,
+)
+from frostline.errors import DefinitionError, FrostlineError
+from frostline.store.url import parse, resolve
+
+EXIT_REJECTED = 6
+_NOT_PG = ("needs a PostgreSQL store (--store postgresql://…); the embedded SQLite default runs "
+           "jobs inside `frostline serve`, and `frostline run` runs an attempt inline")
+
+
+def _pg_url(store_url: str | None, what: str, as_json: bool) -> str:
+    url = resolve(store_url)
+    try:
+        location = parse(url)
+    except DefinitionError as err:
+        fail_with(err, as_json, EXIT_USAGE)
+    if location.backend != "postgres":
+        fail(f"{what} {_NOT_PG}", EXIT_USAGE, as_json)
+    return url
+
+
+# ------------------------------------------------------------------------------------ worker
+@click.command("worker")
+@click.option("--store", "store_url", default=None, metavar="URL",
+              help="PostgreSQL store URL shared by every worker (default: $FROSTLINE_STORE).")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=4, show_default=True,
+              help="Jobs run at once on this worker.")
+@config_option
+@click.option("--runner", "runner_name", type=click.Choice(["auto", "sandbox", "process"]),
+              envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
+              help="Where scripts run; 'process' reduces isolation, 'auto' falls back loudly.")
+@click.option("--name", default="", help="Worker name (default: HOST:PID).")
+@click.option("--heartbeat", "heartbeat_s", type=click.FloatRange(0.1), default=5.0,
+              envvar="FROSTLINE_WORKER_HEARTBEAT", show_default=True,
+              help="Seconds between heartbeats and stalled-job checks.")
+@click.option("--stalled-after", "stalled_s", type=click.FloatRange(1.0), default=30.0,
+              envvar="FROSTLINE_WORKER_STALLED_AFTER", show_default=True,
+              help="A worker silent this long is stalled; its jobs go back to the queue.")
+@click.option("--grace", "grace_s", type=click.FloatRange(0.0), default=60.0,
+              envvar="FROSTLINE_WORKER_GRACE", show_default=True,
+              help="On SIGTERM, seconds running jobs get to finish before they are handed back.")
+@click.option("--lock-journal", default=None, metavar="FILE", envvar="FROSTLINE_LOCK_JOURNAL",
+              help="Append when this worker takes and lets go of each run (JSON lines).")
+@json_option
+def worker(store_url: str | None, concurrency: int, config_file: str | None, runner_name: str,
+           name: str, heartbeat_s: float, stalled_s: float, grace_s: float,
+           lock_journal: str | None, as_json: bool) -> None:
+    """Run jobs from the store's queue on this host (its sandbox, providers, credentials)."""
+    from frostline.embedded import default_log_path, make_runner, open_capabilities
+    from frostline.embedded.bodies import host_body
+    from frostline.worker import WorkerHost, WorkerSettings, open_worker_store
+
+    url = _pg_url(store_url, "`frostline worker`", as_json)
+    try:
+        runner, label = make_runner(runner_name)
+        registry = open_capabilities(config_file, log_path=default_log_path())
+    except FrostlineError as err:
+        fail(f"{err.message}\n(choose --runner process to run with reduced isolation)"
+             if runner_name == "sandbox" else err.message, EXIT_FAILED, as_json, err)
+    settings = WorkerSettings(concurrency=concurrency, name=name, heartbeat_s=heartbeat_s,
+                              stalled_after_s=stalled_s, grace_s=grace_s,
+                              lock_journal=lock_journal)
+    try:
+        store = open_worker_store(url)
+        host = WorkerHost(store, lambda stops: host_body(
+            registry, runner, registry.catalog, interrupts=stops, config=registry.config),
+            sandbox=label, settings=settings, say=lambda line: click.echo(line, err=True))
+        try:
+            code = host.run()
+        finally:
+            store.close()
+    except FrostlineError as err:  # the store: unreachable, or lost (exit code by kind)
+        fail_with(err, as_json)
+    finally:
+        registry.close()
+    sys.exit(code)
+
+
+# ------------------------------------------------------------------------------------ submit
+@click.command("submit")
+@click.argument("script", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--run", "run_id", required=True, help="Run id (a new or an existing run).")
+@click.option("--store", "store_url", default=None, metavar="URL",
+              help="PostgreSQL store URL the workers share (default: $FROSTLINE_STORE).")
+@click.option("--args", "args_text", default=None, metavar="JSON|@FILE",
+              help="Arguments passed to orchestrate(ctx, args).")
+@click.option("--envelope", "envelope_file", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Envelope JSON file (only used when the run is created).")
+@click.option("--wait", is_flag=True, help="Wait for the attempt and exit with its code.")
+@json_option
+def submit(script: Path, run_id: str, store_url: str | None, args_text: str | None,
+           envelope_file: Path | None, wait: bool, as_json: bool) -> None:
+    """Queue SCRIPT as the next attempt of RUN_ID for a worker to run."""
+    import json
+
+    url = _pg_url(store_url, "`frostline submit`", as_json)
+    try:
+        source = script.read_text(encoding="utf-8")
+        args = json.loads(json_arg_text(args_text)) if args_text is not None else None
+        envelope = (json.loads(envelope_file.read_text(encoding="utf-8"))
+                    if envelope_file is not None else None)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        fail(f"cannot read the script, --args or --envelope: {exc}", EXIT_USAGE, as_json)
+    try:
+        outcome = _submit(url, run_id, source, args, envelope, wait, as_json)
+    except FrostlineError as err:
+        code = EXIT_REJECTED if err.code == "rejected" else None
+        fail_with(err, as_json, code)
+    sys.exit(outcome)
+
+
+def _submit(url: str, run_id: str, source: str, args: Any, envelope: dict[str, Any] | None,
+            wait: bool, as_json: bool) -> int:
+    from frostline.embedded.jobs import wait_job
+    from frostline.worker.submit import submit_attempt
+
+    with _store(url) as store:
+        sub = submit_attempt(store, run_id, source, args=args, envelope=envelope)
+        if not wait:
+            if as_json:
+                emit_json(sub.to_dict())
+            else:
+                click.echo(f"queued job {sub.ticket}: run {run_id} attempt {sub.attempt}; "
+                           f"follow it with `frostline show {run_id}` or GET {sub.location}")
+            return 0
+        state = wait_job(store, run_id, sub.ticket, float("inf"))
+    return _report(run_id, state, as_json)
+
+
+def _report(run_id: str, state: Any, as_json: bool) -> int:
+    from frostline.runtime.outcome import EXIT_CODES
+
+    outcome = state.outcome or {}
+    if as_json:
+        emit_json(state.to_dict())
+    else:
+        click.echo(f"run {run_id} attempt {outcome.get('attempt')}: "
+                   f"{outcome.get('status') or state.state} (executed "
+                   f"{outcome.get('executed', 0)}, replayed {outcome.get('replayed', 0)})")
+        if state.error:
+            click.echo(f"error: {state.error.get('message')}", err=True)
+    if state.state != "finished" or state.error:
+        return EXIT_FAILED
+    return EXIT_CODES.get(str(outcome.get("status")), EXIT_FAILED)
+
+
+def _store(url: str) -> Any:
+    from frostline.store import open_store
+
+    return open_store(url)
+
+
+# ----------------------------------------------------------------------------------- workers
+@click.command("workers")
+@click.option("--store", "store_url", default=None, metavar="URL",
+              help="PostgreSQL store URL the workers share (default: $FROSTLINE_STORE).")
+@json_option
+def workers(store_url: str | None, as_json: bool) -> None:
+    """List the workers of the store's queue: last heartbeat and the jobs they run."""
+    from frostline.worker import ProcrastinateQueue
+
+    url = _pg_url(store_url, "`frostline workers`", as_json)
+    try:
+        with _store(url) as store:
+            queue = ProcrastinateQueue(store)
+            try:
+                found = queue.workers()
+            finally:
+                queue.close()
+    except FrostlineError as err:
+        fail_with(err, as_json)
+    if as_json:
+        emit_json({"workers": found})
+        return
+    table = Table(title=f"{len(found)} worker(s)", title_justify="left")
+    for col in ("name", "host", "pid", "heartbeat", "sandbox", "jobs"):
+        table.add_column(col)
+    now = time.time()
+    for w in found:
+        jobs = ", ".join(f"{j['kind']} {j['run_id']}" for j in w["jobs"]) or "-"
+        table.add_row(str(w["name"] or w["worker_id"]), str(w["host"] or "?"), str(w["pid"]),
+                      f"{now - w['last_heartbeat']:.1f}s ago", str(w["sandbox"] or "?"), jobs)
+    Console().print(table)

@@ -1,0 +1,124 @@
+"""What a host does with a job: the job bodies, run with this host's providers, runner and
+catalog (its credentials never leave it).
+
+An attempt runs on its own event loop so that the host can stop it from another thread
+(`Interrupts`): on a shutdown past its grace period, or when the worker lost its database. A
+stopped attempt kills its script, lets every call it already dispatched complete and commit
+(the broker drains), releases the run lock and hands the job back (`HandBack`); the attempt
+that runs it again replays what was committed, and the crash rules decide the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from frostline.capabilities import DEFAULT_CATALOG, Catalog
+from frostline.capabilities.provider import Provider
+from frostline.config import Config
+from frostline.embedded.jobs import HandBack, JobBody, JobSpec
+from frostline.runtime.runners import Runner
+from frostline.store.base import Store
+
+T = TypeVar("T")
+
+
+class Interrupts:
+    """The attempts running on this host, which `interrupt_all` stops (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = {}
+        self.reason: str | None = None
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run `coro` on a loop of its own; HandBack if it is (or already was) interrupted."""
+        loop = asyncio.new_event_loop()
+        task = loop.create_task(coro)
+        key = id(task)
+        with self._lock:
+            if self.reason is not None:
+                task.cancel()
+            self._running[key] = (loop, task)
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            raise HandBack(f"stopped on this host: {self.reason}") from None
+        finally:
+            with self._lock:
+                self._running.pop(key, None)
+            loop.close()
+
+    def interrupt_all(self, reason: str) -> int:
+        """Stop every running attempt (and any that starts later); return how many ran."""
+        with self._lock:
+            self.reason = reason
+            running = list(self._running.values())
+        for loop, task in running:
+            loop.call_soon_threadsafe(task.cancel)
+        return len(running)
+
+    def resume(self) -> None:
+        """Let attempts run again (the database is back)."""
+        with self._lock:
+            self.reason = None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._running)
+
+
+def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CATALOG, *,
+              interrupts: Interrupts | None = None, config: Config | None = None) -> JobBody:
+    """The job body of this host: attempts and repairs with `providers` and `runner` (a
+    repair's model may be one of `config`'s [models]), graph runs with the bodies module the
+    job names.
+
+    Example: ``run_job(store, spec, host_body(LocalProviders(), ChildProcessRunner()), worker="w1")``
+    """
+    stops = interrupts if interrupts is not None else Interrupts()
+
+    def attempt(store: Store, run_id: str, source: str, args: Any,
+                envelope: dict[str, Any] | None) -> dict[str, Any]:
+        from frostline.runtime.execute import execute_async
+
+        outcome = stops.run(execute_async(store, run_id, source, args=args, envelope=envelope,
+                                          providers=providers, runner=runner, catalog=catalog))
+        if (outcome.error or {}).get("code") == "store_unavailable":
+            # The store stopped answering: this host cannot finish (nor even record) the
+            # attempt. Another run of the job replays what was committed and applies the
+            # crash rules to a call left pending.
+            raise HandBack(f"the store did not answer: {(outcome.error or {}).get('message')}")
+        return dict(outcome.to_dict())
+
+    def body(store: Store, spec: JobSpec) -> dict[str, Any]:
+        p = spec.params
+        if spec.kind == "attempt":
+            return attempt(store, spec.run_id, str(p["source"]), p.get("args"),
+                           p.get("envelope"))
+        if spec.kind == "repair":
+            from frostline.embedded import repair
+
+            result = repair(store, spec.run_id, str(p["model"]),
+                            max_rewrites=int(p.get("max_rewrites", 3)), config=config,
+                            catalog=catalog)
+            if p.get("execute") and result.get("accepted"):
+                result["attempt"] = attempt(store, spec.run_id, result["accepted"], None, None)
+            return result
+        return _graph(store, spec)
+
+    return body
+
+
+def _graph(store: Store, spec: JobSpec) -> dict[str, Any]:
+    from frostline.graph.bodies import load_bodies
+    from frostline.graph.durable import run_durable
+    from frostline.graph.graph import load_graph
+
+    graph = load_graph(str(spec.params["graph"]))
+    made = load_bodies(str(spec.params["bodies"]))
+    outcome = run_durable(store, spec.run_id, graph, made["bodies"], made.get("tools") or {},
+                          model=made.get("model"))
+    return dict(outcome.to_json())

@@ -1,0 +1,315 @@
+"""Jobs: an attempt, a repair or a durable graph run, accepted now and executed by whoever
+takes it — a `frostline worker` on any host (Procrastinate over PostgreSQL) or the server's
+bounded in-process pool (the embedded SQLite default).
+
+The store is a job's record, whichever host runs it: its life is appended to the run's audit
+events (`job.queued`, `job.started`, `job.requeued`, `job.finished`, `job.interrupted`, each
+carrying the job's ticket), so a client follows a job on the run's event stream, and a waiting
+caller (`?wait=`, `frostline submit --wait`) reads the outcome back from the store. The queue
+only decides who runs what and when.
+
+One job per run at a time: a run's job is refused (`AlreadyQueued`) while another one of the
+same run waits or runs, so "the same attempt" can never be queued twice, and the attempt number
+a submission announces is the one the job opens.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from frostline.capabilities import DEFAULT_CATALOG, Catalog
+from frostline.errors import DefinitionError, FrostlineError
+from frostline.store.base import Store
+
+JOB_KINDS = ("attempt", "repair", "graph")
+EVENT_PREFIX = "job."
+# Latency buckets (seconds) of the queue's histograms: enqueue → start and start → finish.
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+                   300.0, float("inf"))
+TERMINAL = ("finished", "interrupted")
+
+
+def new_ticket() -> str:
+    return "j-" + secrets.token_hex(8)
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What to run: `kind` (attempt, repair, graph) on `run_id` with its `params`.
+
+    Example: ``JobSpec("attempt", "r1", {"source": src, "args": {"n": 2}})``
+    """
+
+    kind: str
+    run_id: str
+    params: dict[str, Any] = field(default_factory=dict)
+    ticket: str = field(default_factory=new_ticket)
+
+    def __post_init__(self) -> None:
+        if self.kind not in JOB_KINDS:
+            raise DefinitionError(f"a job kind is one of {', '.join(JOB_KINDS)}, not "
+                                  f"{self.kind!r}")
+
+    def to_args(self) -> dict[str, Any]:
+        """The job as JSON data (what a queue stores)."""
+        return {"kind": self.kind, "run_id": self.run_id, "params": self.params,
+                "ticket": self.ticket}
+
+    @classmethod
+    def from_args(cls, args: dict[str, Any]) -> JobSpec:
+        try:
+            return cls(str(args["kind"]), str(args["run_id"]), dict(args.get("params") or {}),
+                       str(args["ticket"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DefinitionError(f"malformed job arguments ({exc}): {sorted(args)}") from None
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A job the queue accepted: where to follow it and the attempt it will open."""
+
+    run_id: str
+    ticket: str
+    kind: str
+    attempt: int | None
+    queued_seq: int
+    queue_job_id: int | None = None
+
+    @property
+    def location(self) -> str:
+        return f"/v1/runs/{self.run_id}/jobs/{self.ticket}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "job": self.ticket, "kind": self.kind,
+                "attempt": self.attempt, "state": "queued", "location": self.location,
+                "queue_job_id": self.queue_job_id}
+
+
+@dataclass(frozen=True)
+class JobState:
+    """Where a job stands, read from the run's events."""
+
+    run_id: str
+    ticket: str
+    kind: str | None
+    state: str  # queued | running | finished | interrupted
+    worker: str | None = None
+    outcome: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    attempt: int | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.state in TERMINAL
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "job": self.ticket, "kind": self.kind,
+                "state": self.state, "worker": self.worker, "attempt": self.attempt,
+                "outcome": self.outcome, "error": self.error}
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Cumulative bucket counts (upper bound → observations at or below it), count and sum."""
+
+    buckets: tuple[tuple[float, int], ...]
+    count: int
+    total: float
+
+    @classmethod
+    def of(cls, values: list[float]) -> Histogram:
+        return cls(tuple((le, sum(1 for v in values if v <= le)) for le in LATENCY_BUCKETS),
+                   len(values), float(sum(values)))
+
+
+class Observations:
+    """A running histogram (not thread-safe: its owner holds a lock)."""
+
+    def __init__(self) -> None:
+        self._counts = [0] * len(LATENCY_BUCKETS)
+        self._count = 0
+        self._total = 0.0
+
+    def add(self, value: float) -> None:
+        for i, le in enumerate(LATENCY_BUCKETS):
+            if value <= le:
+                self._counts[i] += 1
+        self._count += 1
+        self._total += value
+
+    def snapshot(self) -> Histogram:
+        return Histogram(tuple(zip(LATENCY_BUCKETS, self._counts, strict=True)), self._count,
+                         self._total)
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    """What `/v1/metrics` reports about a queue."""
+
+    depth: dict[str, int]  # queued | running → jobs
+    start_latency: Histogram  # enqueue → start, seconds
+    run_time: Histogram  # start → finish, seconds
+
+
+class JobQueue(Protocol):
+    """Where a job goes once accepted: Procrastinate's queue, or the in-process pool."""
+
+    def submit(self, store: Store, spec: JobSpec) -> Submission: ...
+
+    def workers(self) -> list[dict[str, Any]]: ...
+
+    def stats(self) -> QueueStats: ...
+
+    def close(self) -> None: ...
+
+
+JobBody = Callable[[Store, JobSpec], dict[str, Any]]
+
+
+class HandBack(Exception):
+    """Raised by a job body that stopped before finishing (shutdown, lost database): the queue
+    must run the job again, on this worker or another. Nothing is lost: what the attempt
+    committed replays, and a call it dispatched without a commit follows the crash rules."""
+
+
+def precheck_script(script: str, envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG
+                    ) -> None:
+    """Refuse a script the checker rejects before anything is queued or recorded."""
+    from frostline.capabilities.envelope import Envelope
+    from frostline.errors import ScriptRejected
+    from frostline.script import check
+
+    report = check(script, Envelope.from_dict(envelope, catalog), catalog=catalog)
+    if not report.valid:
+        errors = [v for v in report.to_dict()["violations"] if v["severity"] == "error"]
+        first = errors[0]
+        raise ScriptRejected(
+            f"the checker rejected the script: {first['rule']} line {first['line']}: "
+            f"{first['message']}", report=report.to_dict())
+
+
+def next_attempt(store: Store, run_id: str, kind: str, params: dict[str, Any]) -> int | None:
+    """The number of the attempt a job will open (None when it may open none)."""
+    if kind == "repair" and not params.get("execute"):
+        return None
+    attempts = store.list_attempts(run_id)
+    return (attempts[-1].number if attempts else 0) + 1
+
+
+def record_queued(store: Store, spec: JobSpec, *, attempt: int | None,
+                  queue_job_id: int | None = None) -> Submission:
+    """Append `job.queued` and return the submission a caller follows."""
+    seq = store.append_event(spec.run_id, "job.queued", {
+        "job": spec.ticket, "kind": spec.kind, "attempt": attempt, "queue_job_id": queue_job_id})
+    return Submission(spec.run_id, spec.ticket, spec.kind, attempt, seq, queue_job_id)
+
+
+def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[str, Any]:
+    """Run `spec` with `body`, recording `job.started` and `job.finished` on the run.
+
+    `HandBack` propagates (the caller hands the job back to its queue); any other error ends
+    the job, recorded with the error, and is not raised again.
+    """
+    from frostline.runtime import tracing
+
+    store.append_event(spec.run_id, "job.started", {"job": spec.ticket, "kind": spec.kind,
+                                                    "worker": worker})
+    with tracing.span("frostline.job", run_id=spec.run_id, job=spec.ticket, kind=spec.kind,
+                      worker=worker):
+        try:
+            outcome: dict[str, Any] = body(store, spec)
+            error = None
+        except HandBack:
+            raise
+        except FrostlineError as exc:
+            outcome, error = {}, exc.to_dict()
+        except Exception as exc:  # a job never takes its worker down with it
+            outcome = {}
+            error = {"type": type(exc).__name__, "code": "job_error", "message": str(exc)}
+    attempt = outcome.get("attempt")
+    if isinstance(attempt, dict):  # a repair that executed its candidate
+        attempt = attempt.get("attempt")
+    store.append_event(spec.run_id, "job.finished", {
+        "job": spec.ticket, "kind": spec.kind, "worker": worker,
+        "attempt": attempt if isinstance(attempt, int) else None,
+        "status": "failed" if error else outcome_status(outcome),
+        "outcome": outcome, "error": error})
+    return outcome
+
+
+def outcome_status(outcome: dict[str, Any]) -> str | None:
+    """The status a job's outcome reports: its attempt's, or a repair's verdict."""
+    if isinstance(outcome.get("status"), str):
+        return str(outcome["status"])
+    nested = outcome.get("attempt")
+    if isinstance(nested, dict) and isinstance(nested.get("status"), str):
+        return str(nested["status"])
+    if "accepted" in outcome:
+        return "repaired" if outcome["accepted"] else "not_repaired"
+    return None
+
+
+def _job_events(store: Store, run_id: str, after: int) -> Iterator[Any]:
+    cursor = after
+    while True:
+        batch = store.list_events(run_id, after=cursor, limit=1000)
+        for ev in batch:
+            cursor = ev.seq
+            if ev.kind.startswith(EVENT_PREFIX):
+                yield ev
+        if len(batch) < 1000:
+            return
+
+
+def job_state(store: Store, run_id: str, ticket: str, *, after: int = 0) -> JobState | None:
+    """The state of job `ticket` of `run_id` (None if the run never queued it)."""
+    state: JobState | None = None
+    for ev in _job_events(store, run_id, after):
+        if ev.data.get("job") != ticket:
+            continue
+        what = ev.kind[len(EVENT_PREFIX):]
+        kind = ev.data.get("kind", state.kind if state else None)
+        if what == "queued" and state is not None:
+            continue  # the worker was quicker than the submitter's own record
+        if what in ("queued", "requeued"):
+            state = JobState(run_id, ticket, kind, "queued",
+                             attempt=ev.data.get("attempt", state.attempt if state else None))
+        elif what == "started":
+            state = JobState(run_id, ticket, kind, "running", worker=ev.data.get("worker"),
+                             attempt=state.attempt if state else None)
+        elif what in TERMINAL:
+            attempt = ev.data.get("attempt")
+            state = JobState(run_id, ticket, kind, what, worker=ev.data.get("worker"),
+                             outcome=ev.data.get("outcome"), error=ev.data.get("error"),
+                             attempt=attempt if attempt is not None else
+                             (state.attempt if state else None))
+    return state
+
+
+def wait_job(store: Store, run_id: str, ticket: str, timeout_s: float, *, after: int = 0,
+             clock: Callable[[], float] = time.monotonic,
+             sleep: Callable[[float], None] = time.sleep) -> JobState | None:
+    """Poll the store until job `ticket` is finished or interrupted, or `timeout_s` passed;
+    return its latest state either way."""
+    deadline = clock() + max(0.0, timeout_s)
+    pause = 0.01
+    while True:
+        state = job_state(store, run_id, ticket, after=after)
+        if (state is not None and state.done) or clock() >= deadline:
+            return state
+        sleep(min(pause, max(0.0, deadline - clock())))
+        pause = min(pause * 2, 0.25)
+
+
+def open_jobs(store: Store, run_id: str) -> dict[str, str]:
+    """Tickets of `run_id` whose last job event is not terminal → their state."""
+    states: dict[str, str] = {}
+    for ev in _job_events(store, run_id, 0):
+        ticket = ev.data.get("job")
+        if isinstance(ticket, str):
+            states[ticket] = ev.kind[len(EVENT_PREFIX):]
+    return {t: s for t, s in states.items() if s not in TERMINAL}

@@ -1,0 +1,50 @@
+"""Jobs: where one stands (the `Location` of a 202), which workers run them, and the queue's
+metrics for Prometheus."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+
+from frostline.embedded.jobs import job_state
+from frostline.errors import RunNotFound
+from frostline.service import metrics, operations
+from frostline.service.dependencies import OwnedRun, Principal, State
+
+router = APIRouter(tags=["jobs"])
+
+
+@router.get("/v1/runs/{run_id}/jobs/{job}")
+def get_job(job: str, run: OwnedRun, state: State) -> dict[str, Any]:
+    """A job of the run: queued, running, finished (with its outcome) or interrupted."""
+    found = job_state(state.store, run.run_id, job)
+    if found is None:
+        raise RunNotFound(f"run {run.name!r} has no job {job!r}", run_id=run.name, job=job)
+    return operations.public(run, found.to_dict())
+
+
+@router.get("/v1/workers")
+def list_workers(who: Principal, state: State) -> dict[str, Any]:
+    """The workers taking this server's jobs, with their last heartbeat and current jobs (the
+    caller sees its own runs' jobs; others are counted, not named)."""
+    out = []
+    for worker in state.queue.workers():
+        jobs = worker.get("jobs", [])
+        mine = [{**j, "run_id": run.name} for j in jobs
+                if (run := _owned(state, j.get("run_id"), who)) is not None]
+        out.append({**worker, "jobs": mine, "busy": len(jobs)})
+    return {"workers": out}
+
+
+def _owned(state: Any, run_id: Any, who: str) -> Any:
+    run = state.store.get_run(run_id) if isinstance(run_id, str) else None
+    return run if run is not None and run.owner == who else None
+
+
+@router.get("/v1/metrics", tags=["meta"], response_class=Response,
+            responses={200: {"content": {metrics.CONTENT_TYPE: {}}}})
+def get_metrics(state: State) -> Response:
+    """Queue depth, job latency and workers, in Prometheus text format (no token needed)."""
+    return Response(metrics.render(state.queue), media_type=metrics.CONTENT_TYPE)

@@ -1,0 +1,170 @@
+"""Submitting jobs to Procrastinate, and reading its queue back: who works, on what, how fast.
+
+`frostline submit`, the HTTP API on a PostgreSQL store, and any program that wants a run
+executed elsewhere use `ProcrastinateQueue.submit`. It refuses a job for a run that already has
+one waiting or running (`AlreadyQueued`): Procrastinate's own `queueing_lock` covers a waiting
+job; a running one is checked in the same transaction, under a transaction lock on the run, so
+two submitters cannot both pass the check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from frostline.embedded.jobs import (
+    LATENCY_BUCKETS,
+    Histogram,
+    JobSpec,
+    QueueStats,
+    Submission,
+    next_attempt,
+    record_queued,
+)
+from frostline.errors import AlreadyQueued, StoreUnavailable
+from frostline.store.base import Store
+from frostline.store.url import redact
+from frostline.worker import schema
+from frostline.worker.tasks import QUEUE, TASK, make_app
+
+_OPEN = "('todo', 'doing')"
+
+_WORKERS = """
+SELECT w.id, extract(epoch FROM w.last_heartbeat), f.name, f.host, f.pid, f.concurrency,
+       f.queues, f.sandbox, f.started_at
+  FROM procrastinate_workers w LEFT JOIN frostline_workers f ON f.worker_id = w.id
+ ORDER BY w.id"""
+
+_RUNNING = """
+SELECT j.worker_id, j.id, j.lock, j.args, extract(epoch FROM (
+       SELECT max(e.at) FROM procrastinate_events e WHERE e.job_id = j.id AND e.type = 'started'))
+  FROM procrastinate_jobs j WHERE j.status = 'doing' ORDER BY j.id"""
+
+
+def _latencies(column: str) -> str:
+    counts = ", ".join(f"count(*) FILTER (WHERE {column} <= {le})"
+                       for le in LATENCY_BUCKETS if le != float("inf"))
+    return (f"SELECT {counts}, count({column}), COALESCE(sum({column}), 0) FROM ("
+            "SELECT extract(epoch FROM min(at) FILTER (WHERE type = 'started') - "
+            "min(at) FILTER (WHERE type = 'deferred')) AS wait, "
+            "extract(epoch FROM max(at) FILTER (WHERE type IN ('succeeded', 'failed')) - "
+            "max(at) FILTER (WHERE type = 'started')) AS run "
+            "FROM procrastinate_events GROUP BY job_id) AS t")
+
+
+class ProcrastinateQueue:
+    """The job queue of a PostgreSQL store, shared by every worker and submitter.
+
+    Usage::
+
+        with PostgresStore(url) as store:
+            queue = ProcrastinateQueue(store)
+            queue.submit(store, JobSpec("attempt", "r1", {"source": src}))
+    """
+
+    def __init__(self, store: Store, *, queue: str = QUEUE) -> None:
+        store_schema = getattr(store, "schema_name", None)
+        if store_schema is None:
+            raise StoreUnavailable(
+                "jobs run on workers only with a PostgreSQL store; the embedded SQLite default "
+                "runs them in the serving process", backend="sqlite", operation="submit")
+        self.queue = queue
+        self.conninfo = schema.ensure_jobs_schema(store.url, str(store_schema))
+        self.jobs_schema = schema.jobs_schema_of(str(store_schema))
+        self.app = make_app(self.conninfo)
+        self._pool: ConnectionPool[Any] | None = None
+        self._guard = threading.Lock()
+        self._where = redact(store.url)
+
+    def _connections(self) -> ConnectionPool[Any]:
+        with self._guard:
+            if self._pool is None:
+                # No check per checkout (a round trip per submission): a connection that
+                # broke fails its submission with StoreUnavailable and leaves the pool.
+                self._pool = ConnectionPool(self.conninfo, min_size=1, max_size=4, open=True,
+                                            kwargs={"connect_timeout": schema.CONNECT_TIMEOUT_S})
+            return self._pool
+
+    def submit(self, store: Store, spec: JobSpec) -> Submission:
+        """Queue `spec`; AlreadyQueued if its run has a job waiting or running."""
+        attempt = next_attempt(store, spec.run_id, spec.kind, spec.params)
+        try:
+            with self._connections().connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_key(spec.run_id),))
+                row = conn.execute(
+                    "SELECT id, status, args->'job'->>'ticket' FROM procrastinate_jobs WHERE "
+                    f"queueing_lock = %s AND status IN {_OPEN} ORDER BY id LIMIT 1",
+                    (spec.run_id,)).fetchone()
+                if row is not None:
+                    state = "waiting" if row[1] == "todo" else "running"
+                    raise AlreadyQueued(
+                        f"run {spec.run_id!r} already has a job {state} ({row[2]}); follow it "
+                        f"on /v1/runs/{spec.run_id}/events and submit again when it has "
+                        "finished", run_id=spec.run_id, job=row[2])
+                job_id = self.app.configure_task(
+                    TASK, lock=spec.run_id, queueing_lock=spec.run_id, queue=self.queue,
+                    connection=conn).defer(job=spec.to_args())
+        except psycopg.Error as exc:
+            raise StoreUnavailable(f"cannot queue a job at {self._where}: {exc}",
+                                   backend="postgres", operation="submit") from exc
+        return record_queued(store, spec, attempt=attempt, queue_job_id=job_id)
+
+    def workers(self) -> list[dict[str, Any]]:
+        """Registered workers, with their last heartbeat and the jobs they run."""
+        rows, running = self._read(lambda c: (c.execute(_WORKERS).fetchall(),
+                                              c.execute(_RUNNING).fetchall()))
+        jobs: dict[Any, list[dict[str, Any]]] = {}
+        for worker_id, job_id, lock, args, started in running:
+            jobs.setdefault(worker_id, []).append({
+                "job": (args or {}).get("job", {}).get("ticket"), "queue_job_id": job_id,
+                "kind": (args or {}).get("job", {}).get("kind"), "run_id": lock,
+                "started_at": None if started is None else float(started)})
+        return [{"worker_id": r[0], "last_heartbeat": float(r[1]), "name": r[2], "host": r[3],
+                 "pid": r[4], "concurrency": r[5], "queues": r[6], "sandbox": r[7],
+                 "started_at": r[8], "jobs": jobs.get(r[0], [])} for r in rows]
+
+    def stats(self) -> QueueStats:
+        def read(conn: psycopg.Connection[Any]) -> QueueStats:
+            depth = {"queued": 0, "running": 0}
+            for status, count in conn.execute(
+                    "SELECT status, count(*) FROM procrastinate_jobs WHERE queue_name = %s "
+                    f"AND status IN {_OPEN} GROUP BY status", (self.queue,)).fetchall():
+                depth["queued" if status == "todo" else "running"] = int(count)
+            return QueueStats(depth, _histogram(conn, "wait"), _histogram(conn, "run"))
+
+        stats: QueueStats = self._read(read)
+        return stats
+
+    def _read(self, fn: Any) -> Any:
+        try:
+            with self._connections().connection() as conn:
+                return fn(conn)
+        except psycopg.Error as exc:
+            raise StoreUnavailable(f"cannot read the job queue at {self._where}: {exc}",
+                                   backend="postgres", operation="queue") from exc
+
+    def close(self) -> None:
+        with self._guard:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+
+
+def _histogram(conn: psycopg.Connection[Any], column: str) -> Histogram:
+    row = conn.execute(_latencies(column)).fetchone()  # type: ignore[call-overload,unused-ignore]
+    assert row is not None
+    finite = [le for le in LATENCY_BUCKETS if le != float("inf")]
+    count = int(row[len(finite)])
+    buckets = (*zip(finite, (int(v) for v in row[:len(finite)]), strict=True),
+               (float("inf"), count))
+    return Histogram(tuple(buckets), count, float(row[len(finite) + 1]))
+
+
+def _key(run_id: str) -> int:
+    digest = hashlib.sha256(f"frostline\0submit\0{run_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+

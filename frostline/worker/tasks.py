@@ -1,0 +1,103 @@
+"""The Procrastinate application of a store: one task, `frostline.job`, that runs any job kind.
+
+A job's arguments are its `JobSpec` (kind, run id, ticket, params); its Procrastinate `lock`
+is the run id, so one run never executes on two workers at once (frostline's advisory run lock
+stays as the second guard), and its `queueing_lock` is the run id too, so a run has at most one
+job waiting (frostline's submission also refuses one while another runs: see `queue`).
+
+A job that could not finish here is retried, never failed: `HandBack` (a shutdown or a lost
+database stopped it), `RunBusy` (the previous holder of the run has not released it yet) and
+`StoreUnavailable` (the store did not answer) put it back in the queue, at once or after a
+second, for this worker or another. Whatever the attempt committed replays there.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import procrastinate
+from procrastinate.retry import BaseRetryStrategy, RetryDecision
+from psycopg_pool import AsyncConnectionPool
+
+from frostline.embedded.bodies import Interrupts
+from frostline.embedded.jobs import HandBack, JobBody, JobSpec, run_job
+from frostline.errors import RunBusy, StoreUnavailable
+from frostline.store.base import Store
+
+log = logging.getLogger("frostline.worker")
+
+TASK = "frostline.job"
+QUEUE = "frostline"
+CONTEXT_KEY = "frostline"
+BUSY_RETRY_S = 1
+
+
+@dataclass
+class HostContext:
+    """What the task needs from the worker process that runs it."""
+
+    store: Store
+    body: JobBody
+    interrupts: Interrupts
+    name: str
+
+
+class HandBackStrategy(BaseRetryStrategy):
+    """Retry jobs that stopped before finishing; let every other failure stand."""
+
+    def get_retry_decision(self, *, exception: BaseException,
+                           job: procrastinate.jobs.Job) -> RetryDecision | None:
+        if isinstance(exception, HandBack):
+            return RetryDecision(retry_at=_now())
+        if isinstance(exception, RunBusy | StoreUnavailable):
+            return RetryDecision(retry_in={"seconds": BUSY_RETRY_S})
+        return None
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+def make_app(conninfo: str, *, pool_size: int = 4) -> procrastinate.App:
+    """The Procrastinate app over the jobs schema at `conninfo`, with the frostline task."""
+    connector = procrastinate.PsycopgConnector(conninfo=conninfo, min_size=1,
+                                               max_size=max(2, pool_size),
+                                               kwargs={"connect_timeout": 5},
+                                               pool_factory=_pool)
+    app = procrastinate.App(connector=connector)
+    app.task(name=TASK, queue=QUEUE, pass_context=True, retry=HandBackStrategy())(job_task)
+    return app
+
+
+def _pool(**options: Any) -> AsyncConnectionPool[Any]:
+    # Procrastinate asks the pool to check every connection it hands out: one more round trip
+    # before each fetch, finish and heartbeat. A worker notices a broken connection anyway
+    # (the query fails, its session ends and starts over on a fresh pool, see `host`).
+    options.pop("check", None)
+    return AsyncConnectionPool(**options)
+
+
+def job_task(context: procrastinate.JobContext, job: dict[str, Any]) -> dict[str, Any]:
+    """Run one job on this worker (a thread of its own; the worker's loop stays free)."""
+    host: HostContext = context.additional_context[CONTEXT_KEY]
+    spec = JobSpec.from_args(job)
+    try:
+        outcome = run_job(host.store, spec, host.body, worker=host.name)
+    except (HandBack, RunBusy, StoreUnavailable) as exc:
+        _record_requeue(host, spec, exc)
+        raise
+    return {"status": outcome.get("status"), "attempt": outcome.get("attempt")
+            if isinstance(outcome.get("attempt"), int) else None}
+
+
+def _record_requeue(host: HostContext, spec: JobSpec, exc: BaseException) -> None:
+    reason = exc.message if isinstance(exc, RunBusy | StoreUnavailable) else str(exc)
+    try:
+        host.store.append_event(spec.run_id, "job.requeued", {
+            "job": spec.ticket, "kind": spec.kind, "worker": host.name, "reason": reason})
+    except StoreUnavailable:  # the queue still gets it back once the database answers
+        log.warning("job %s of run %s handed back (%s); the store did not take the event",
+                    spec.ticket, spec.run_id, reason)

@@ -1,0 +1,72 @@
+"""PostgreSQL's group-commit writer pipelines a batch: BEGIN, the writes' statements and COMMIT
+in one round trip, the results read after the COMMIT. Outcomes stay per write: a write that
+needs its general path takes it (before later writes are answered), a failing statement sends
+the batch through the plain path, where only its own write fails."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from frostline.contract.identity import digest
+from frostline.errors import FrostlineError, RunNotFound
+from frostline.store import open_store
+from frostline.store.postgres import PostgresStore
+from tests.store.helpers import CAP, ident, slot_for
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def pg(pg_url, monkeypatch):
+    entered = []
+    real = PostgresStore.writer_pipeline
+
+    def counting(self, conn):
+        entered.append(threading.get_ident())
+        return real(self, conn)
+
+    monkeypatch.setattr(PostgresStore, "writer_pipeline", counting)
+    with open_store(pg_url) as store:
+        store.create_run("r1", {})
+        yield store, entered
+
+
+def test_a_sequential_call_travels_in_one_pipeline(pg):
+    store, entered = pg
+    begun = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, digest({"x": 0})).result()
+    slot = slot_for("r1", ident(0), {"x": 0}, {"ok": True})
+    # the usual pair of a sequential script: this call's commit and the next call's record
+    committed = store.write_nowait("commit_call", begun, slot, event=("executed", {"n": 0}))
+    nxt = store.write_nowait("begin_call", "r1", 1, ident(1), CAP, digest({"x": 1}))
+    assert committed.result().result == {"ok": True} and nxt.result() > begun
+    seqs = store.write_nowait("append_event", "r1", "note", {"k": 1}).result()
+    assert len(entered) >= 3
+    assert [e.kind for e in store.list_events("r1")] == ["executed", "note"]
+    assert store.list_events("r1")[-1].seq == seqs
+    assert store.get_slot("r1", ident(0)).result == {"ok": True}
+
+
+def test_a_write_needing_its_general_path_takes_it_in_order(pg):
+    store, _ = pg
+    failed = store.begin_call("r1", 1, ident(0), CAP, digest({"x": 0}))
+    store.fail_call(failed, {"code": "provider"})
+    slot = slot_for("r1", ident(0), {"x": 0}, {"ok": True})
+    refused = store.write_nowait("commit_call", failed, slot)
+    after = store.write_nowait("begin_call", "r1", 1, ident(1), CAP, digest({"x": 1}))
+    with pytest.raises(FrostlineError, match="recorded as failed"):
+        refused.result()
+    assert after.result() > failed
+    assert store.get_slot("r1", ident(0)) is None
+
+
+def test_a_failing_statement_fails_only_its_own_write(pg):
+    store, _ = pg
+    first = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, digest({"x": 0}))
+    missing = store.write_nowait("begin_call", "nope", 1, ident(0), CAP, digest({"x": 0}))
+    last = store.write_nowait("append_event", "r1", "note", {})
+    with pytest.raises(RunNotFound):
+        missing.result()
+    assert first.result() > 0 and last.result() > 0
+    assert [c.call_id for c in store.list_calls("r1")] == [first.result()]
