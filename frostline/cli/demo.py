@@ -62,8 +62,8 @@ def _render(console: Console, d: dict[str, Any]) -> None:
     first, second = d["attempts"][0], d["attempts"][-1]
     console.print(Panel.fit(
         "[b]Brand video[/b]: a storyboard, then four shots rendered in parallel.\n"
-        "Local providers render real PNGs; the repair model's replies are [b]recorded[/b] "
-        "(shipped with frostline, no network).\n"
+        "Local providers render real PNGs; the repair model's replies are [b]scripted[/b] "
+        "(written by hand, shipped with frostline, no network).\n"
         f"Run [cyan]{text(d['run_id'])}[/cyan] · runner: {text(d['runner'])} · "
         f"store: {text(d['store'])}",
         title="frostline demo"))
