@@ -93,12 +93,15 @@ def test_run_puts_each_peer_row_in_the_report(monkeypatch: pytest.MonkeyPatch,
 
 
 @pytest.mark.parametrize("system", ["dbos", "langgraph"])
-def test_peer_child_measures_or_says_how_to_install(system: str) -> None:
+def test_peer_child_measures(system: str) -> None:
+    # Without the peer there is nothing to measure: say so (what is missing, how to install it)
+    # instead of passing. The install hint itself is pinned by the test above.
+    missing = peers.missing_peer(system)
+    if missing is not None:
+        pytest.skip(f"{system} is not installed (no module {missing}); "
+                    f"{peers.INSTALL[system]}")
     notes: list[str] = []
     row = bench.measure_peer(system, "sqlite", settings(calls=4), notes)
-    if peers.missing_peer(system) is not None:
-        assert row is None and peers.INSTALL[system] in notes[0]
-        return
     assert row is not None, notes
     assert row.store == "sqlite" and len(row.per_call_ms) == 1
     assert len(row.latencies_ms) == 4

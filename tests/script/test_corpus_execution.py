@@ -6,8 +6,8 @@ same source under the same run replays every committed identity and executes not
 runtime-only ``schema`` case is refused by the broker before any provider call.
 
 Executing the whole corpus takes about a minute, so by default a hash-selected subset of 12 runs;
-set FROSTLINE_FULL_CORPUS=1 to run the rest as well. These tests need ``frostline.runtime`` and
-``frostline.providers.local``; they are skipped where those packages are not present.
+set FROSTLINE_FULL_CORPUS=1 to run the rest as well. The runtime, the providers and the store are
+the project's own modules: a broken import of any of them fails these tests, it never skips them.
 """
 
 from __future__ import annotations
@@ -20,12 +20,11 @@ import pytest
 
 from bench.corpus import CorpusScript, load
 from bench.mutation import select_bases
+from frostline.providers.local import LocalProviders
+from frostline.runtime.execute import AttemptOutcome, execute
+from frostline.runtime.runners import InProcessRunner
 from frostline.script import check
-
-execute_mod = pytest.importorskip("frostline.runtime.execute")
-runners = pytest.importorskip("frostline.runtime.runners")
-local = pytest.importorskip("frostline.providers.local")
-store_mod = pytest.importorskip("frostline.store")
+from frostline.store import Store, open_store
 
 VALID = load("valid")
 DEFAULT = select_bases(VALID, 12, seed=0)
@@ -33,21 +32,20 @@ REST = [s for s in VALID if s not in DEFAULT]
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     path: Path = tmp_path_factory.mktemp("corpus") / "frostline.db"
-    opened = store_mod.open_store(f"sqlite:///{path}")
+    opened = open_store(f"sqlite:///{path}")
     yield opened
     opened.close()
 
 
-def _run(store: object, run_id: str, script: CorpusScript) -> object:
-    return execute_mod.execute(store, run_id, script.source, args=script.args,
-                               providers=local.LocalProviders(),
-                               runner=runners.InProcessRunner())
+def _run(store: Store, run_id: str, script: CorpusScript) -> AttemptOutcome:
+    return execute(store, run_id, script.source, args=script.args,
+                   providers=LocalProviders(), runner=InProcessRunner())
 
 
 @pytest.mark.parametrize("script", DEFAULT, ids=lambda s: s.name)
-def test_valid_script_runs_within_its_bound_and_replays(store: object,
+def test_valid_script_runs_within_its_bound_and_replays(store: Store,
                                                         script: CorpusScript) -> None:
     _runs_within_bound_and_replays(store, script)
 
@@ -56,11 +54,11 @@ def test_valid_script_runs_within_its_bound_and_replays(store: object,
 @pytest.mark.skipif(os.environ.get("FROSTLINE_FULL_CORPUS") != "1",
                     reason="set FROSTLINE_FULL_CORPUS=1 to execute the whole valid corpus")
 @pytest.mark.parametrize("script", REST, ids=lambda s: s.name)
-def test_rest_of_valid_corpus_runs_and_replays(store: object, script: CorpusScript) -> None:
+def test_rest_of_valid_corpus_runs_and_replays(store: Store, script: CorpusScript) -> None:
     _runs_within_bound_and_replays(store, script)
 
 
-def _runs_within_bound_and_replays(store: object, script: CorpusScript) -> None:
+def _runs_within_bound_and_replays(store: Store, script: CorpusScript) -> None:
     bound = check(script.source).facts.spend_bound
     run_id = f"corpus-{script.name}"
     first = _run(store, run_id, script)
@@ -73,7 +71,7 @@ def _runs_within_bound_and_replays(store: object, script: CorpusScript) -> None:
     assert again.result == first.result
 
 
-def test_oversized_payload_is_refused_before_dispatch(store: object) -> None:
+def test_oversized_payload_is_refused_before_dispatch(store: Store) -> None:
     script = next(s for s in load("runtime_only") if s.caught_by == "schema")
     outcome = _run(store, f"corpus-{script.name}", script)
     assert outcome.status == "failed"
