@@ -2,19 +2,23 @@
 
 The production broker keys slots by the structural identity ι = (σ, π, ω). To compare that
 choice with the alternatives of Table I, this study runs the E2b cases (and a constructed
-shared-payload probe) through a small replay harness that keeps everything but the key:
+shared-payload probe) under each key:
 
-- the script runs with the real `Ctx` (so π comes from the real containers) on an annotated
-  source (so σ comes from the real annotator);
-- every call goes through the real Store: ``get_slot`` (replay when capability and payload
-  digest match, Divergence — the run stops — when they do not), otherwise ``begin_call``,
-  the provider, ``commit_call``;
-- only the key differs: ``structural`` (σ, π, ω), ``payload`` (capability, H(p)), ``ordinal``
-  (arrival order within the attempt) and ``line`` (the call's source line, π, ω). The
-  structural scheme also runs the production gate before the attempt, as `execute` does;
-- calls inside a fanout reach the harness after a delay fixed by (attempt, site, path), which
-  models network arrival order: reproducible, but different between the original and the
-  repair, as it is with a real provider. Every scheme sees the same delays.
+- ``structural`` is the production runtime itself: `execute` (checker, gate, annotation, the
+  `Broker` with its runtime rule, ledger and budget) with the in-process runner. Its counts
+  come from the broker's own rows of each call;
+- the baselines, ``payload`` (capability, H(p)), ``ordinal`` (arrival order within the
+  attempt) and ``line`` (the call's source line, π, ω), cannot run in the broker, which keys
+  by (σ, π, ω) only. They run through a small replay harness that keeps everything but the
+  key: the script runs with the real `Ctx` (so π comes from the real containers) on an
+  annotated source (so σ comes from the real annotator), and every call goes through the real
+  Store: ``get_slot`` (replay when capability and payload digest match, Divergence — the run
+  stops — when they do not), otherwise ``begin_call``, the provider, ``commit_call``;
+- calls inside a fanout are delayed by a time fixed by (attempt, site, path), which models
+  network order: reproducible, but different between the original and the repair, as it is
+  with a real provider. In the harness the delay comes before the key is taken (only the
+  arrival ordinal can observe it); in the broker, which assigns ω at admission, it is the
+  provider's latency. Every scheme sees the same delays.
 
 Counted per scheme, over the failed run plus the repair: Exec. successful provider executions;
 Replayed, replay hits in the repairs; Dup., executions of work already committed under the run
@@ -31,19 +35,19 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from bench.paper.common import Lab, table
 from bench.paper.repairs import CASES, Case
-from frostline.capabilities.provider import CallContext
-from frostline.contract.gate import frozen_map, gate
+from frostline.capabilities.provider import CallContext, Provider, ProviderResult
 from frostline.contract.identity import Identity, digest
 from frostline.errors import FrostlineError
 from frostline.runtime.broker import StoreSink
 from frostline.runtime.child import load_entry, run_entry
 from frostline.runtime.ctx import Ctx
+from frostline.runtime.execute import execute
 from frostline.script import annotate, check, sites
 from frostline.store import SlotRecord
 
@@ -98,6 +102,32 @@ class _Stop(FrostlineError):
     code = "divergence"
 
 
+def _delay(attempt: int, site: str, steps: tuple[int, ...]) -> float:
+    """The fixed network delay of a fanout call: (attempt, site, path) → 0-70 ms."""
+    bucket = hashlib.sha256(f"{attempt}|{site}|{steps}".encode()).digest()[0] % 8
+    return bucket * 0.01
+
+
+class DelayedProvider:
+    """The lab's providers, answering each fanout call after its fixed network delay."""
+
+    def __init__(self, inner: Provider, attempt: int) -> None:
+        self.inner, self.attempt = inner, attempt
+
+    def capabilities(self) -> frozenset[str]:
+        return self.inner.capabilities()
+
+    def honours_idempotency_keys(self, capability: str) -> bool:
+        return self.inner.honours_idempotency_keys(capability)
+
+    async def invoke(self, capability: str, payload: Mapping[str, Any],
+                     ctx: CallContext) -> ProviderResult:
+        ident = Identity.parse(ctx.identity)
+        if ident.path:
+            await asyncio.sleep(_delay(self.attempt, ident.site, ident.path))
+        return await self.inner.invoke(capability, payload, ctx)
+
+
 class KeyedTransport:
     """The ctx transport of the harness: the slot rule of the runtime, with a pluggable key."""
 
@@ -122,8 +152,7 @@ class KeyedTransport:
             # Calls of a fanout reach a host in network order, which differs between attempts.
             # Model it: a delay fixed by (attempt, site, path), in 10 ms steps, so the order is
             # reproducible but not the branch order. Only the arrival ordinal can observe it.
-            bucket = hashlib.sha256(f"{self.attempt}|{site}|{steps}".encode()).digest()[0] % 8
-            await asyncio.sleep(bucket * 0.01)
+            await asyncio.sleep(_delay(self.attempt, site, steps))
         occ = self.occurrences[(site, steps)]
         self.occurrences[(site, steps)] += 1
         ordinal, self.ordinal = self.ordinal, self.ordinal + 1
@@ -161,18 +190,40 @@ class KeyedTransport:
         return {"ok": True, "result": value}
 
 
+def broker_attempt(lab: Lab, run_id: str, source: str, tally: Tally, *, args: Any,
+                   repair: bool) -> str:
+    """One attempt of `source` through the production runtime (structural identity)."""
+    store = lab.store
+    committed = {s.identity: s for s in store.list_slots(run_id)}
+    work = Counter((s.capability, s.digest) for s in committed.values())
+    present = {s.site for s in sites(source)}
+    attempts = store.list_attempts(run_id)
+    number = (attempts[-1].number if attempts else 0) + 1
+    out = execute(store, run_id, source, args=args, providers=DelayedProvider(
+        lab.providers, number), runner=lab.runner)
+    for row in out.calls:
+        if row.get("outcome") == "executed":
+            tally.executed += 1
+            tally.duplicates += work[(row["capability"], row.get("digest"))] > 0
+        elif row.get("outcome") == "replayed":
+            tally.replayed += repair
+            # the record served: the slot committed at this identity, and where it came from
+            slot = committed[Identity.parse(row["identity"])]
+            tally.wrong += slot.site != Identity.parse(row["identity"]).site \
+                and slot.site in present
+    tally.stops += out.status in ("gate_stopped", "diverged")
+    return out.status
+
+
 def attempt(lab: Lab, run_id: str, source: str, scheme: str, tally: Tally, *, args: Any,
             repair: bool) -> str:
     """One attempt of `source` under `scheme`; returns its status."""
+    if scheme == "structural":
+        return broker_attempt(lab, run_id, source, tally, args=args, repair=repair)
     store = lab.store
     if store.get_run(run_id) is None:
         store.create_run(run_id, {})
     report = check(source).to_dict()
-    if scheme == "structural" and store.list_slots(run_id):
-        frozen = frozen_map(store.list_slots(run_id), store.list_attempts(run_id))
-        if not gate(frozen, sites(source)).accepted:
-            tally.stops += 1
-            return "gate_stopped"
     number = store.start_attempt(run_id, source=source, annotated="", report=report).number
     transport = KeyedTransport(lab, run_id, number, KEYS[scheme], source, tally, repair=repair)
     try:

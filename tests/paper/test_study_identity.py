@@ -53,3 +53,18 @@ def test_table_has_a_row_per_scheme(result) -> None:  # type: ignore[no-untyped-
     text = render(result)
     assert "structural + gate     15         8     0      0      1" in text
     assert all(s in text for s in SCHEMES)
+
+
+def test_the_structural_arm_runs_through_the_production_broker() -> None:
+    from bench.paper.identity import SHARED, run_scheme
+
+    with Lab() as lab:
+        tally = run_scheme(lab, "structural", [SHARED])
+        (run,) = [r for r in lab.store.list_runs() if r.run_id.startswith("e7-structural")]
+        kinds = [e.kind for e in lab.store.list_events(run.run_id)]
+        attempts = lab.store.list_attempts(run.run_id)
+    assert (tally.executed, tally.replayed) == (3, 2)
+    # the broker's audit trail, the checker's report and the annotated source of `execute`
+    assert kinds.count("executed") == 3 and kinds.count("replay") == 2
+    assert "provider_error" in kinds and "attempt_finished" in kinds
+    assert all(a.annotated and a.report.get("valid") for a in attempts)
