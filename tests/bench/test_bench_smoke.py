@@ -159,3 +159,48 @@ def test_mcp_overhead_measures_both_paths(tmp_path: Path) -> None:
                                         "frostline broker, local echo (no MCP)"}
     assert all(sane(v) for v in report["median_ms"].values())
     assert sane(report["ratio"]) and "added by frostline" in mcp_overhead.table(report)
+
+
+def test_peers_repair_frostline_rows(tmp_path: Path) -> None:
+    from bench import peers_repair as pr
+
+    rows = {(r.scenario, r.k): r for r in pr.run_frostline(pr.cases([4], pr.SCENARIOS),
+                                                           tmp_path)}
+    assert len(rows) == 4 * len(pr.SCENARIOS)
+    for k in range(4):
+        fanout = rows[("fanout", k)]  # N attempts, then the one refused branch again
+        assert (fanout.paid, fanout.images, fanout.stale, fanout.outcome) == (
+            5, 4, 0, "succeeded")
+        assert rows[("payload", k)].outcome == "diverged"  # a committed payload changed
+        assert rows[("relocate", k)].outcome == rows[("rename", k)].outcome == "gate stop"
+        assert all(rows[(s, k)].paid == 4 and not rows[(s, k)].silent
+                   for s in ("payload", "relocate", "rename"))
+    text = pr.table(list(rows.values()))
+    assert "silent acceptances" in text and "gate stop" in text
+
+
+@pytest.mark.parametrize("system", ["dbos", "langgraph"])
+def test_peers_repair_peer_rows(system: str) -> None:
+    from bench import peers_repair as pr
+
+    missing = peers.missing_peer(system)
+    if missing is not None:
+        pytest.skip(f"{system} is not installed (no module {missing}); {pr.INSTALL}")
+    notes: list[str] = []
+    rows = pr.run_peer(system, [("fanout", 4, 1), ("payload", 4, 3), ("rename", 4, 1)], notes)
+    assert notes == []
+    got = {(r.system, r.scenario): r for r in rows}
+    if system == "dbos":
+        failed = got[("DBOS fork from the failed step", "fanout")]
+        assert (failed.paid, failed.images, failed.outcome) == (4 + 3, 4, "succeeded")
+        assert got[("DBOS fork from the fanout's start", "fanout")].paid == 8
+        stale = got[("DBOS fork from the failed step", "payload")]  # branch 0 was copied
+        assert stale.stale == 1 and stale.silent
+        assert got[("DBOS fork from the failed step", "rename")].outcome.startswith("error")
+    else:
+        for api in ("Graph API (Send, pending writes)", "functional API (tasks)"):
+            fanout = got[(f"LangGraph {api}", "fanout")]
+            assert (fanout.paid, fanout.images) == (5, 4)
+            assert got[(f"LangGraph {api}", "payload")].silent
+        renamed = got[("LangGraph Graph API (Send, pending writes)", "rename")]
+        assert renamed.silent and renamed.images == 0
