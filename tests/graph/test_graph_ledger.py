@@ -46,15 +46,10 @@ def test_callback_sink_sees_events_as_they_happen():
     assert seen == ["state_entered"]
 
 
-def stores(tmp_path):
-    yield "sqlite", open_store(f"sqlite:///{tmp_path / 'graph.db'}")
-    url = os.environ.get("FROSTLINE_TEST_POSTGRES")
-    if url:
-        yield "postgres", open_store(url)
-
-
-def test_store_backed_ledger_writes_graph_events(tmp_path, forbidden_model):
-    for backend, store in stores(tmp_path):
+def test_store_backed_ledger_writes_graph_events(store_url, tmp_path, forbidden_model):
+    # store_url: a fresh SQLite file, and a fresh PostgreSQL schema (never the shared public one)
+    backend = store_url.partition(":")[0]
+    for store in (open_store(store_url),):
         with store:
             run_id = f"graph-ledger-{backend}-{os.getpid()}-{tmp_path.name}"
             store.create_run(run_id, {}, kind="graph")
