@@ -42,8 +42,8 @@ def test_the_ui_renders_under_its_policy(live, tmp_path):
         page.click("button[type=submit]")
         page.click(f"tr[data-run='{run_id}']")
         page.wait_for_selector("#timeline")
-        page.wait_for_function("document.querySelectorAll('#artifacts img[src^=blob]').length >= 4")
-        page.wait_for_function("[...document.querySelectorAll('#artifacts img')].every(i => i.naturalWidth > 0)")
+        wait_until(page, "document.querySelectorAll('#artifacts img[src^=blob]').length >= 4")
+        wait_until(page, "[...document.querySelectorAll('#artifacts img')].every(i => i.naturalWidth > 0)")
         # the stylesheet applied, and the spend bar got its width through the CSSOM
         assert page.eval_on_selector("header.top", "e => getComputedStyle(e).display") == "flex"
         assert page.eval_on_selector(".bar span", "e => e.style.width").endswith("%")
@@ -57,10 +57,21 @@ def test_the_ui_renders_under_its_policy(live, tmp_path):
             document.body.append(s);
             document.body.insertAdjacentHTML('beforeend', '<p id=styled style="color: red">x</p>');
         }""")
-        page.wait_for_function("window.__violations.length >= 2")
+        wait_until(page, "window.__violations.length >= 2")
         assert page.evaluate("window.__injected === undefined")
         assert page.eval_on_selector("#styled", "e => getComputedStyle(e).color") != "rgb(255, 0, 0)"
         violated = page.evaluate("window.__violations")
         assert any(v.startswith("script-src") for v in violated)
         assert any(v.startswith("style-src") for v in violated)
         browser.close()
+
+
+def wait_until(page, expression: str, timeout_s: float = 30.0) -> None:
+    """Poll `expression` with page.evaluate, which the page's CSP allows; Playwright's own
+    wait_for_function re-checks with a string eval, which the CSP (rightly) blocks."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        time.sleep(0.05)
