@@ -3,7 +3,7 @@ these. Kept apart so the UI's read models (run detail, identity timeline) are te
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -145,17 +145,33 @@ def timeline(store: Store, run_id: str) -> dict[str, Any]:
     for slot in store.list_slots(run_id):
         cell(str(slot.identity), slot.capability)["committed_in"] = slot.attempt
 
-    def order(ident: str) -> tuple[int, str, tuple[int, ...], int]:
-        # First appearance in the audit log (program order of the first attempt), then σ, π, ω.
-        seen = first_seen.get(ident, 1 << 62)
-        try:
-            i = Identity.parse(ident)
-        except ValueError:
-            return (seen, ident, (), 0)
-        return (seen, i.site, i.path, i.occurrence)
-
     return {"attempts": [a.number for a in attempts],
-            "rows": [rows[k] for k in sorted(rows, key=order)]}
+            "rows": [rows[k] for k in timeline_order(rows, first_seen)]}
+
+
+def timeline_order(identities: Iterable[str], first_seen: Mapping[str, int]) -> list[str]:
+    """The timeline's row order: sites in program order (the first appearance of any of their
+    identities in the audit log, `first_seen`), and within a site by path and occurrence,
+    numerically. Parallel branches finish in any order; their rows read @0, @1, @2, @3 all
+    the same, and branch 10 follows branch 9."""
+    parsed: dict[str, Identity | None] = {}
+    site_seen: dict[str, int] = {}
+    for ident in identities:
+        try:
+            parsed[ident] = found = Identity.parse(ident)
+        except ValueError:
+            parsed[ident] = None
+            continue
+        seen = first_seen.get(ident, 1 << 62)
+        site_seen[found.site] = min(seen, site_seen.get(found.site, seen))
+
+    def order(ident: str) -> tuple[int, str, tuple[int, ...], int]:
+        i = parsed[ident]
+        if i is None:
+            return (first_seen.get(ident, 1 << 62), ident, (), 0)
+        return (site_seen[i.site], i.site, i.path, i.occurrence)
+
+    return sorted(parsed, key=order)
 
 
 def _outcome(kind: str) -> str | None:

@@ -126,16 +126,26 @@ async function artifactsView(run) {
     figs.length ? el("div", { class: "thumbs", id: "artifacts" }, figs) : el("p", { class: "muted" }, "No image artifacts."));
 }
 
+// An attempt's figures, and its error (if any) on a row of its own across the whole table, so
+// a long message wraps in lines of words inside the card instead of a column of letters.
+function attemptRows(a) {
+  const stats = a.stats || {};
+  const row = el("tr", {}, el("td", {}, a.attempt), el("td", {}, chip(a.status)),
+    el("td", {}, stats.executed ?? ""), el("td", {}, stats.replayed ?? ""), el("td", {}, a.orphans.length));
+  if (!a.error) return [row];
+  const message = a.error.message || "";
+  return [row, el("tr", { class: "err-row" },
+    el("td", { class: "muted err", colspan: "5", title: message }, clip(message, 600)))];
+}
+
 async function showRun(runId) {
   const run = await (await api("/v1/runs/" + encodeURIComponent(runId))).json();
   const budget = (run.envelope.budget || {}).usd || 0;
   const pct = budget ? Math.min(100, 100 * run.spend_usd / budget) : 0;
   const cert = run.certificate || {};
   const consistent = cert.consistent !== false;
-  const attempts = el("table", {}, el("thead", {}, el("tr", {}, ["#", "Status", "Executed", "Replayed", "Orphans", "Error"].map((h) => el("th", {}, h)))),
-    el("tbody", {}, run.attempts.map((a) => el("tr", {}, el("td", {}, a.attempt), el("td", {}, chip(a.status)),
-      el("td", {}, (a.stats || {}).executed ?? ""), el("td", {}, (a.stats || {}).replayed ?? ""),
-      el("td", {}, a.orphans.length), el("td", { class: "muted err", title: a.error ? (a.error.message || "") : "" }, a.error ? clip(a.error.message || "", 140) : "")))));
+  const attempts = el("table", { id: "attempts" }, el("thead", {}, el("tr", {}, ["#", "Status", "Executed", "Replayed", "Orphans"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, run.attempts.flatMap((a) => attemptRows(a))));
   view.replaceChildren(
     el("h1", {}, "Run ", el("span", { class: "mono", id: "run-id" }, run.run_id), " ", chip(run.status)),
     el("div", { class: "grid" },
