@@ -82,7 +82,8 @@ def _render(console: Console, d: dict[str, Any]) -> None:
         else:
             console.print(f"2.{i} Repair {i} refused: {text(rw.get('reason'))}")
     console.print(f"3. Attempt 2 [green]{text(second['status'])}[/green]: {d['replayed']} identities replayed "
-                  f"(shots byte-identical: {'yes' if d['byte_identical'] else 'NO'}), {d['executed']} executed.")
+                  f"(the bytes of the {d['byte_identical_shots']} replayed shots identical to attempt 1's: "
+                  f"{'yes' if d['byte_identical'] else 'NO'}), {d['executed']} executed.")
     table = Table(title="Revision contract vs naive full rerun", title_justify="left")
     table.add_column("path")
     table.add_column("provider calls", justify="right")

@@ -53,7 +53,8 @@ class DemoResult:
     replayed: int = 0
     executed: int = 0
     gate_stops: int = 0
-    byte_identical: bool = False
+    byte_identical: bool = False  # every shot attempt 1 committed reached attempt 2 unchanged
+    byte_identical_shots: int = 0  # how many shots that comparison covered and found equal
     counterexamples: list[dict[str, Any]] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
     out_dir: str = ""
@@ -74,6 +75,7 @@ class DemoResult:
             "spend_usd": round(self.contract.spend_usd, 6),
             "naive_spend_usd": round(self.naive.spend_usd, 6),
             "byte_identical": self.byte_identical,
+            "byte_identical_shots": self.byte_identical_shots,
             "counterexamples": self.counterexamples,
             "attempts": self.attempts,
             "repair": self.repair,
@@ -125,6 +127,7 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         first = engine.execute(store, run_id, script_text("brand_video_v1.py"), ARGS, envelope,
                                providers, runner, catalog)
         result.attempts.append(first)
+        shots_before = committed_shot_bytes(store, run_id, int(first["attempt"]))
 
         say("repair: asking the scripted model replies for a fix")
         candidate = _repair(engine, store, run_id, result)
@@ -138,7 +141,9 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         result.contract = _figures(contract_log.read(), catalog)
 
         say("checking that the replayed shots are byte-identical")
-        result.byte_identical = _replayed_bytes_identical(store, first, second)
+        same = replayed_bytes_identical(shots_before, received_shot_bytes(store, second))
+        result.byte_identical_shots = len(same)
+        result.byte_identical = bool(shots_before) and len(same) == len(shots_before)
         result.images = _export_images(store, second, out)
 
         say("naive path: the first attempt, then a full rerun of the repaired script")
@@ -204,21 +209,34 @@ def _shot_refs(attempt: dict[str, Any]) -> list[str]:
     return [r for r in res.get("shots", []) if isinstance(r, str)] if isinstance(res, dict) else []
 
 
-def _replayed_bytes_identical(store: Store, first: dict[str, Any], second: dict[str, Any]) -> bool:
-    """The three shots committed by attempt 1 come back as the same bytes in attempt 2."""
-    committed = [s for s in store.list_slots(first["run_id"])
-                 if s.capability == "image.generate" and s.attempt == first["attempt"]]
-    refs_after = set(_shot_refs(second))
-    if not committed:
-        return False
-    for slot in committed:
+def committed_shot_bytes(store: Store, run_id: str, attempt: int) -> dict[int, bytes]:
+    """The bytes of each shot `attempt` committed, by fanout branch (the shot's index), read
+    as they stand right after that attempt."""
+    out: dict[int, bytes] = {}
+    for slot in store.list_slots(run_id):
+        if slot.capability != "image.generate" or slot.attempt != attempt or len(slot.path) != 1:
+            continue
         ref = slot.result.get("artifact") if isinstance(slot.result, dict) else None
-        if ref not in refs_after:
-            return False
-        stored = store.get_artifact(ref)
-        if stored is None:
-            return False
-    return True
+        found = store.get_artifact(ref) if isinstance(ref, str) else None
+        if found is not None:
+            out[slot.path[0]] = bytes(found[0])
+    return out
+
+
+def received_shot_bytes(store: Store, attempt: dict[str, Any]) -> dict[int, bytes]:
+    """The bytes of each shot an attempt's script received and returned, by index."""
+    out: dict[int, bytes] = {}
+    for i, ref in enumerate(_shot_refs(attempt)):
+        found = store.get_artifact(ref)
+        if found is not None:
+            out[i] = bytes(found[0])
+    return out
+
+
+def replayed_bytes_identical(before: dict[int, bytes], after: dict[int, bytes]) -> list[int]:
+    """The shots of attempt 1 (`before`) whose bytes attempt 2 received unchanged (`after`);
+    the check holds when that is every one of them, and there is at least one."""
+    return [i for i, data in sorted(before.items()) if after.get(i) == data]
 
 
 def _export_images(store: Store, attempt: dict[str, Any], out: Path) -> list[str]:
@@ -246,7 +264,8 @@ def _write_report(result: DemoResult, candidate: str, out: Path) -> None:
         f"| naive full rerun | {result.naive.provider_calls} | {result.naive.images} | {result.naive.spend_usd:.3f} |",
         "",
         f"Gate stops before spending: {result.gate_stops}. Replayed identities: {result.replayed}; "
-        f"newly executed: {result.executed}. Replayed shots byte-identical: {result.byte_identical}.",
+        f"newly executed: {result.executed}. Replayed shots byte-identical to attempt 1's bytes: "
+        f"{result.byte_identical} ({result.byte_identical_shots} compared byte for byte).",
         "",
     ]
     for c in result.counterexamples:

@@ -25,7 +25,8 @@ def test_demo_json_figures(tmp_path, monkeypatch):
     assert data["gate_stops"] == 1 and data["counterexamples"][0]["kind"] == "removed"
     assert data["images"] == 4 and data["naive_images"] == 7
     assert abs(data["spend_usd"] - (0.002 + 4 * 0.02)) < 1e-9
-    assert data["byte_identical"] is True
+    # compared byte for byte: the three shots attempt 1 committed, as attempt 2 received them
+    assert data["byte_identical"] is True and data["byte_identical_shots"] == 3
     out = tmp_path / "frostline-demo"
     pngs = sorted(out.glob("shot-*.png"))
     assert len(pngs) == 4
@@ -72,3 +73,32 @@ def test_demo_with_a_configuration_file(tmp_path, monkeypatch):
     data = json.loads(res.stdout.strip().splitlines()[-1])
     assert data["contract_calls"] == 6 and data["replayed"] == 4
     assert abs(data["spend_usd"] - (0.002 + 4 * 0.04)) < 1e-9  # the configured price
+
+
+def test_byte_identical_compares_the_bytes_not_the_refs():
+    from frostline.demo.scenario import replayed_bytes_identical
+
+    before = {0: b"\x89PNG one", 1: b"\x89PNG two", 2: b"\x89PNG three"}
+    assert replayed_bytes_identical(before, {**before, 3: b"new"}) == [0, 1, 2]
+    # one byte changed in what attempt 2 received: that shot is not identical
+    assert replayed_bytes_identical(before, {0: b"\x89PNG one", 1: b"\x89PNG twO",
+                                             2: b"\x89PNG three"}) == [0, 2]
+    assert replayed_bytes_identical(before, {0: before[0], 2: before[2]}) == [0, 2]
+    assert replayed_bytes_identical({}, before) == []
+
+
+def test_the_bytes_attempt_two_received_are_attempt_ones(tmp_path):
+    """The demo's figure, recomputed from outside: the PNGs written for attempt 2's shots
+    are, byte for byte, the ones the store held right after attempt 1 committed them."""
+    from frostline.demo.scenario import committed_shot_bytes, run_demo
+    from frostline.store import open_store
+
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    result = run_demo(store_url=url, out_dir=tmp_path / "out", runner_name="process",
+                      latency_s=0.0)
+    with open_store(url, create=False) as store:
+        before = committed_shot_bytes(store, result.run_id, 1)
+    assert sorted(before) == [0, 1, 2]
+    written = {i: (tmp_path / "out" / f"shot-{i + 1}.png").read_bytes() for i in range(4)}
+    assert all(written[i] == data for i, data in before.items())
+    assert result.byte_identical and result.byte_identical_shots == 3
