@@ -201,8 +201,8 @@ def _print_run(data: dict[str, Any]) -> None:
     out = console()
     run = data["run"]
     out.print(f"run [bold]{text(run['run_id'])}[/] · status {text(run['status'])} · "
-              f"{len(data['attempts'])} attempt(s) · {data['committed']} committed",
-              highlight=False)
+              f"{len(data['attempts'])} attempt(s) · {data['committed']} committed · "
+              f"spent ${data['spend_usd']:.4f}", highlight=False)
     attempts = Table(title="attempts", title_justify="left")
     for col in ("#", "status", "executed", "replayed", "provider calls", "spend", "orphans"):
         attempts.add_column(col)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
+from frostline.capabilities.costs import call_cost, rejected_cost
 from frostline.providers.provider_log import ProviderLog
 from frostline.repair.replay import ReplayPolicy
 from frostline.store import open_store
@@ -60,6 +61,13 @@ class DemoResult:
     out_dir: str = ""
     elapsed_s: float = 0.0
 
+    def compare_shots(self, before: dict[int, bytes], after: dict[int, bytes]) -> None:
+        """Record whether every shot of attempt 1 (`before`) reached attempt 2 (`after`) as
+        the same bytes."""
+        same = replayed_bytes_identical(before, after)
+        self.byte_identical_shots = len(same)
+        self.byte_identical = bool(before) and len(same) == len(before)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
@@ -86,14 +94,19 @@ class DemoResult:
 
 
 def _figures(entries: list[dict[str, Any]], catalog: Catalog = DEFAULT_CATALOG) -> PathFigures:
+    """Calls, images and spend of one path, from its provider's own invocation log: a call
+    costs what the provider reported (frostline.capabilities.costs), a rejected one 0 unless
+    the provider said otherwise."""
     fig = PathFigures(provider_calls=len(entries))
     for e in entries:
         if not e.get("ok"):
+            fig.spend_usd += rejected_cost(e)
             continue
         cap = catalog.get(str(e.get("capability")))
-        fig.spend_usd += cap.price_usd if cap else 0.0
+        fig.spend_usd += call_cost(e, cap.price_usd if cap else 0.0)
         if e.get("capability") == "image.generate":
             fig.images += 1
+    fig.spend_usd = round(fig.spend_usd, 6)
     return fig
 
 
@@ -141,9 +154,7 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         result.contract = _figures(contract_log.read(), catalog)
 
         say("checking that the replayed shots are byte-identical")
-        same = replayed_bytes_identical(shots_before, received_shot_bytes(store, second))
-        result.byte_identical_shots = len(same)
-        result.byte_identical = bool(shots_before) and len(same) == len(shots_before)
+        result.compare_shots(shots_before, received_shot_bytes(store, second))
         result.images = _export_images(store, second, out)
 
         say("naive path: the first attempt, then a full rerun of the repaired script")

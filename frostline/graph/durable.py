@@ -54,6 +54,7 @@ from frostline.graph.ledger import LedgerEvent, LedgerSink
 from frostline.graph.slot import ModelClient, SlotLimits
 from frostline.runtime.broker import Broker, BrokerStats
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
+from frostline.runtime.spent import catalog_prices, spent_usd
 from frostline.store.base import Store
 
 SITE_PREFIX = "graph"
@@ -344,8 +345,7 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
         store.append_event(run_id, "unresolved", {"attempt": number, **err.to_dict()})
         return _finish(store, run_id, number, "unresolved", None, None, err.to_dict())
 
-    prior_spend = sum(float(cap.price_usd) for c in calls
-                      if (cap := catalog.get(c.capability)) is not None)
+    prior_spend = spent_usd(prefix.slots(), calls, catalog_prices(catalog))
     broker = Broker(store, run_id, number, envelope=env, providers=provider, whitelist={},
                     prefix=prefix, catalog=catalog, unresolved=unresolved,
                     prior_calls=len(calls), prior_spend_usd=prior_spend)

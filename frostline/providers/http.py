@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import quote
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
+from frostline.capabilities.costs import reported_cost
 from frostline.capabilities.provider import CallContext, ProviderResult
 from frostline.errors import DefinitionError, ProviderError
 from frostline.providers import images
@@ -101,9 +102,11 @@ class OpenAIProviders:
                 result = await self._text(payload, ctx)
         except ProviderError as exc:
             await log_call(self.log, capability, payload, ctx, ok=False,
-                            error_code=exc.fields.get("error_code"), status=exc.fields.get("status"))
+                            error_code=exc.fields.get("error_code"), status=exc.fields.get("status"),
+                            cost_usd=reported_cost(exc.fields))
             raise
-        await log_call(self.log, capability, payload, ctx, ok=True)
+        await log_call(self.log, capability, payload, ctx, ok=True,
+                       cost_usd=reported_cost(result.usage))
         return result
 
     # requests ------------------------------------------------------------------------------

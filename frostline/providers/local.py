@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, IMAGE_SIZES, Catalog
+from frostline.capabilities.costs import reported_cost
 from frostline.capabilities.provider import CallContext, ProviderResult
 from frostline.contract.identity import digest
 from frostline.errors import DefinitionError, ProviderError
@@ -183,9 +184,11 @@ class LocalProviders:
             result = await _HANDLERS[capability](self, payload, ctx)
         except ProviderError as exc:
             await log_call(self.log, capability, payload, ctx, ok=False,
-                            error_code=exc.fields.get("error_code"), status=exc.fields.get("status"))
+                            error_code=exc.fields.get("error_code"), status=exc.fields.get("status"),
+                            cost_usd=reported_cost(exc.fields))
             raise
-        await log_call(self.log, capability, payload, ctx, ok=True)
+        await log_call(self.log, capability, payload, ctx, ok=True,
+                       cost_usd=reported_cost(result.usage))
         return result
 
 

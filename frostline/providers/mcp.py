@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from frostline.capabilities.catalog import Capability
+from frostline.capabilities.costs import reported_cost
 from frostline.capabilities.provider import ArtifactSink, CallContext, ProviderResult
 from frostline.config import MCPProvider
 from frostline.errors import CatalogError, ConfigError, DefinitionError, ProviderError
@@ -168,11 +169,11 @@ class MCPProviders:
         except ProviderError as exc:
             await log_call(self.log, capability, payload, ctx, ok=False,
                            error_code=exc.fields.get("error_code"),
-                           status=exc.fields.get("status"))
+                           status=exc.fields.get("status"), cost_usd=reported_cost(exc.fields))
             raise
-        await log_call(self.log, capability, payload, ctx, ok=True)
-        return ProviderResult(result, {"cost_usd": self._entries[capability].price_usd,
-                                       "tokens": 0})
+        usage = {"cost_usd": self._entries[capability].price_usd, "tokens": 0}
+        await log_call(self.log, capability, payload, ctx, ok=True, cost_usd=usage["cost_usd"])
+        return ProviderResult(result, usage)
 
     async def _call(self, capability: str, tool: str, arguments: dict[str, Any]) -> Any:
         from mcp.shared.exceptions import MCPError

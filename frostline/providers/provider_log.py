@@ -8,7 +8,8 @@ each line is written with one `write` on a descriptor opened with O_APPEND, unde
 that was reported as written survives a crash.
 
 Line shape: ``{"capability": ..., "payload": ..., "ok": true|false, ...}`` with optional
-``run_id``, ``identity``, ``idempotency_key``, ``error_code``, ``status`` and ``pid``.
+``run_id``, ``identity``, ``idempotency_key``, ``error_code``, ``status``, ``pid`` and
+``cost_usd`` (what the provider reported the call cost, when it reported a cost).
 """
 
 from __future__ import annotations

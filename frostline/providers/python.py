@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from frostline.capabilities.catalog import Capability
+from frostline.capabilities.costs import reported_cost
 from frostline.capabilities.functions import Artifact, FunctionCapability, collect
 from frostline.capabilities.provider import ArtifactSink, CallContext, ProviderResult
 from frostline.errors import CatalogError, ProviderError
@@ -88,9 +89,9 @@ class PythonProviders:
         except ProviderError as exc:
             await log_call(self.log, capability, payload, ctx, ok=False,
                            error_code=exc.fields.get("error_code"),
-                           status=exc.fields.get("status"))
+                           status=exc.fields.get("status"), cost_usd=reported_cost(exc.fields))
             raise
-        await log_call(self.log, capability, payload, ctx, ok=True)
+        await log_call(self.log, capability, payload, ctx, ok=True, cost_usd=fn.entry.price_usd)
         return ProviderResult(result, {"cost_usd": fn.entry.price_usd, "tokens": 0})
 
     async def _call(self, fn: FunctionCapability, payload: Mapping[str, Any],

@@ -84,7 +84,7 @@ class BrokerStats:
     executed: int = 0
     replayed: int = 0
     provider_calls: int = 0  # dispatches, including those the provider rejected
-    spend_usd: float = 0.0  # at catalog price, per dispatch
+    spend_usd: float = 0.0  # what its dispatches cost (frostline.capabilities.costs)
     divergences: list[dict[str, Any]] = field(default_factory=list)
     semantic_repeats: list[dict[str, Any]] = field(default_factory=list)
     denials: list[dict[str, Any]] = field(default_factory=list)

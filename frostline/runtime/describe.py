@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from frostline.errors import RunNotFound
+from frostline.runtime.spent import run_spent_usd
 from frostline.store.base import Store
 
 
@@ -35,6 +36,7 @@ def describe_run(store: Store, run_id: str) -> dict[str, Any]:
                   for c in store.unresolved_calls(run_id) if str(c.identity) not in slots]
     return {"run": {"run_id": run.run_id, "status": run.status, "envelope": run.envelope,
                     "kind": run.kind},
+            "spend_usd": run_spent_usd(store, run_id),
             "attempts": rows, "committed": len(slots), "identities": identities,
             "unresolved": unresolved,
             "catalog_changes": [e.data for e in store.list_events(run_id)

@@ -17,6 +17,7 @@ import json
 import logging
 from typing import Any
 
+from frostline.capabilities.costs import call_cost, rejected_cost
 from frostline.capabilities.provider import CallContext, Provider, ProviderResult
 from frostline.contract.jsonshape import check_depth
 from frostline.contract.records import LOCAL_PRINCIPAL, SlotRecord
@@ -104,7 +105,6 @@ class Dispatcher:
             if self._stop.error is not None:
                 return self._undispatched(call, call_id)
             self._stats.provider_calls += 1
-            self._stats.spend_usd += call.price
             try:
                 produced = await self.providers.invoke(
                     call.capability, call.payload,
@@ -116,24 +116,33 @@ class Dispatcher:
                 call_id = await self._begin(call)
             return self._commit(call, call_id, produced)
 
+    def _settle_cost(self, call: Call, cost: float) -> None:
+        """The call cost `cost` (frostline.capabilities.costs): it replaces the catalog price
+        reserved from the budget when the rule let the call through."""
+        self._stats.spend_usd += cost
+        self._spend.usd += cost - call.price
+
     def _commit(self, call: Call, call_id: int | None, produced: ProviderResult) -> Reply:
         """Queue the commit of a result (its audit event in the same transaction) and
         reply with the result as the store will hold it."""
         identity, row = call.identity, call.row
+        cost = call_cost(produced.usage, call.price)
         slot = SlotRecord(self._run_id, identity.site, identity.path, identity.occurrence,
                           call.capability, call.digest, produced.result, dict(produced.usage),
                           self._attempt)
         audit = {"identity": call.text, "capability": call.capability, "digest": call.digest,
-                 "price_usd": call.price, "usage": dict(produced.usage),
+                 "price_usd": call.price, "cost_usd": cost, "usage": dict(produced.usage),
                  "idempotency_key": call.key}
         # The script receives the result as the store will hold it (its JSON form).
         try:
             check_depth(produced.result, f"the result of {call.text}", identity=call.text)
             result = _decode(json_text(produced.result, f"the result of {call.text}"))
         except FrostlineError as exc:  # cannot be committed: the call stays pending
+            self._settle_cost(call, call.price)  # pending: counted at its catalog price
             row["outcome"] = "failed"
             self._stop.stop(exc)
             return stop_reply(exc)
+        self._settle_cost(call, cost)
         self._stats.executed += 1
         row["outcome"] = "executed"
         if call_id is not None:
@@ -157,7 +166,9 @@ class Dispatcher:
         err.fields.setdefault("identity", call.text)
         err.fields.setdefault("capability", call.capability)
         if err.fields.get("outcome_unknown") and call.fails_closed:
+            self._settle_cost(call, call.price)  # it may have run: its catalog price
             return self._outcome_unknown(call, err)
+        self._settle_cost(call, rejected_cost(err.to_dict()))
         call.row["outcome"] = "failed"
         call.row["error"] = err.to_dict()
         if call_id is not None:

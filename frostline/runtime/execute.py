@@ -44,6 +44,7 @@ from frostline.runtime.outcome import AttemptOutcome as AttemptOutcome  # re-exp
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
 from frostline.runtime.runners import Job, Runner, ScriptOutcome
+from frostline.runtime.spent import catalog_prices, spent_usd
 from frostline.store.base import Store
 
 log = logging.getLogger("frostline.execute")
@@ -225,7 +226,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
                        gate=gate_result)
 
     # 5. run the script against the broker
-    prior_spend = sum(_price(catalog, c.capability) for c in calls)
+    prior_spend = spent_usd(prefix.slots(), calls, catalog_prices(catalog))
     broker = Broker(store, run_id, number, envelope=env, providers=providers,
                     whitelist=whitelist, prefix=prefix, catalog=catalog, unresolved=unresolved,
                     prior_calls=len(calls), prior_spend_usd=prior_spend, fail_open=fail_open)
@@ -373,11 +374,6 @@ def _fails_closed(catalog: Catalog, capability: str) -> bool:
     """Side-effecting and not retry-safe; an unknown capability is assumed the worst."""
     cap = catalog.get(capability)
     return True if cap is None else cap.effect == "side_effecting"
-
-
-def _price(catalog: Catalog, capability: str) -> float:
-    cap = catalog.get(capability)
-    return float(cap.price_usd) if cap is not None else 0.0
 
 
 def _refuse(store: Store, run_id: str, source: str, report: dict[str, Any], status: str,

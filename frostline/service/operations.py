@@ -76,7 +76,10 @@ def attempt_dict(a: AttemptRecord) -> dict[str, Any]:
 
 
 def spend(store: Store, run_id: str) -> float:
-    return round(sum(float(s.usage.get("cost_usd", 0.0)) for s in store.list_slots(run_id)), 6)
+    """What the run has spent: the one figure `show`, the demo and the UI also give."""
+    from frostline.runtime.spent import run_spent_usd
+
+    return run_spent_usd(store, run_id)
 
 
 def run_summary(store: Store, run: RunRecord) -> dict[str, Any]:

@@ -37,6 +37,8 @@ def test_login_demo_run_timeline(live, tmp_path):
         page.click(f"tr[data-run='{run_id}']")
         page.wait_for_selector("#timeline")
         assert page.inner_text("#run-id") == run_id
+        # the spend the demo's table gives is the spend the page shows
+        assert page.inner_text(".stat .v").startswith(f"${result.contract.spend_usd:.3f} / ")
         outcomes = page.eval_on_selector_all("#timeline [data-outcome]", "els => els.map(e => e.dataset.outcome)")
         assert outcomes.count("replayed") == 4  # storyboard + three committed shots
         assert "failed" in outcomes and outcomes.count("executed") >= 5
