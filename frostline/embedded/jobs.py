@@ -176,14 +176,18 @@ class HandBack(Exception):
     committed replays, and a call it dispatched without a commit follows the crash rules."""
 
 
-def precheck_script(script: str, envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG
-                    ) -> None:
-    """Refuse a script the checker rejects before anything is queued or recorded."""
+def precheck_script(script: str, envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG,
+                    *, store: Store | None = None, run_id: str | None = None) -> None:
+    """Refuse a script the checker rejects before anything is queued or recorded. For an
+    existing run (`store` and `run_id`), the spend the script can add beyond its frozen
+    prefix is bounded against what is left of the budget, as the attempt itself will be."""
     from frostline.capabilities.envelope import Envelope
     from frostline.errors import ScriptRejected
+    from frostline.runtime.spent import run_prior
     from frostline.script import check
 
-    report = check(script, Envelope.from_dict(envelope, catalog), catalog=catalog)
+    prior = run_prior(store, run_id, catalog) if store is not None and run_id else None
+    report = check(script, Envelope.from_dict(envelope, catalog), catalog=catalog, prior=prior)
     if not report.valid:
         errors = [v for v in report.to_dict()["violations"] if v["severity"] == "error"]
         first = errors[0]

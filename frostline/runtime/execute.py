@@ -44,7 +44,8 @@ from frostline.runtime.outcome import AttemptOutcome as AttemptOutcome  # re-exp
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
 from frostline.runtime.runners import Job, Runner, ScriptOutcome
-from frostline.runtime.spent import catalog_prices, spent_usd
+from frostline.runtime.spent import catalog_prices, prior_of
+from frostline.script.spend import Prior
 from frostline.store.base import Store
 
 log = logging.getLogger("frostline.execute")
@@ -188,14 +189,17 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
                    fail_open: bool) -> AttemptOutcome:
     from frostline.script import annotate
 
-    # 1. the checker (never executes the source)
-    checked = _checked(store, run_id, source, env, catalog, skip_checker)
+    # 1. the checker (never executes the source), with what the run already did: the spend
+    # it may still add is bounded against what is left of the budget
+    prefix = load_prefix(store, run_id)
+    calls = store.list_calls(run_id)
+    prior = prior_of(prefix.slots(), calls, catalog_prices(catalog))
+    checked = _checked(store, run_id, source, env, catalog, skip_checker, prior)
     if isinstance(checked, AttemptOutcome):
         return checked
     report, site_infos = checked
 
-    # 2. the frozen prefix and the gate (before any process starts)
-    prefix = load_prefix(store, run_id)
+    # 2. the gate against the frozen prefix (before any process starts)
     gate_result: dict[str, Any] | None = None
     if len(prefix):
         gate_result = gate_against_prefix(store, run_id, prefix, site_infos)
@@ -218,7 +222,6 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     note_catalog_changes(store, run_id, attempt, prefix)
 
     # 4. crashes left behind: unresolved side-effecting attempts fail closed
-    calls = store.list_calls(run_id)
     unresolved = unresolved_calls(calls, prefix)
     blocked = _blocked(store, run_id, number, unresolved, catalog, providers)
     if blocked is not None:
@@ -226,10 +229,9 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
                        gate=gate_result)
 
     # 5. run the script against the broker
-    prior_spend = spent_usd(prefix.slots(), calls, catalog_prices(catalog))
     broker = Broker(store, run_id, number, envelope=env, providers=providers,
                     whitelist=whitelist, prefix=prefix, catalog=catalog, unresolved=unresolved,
-                    prior_calls=len(calls), prior_spend_usd=prior_spend, fail_open=fail_open)
+                    prior_calls=prior.calls, prior_spend_usd=prior.usd, fail_open=fail_open)
     job = Job(annotated, args, concurrency=env.concurrency, max_fanout=env.max_fanout)
     try:
         script = await runner.run(job, broker)
@@ -242,9 +244,12 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
 
 
 def _checked(store: Store, run_id: str, source: str, env: Envelope, catalog: Catalog,
-             skip_checker: bool) -> tuple[dict[str, Any], list[Any]] | AttemptOutcome:
-    """The checker's report and the script's sites, or the refused attempt."""
+             skip_checker: bool, prior: Prior) -> tuple[dict[str, Any], list[Any]] | AttemptOutcome:
+    """The checker's report and the script's sites, or the refused attempt. The static spend
+    bound of the calls the attempt can add (its frozen prefix replays for nothing) must fit
+    what is left of the budget; the broker still checks every call as it is let through."""
     from frostline.script import check, sites
+    from frostline.script.checker import budget_problems
 
     if skip_checker:
         try:
@@ -255,18 +260,16 @@ def _checked(store: Store, run_id: str, source: str, env: Envelope, catalog: Cat
         # The gate builds the frozen map from the sites in the stored report, so keep them.
         return ({"valid": True, "skipped": True, "violations": [],
                  "facts": {"sites": [s.to_dict() for s in site_infos]}}, site_infos)
-    checked = check(source, env, catalog=catalog)
+    checked = check(source, env, catalog=catalog, prior=prior)
     report = checked.to_dict()
     if not checked.valid:
         return _refuse(store, run_id, source, report, "rejected", _rejection(report))
-    bound = checked.facts.spend_bound
-    bound_calls = sum(bound.calls.values())
-    if bound.usd > env.budget.usd + 1e-12 or bound_calls > env.budget.calls:
+    bound = checked.facts.new_spend or checked.facts.spend_bound
+    problems = budget_problems(bound, env, prior)
+    if problems:  # R11 reports the same; kept for a checker run without envelope rules
         return _refuse(store, run_id, source, report, "rejected", BudgetExceeded(
-            f"the script may make {bound_calls} calls costing up to ${bound.usd:.4f}, over "
-            f"the envelope's budget of {env.budget.calls} calls / ${env.budget.usd:.4f}; "
-            "lower the loop or fanout bounds, or raise the budget",
-            bound_usd=bound.usd, bound_calls=bound_calls))
+            "; ".join(p for p, _ in problems) + "; lower the loop or fanout bounds, or raise "
+            "the budget", bound_usd=bound.usd, bound_calls=bound.total_calls))
     return report, list(checked.facts.sites)
 
 

@@ -12,11 +12,13 @@ this figure; the broker's per-attempt `spend_usd` applies the same rule as calls
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.costs import call_cost, rejected_cost
 from frostline.contract.records import CallRecord, CallStatus, SlotRecord
+from frostline.script.spend import Prior
 from frostline.store.base import Store
 
 Prices = Callable[[str], float]
@@ -39,6 +41,18 @@ def spent_usd(slots: Iterable[SlotRecord], calls: Iterable[CallRecord], price: P
         elif c.status in (CallStatus.PENDING, CallStatus.ABANDONED):
             total += price(c.capability)
     return round(total, 6)
+
+
+def prior_of(slots: Sequence[SlotRecord], calls: Sequence[CallRecord], price: Prices) -> Prior:
+    """What a run did before its next attempt, for the checker's spend pre-check: the
+    identities committed per site, and the dollars and calls already spent."""
+    return Prior(committed=Counter(s.site for s in slots), usd=spent_usd(slots, calls, price),
+                 calls=len(calls))
+
+
+def run_prior(store: Store, run_id: str, catalog: Catalog) -> Prior:
+    """`prior_of` the run as the store has it now (an empty Prior for a run not yet created)."""
+    return prior_of(store.list_slots(run_id), store.list_calls(run_id), catalog_prices(catalog))
 
 
 def run_prices(store: Store, run_id: str) -> Prices:
@@ -64,4 +78,5 @@ def run_spent_usd(store: Store, run_id: str) -> float:
                      run_prices(store, run_id))
 
 
-__all__ = ["catalog_prices", "run_prices", "run_spent_usd", "spent_usd"]
+__all__ = ["catalog_prices", "prior_of", "run_prices", "run_prior", "run_spent_usd",
+           "spent_usd"]

@@ -11,6 +11,7 @@ from frostline.script.annotate import annotate
 from frostline.script.checker import check, check_bytes
 from frostline.script.report import RULES, Facts, Report, SiteInfo, SpendBound, Violation
 from frostline.script.sites import fingerprint, sites
+from frostline.script.spend import Prior
 
-__all__ = ["RULES", "Facts", "Report", "SiteInfo", "SpendBound", "Violation", "annotate",
-           "check", "check_bytes", "fingerprint", "sites"]
+__all__ = ["RULES", "Facts", "Prior", "Report", "SiteInfo", "SpendBound", "Violation",
+           "annotate", "check", "check_bytes", "fingerprint", "sites"]

@@ -130,7 +130,7 @@ class CallRules(Walk):
             self.leaf_runs.add(id(node))
         cap = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) \
             and isinstance(node.args[0].value, str) else "<dynamic>"
-        return seq(*costs, ("call", cap))
+        return seq(*costs, ("call", cap, node))
 
     def _container(self, node: ast.Call, kind: str) -> Cost | None:
         hint = {"parallel": "`await ctx.parallel([job0, job1, ...])`",

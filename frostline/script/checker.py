@@ -27,16 +27,17 @@ from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
 from frostline.script.allowlists import DEFAULT_MAX_FANOUT, MAX_VIOLATIONS
 from frostline.script.bounds import Bounds
-from frostline.script.report import Facts, Report, Violation
+from frostline.script.report import Facts, Report, SpendBound, Violation
 from frostline.script.resolve import resolve
 from frostline.script.rules import Analyzer
 from frostline.script.sites import assign_sites
 from frostline.script.source import SourceError, decode_source, parse_source, source_lines
-from frostline.script.spend import spend_bound
+from frostline.script.spend import Prior, new_spend, spend_bound
 
 
 def check(source: str, envelope: Envelope | dict[str, Any] | None = None, *,
-          rules: str = "all", catalog: Catalog = DEFAULT_CATALOG) -> Report:
+          rules: str = "all", catalog: Catalog = DEFAULT_CATALOG,
+          prior: Prior | None = None) -> Report:
     """Check a script statically and return every violation plus the facts.
 
     Args:
@@ -45,6 +46,10 @@ def check(source: str, envelope: Envelope | dict[str, Any] | None = None, *,
             default budget and a max fanout of 64. A malformed dict raises EnvelopeError.
         rules: "all" (script and envelope rules) or "script" (skip R11).
         catalog: the capability catalog prices and names come from.
+        prior: what the run did before this attempt (the identities committed per site, the
+            dollars and calls spent). With it, R11 bounds the *new* spend (replays of the
+            frozen prefix cost nothing) against what is left of the budget, and the facts
+            carry `new_spend`; without it, the whole bound against the whole budget.
 
     Example: ``check(src).valid``; ``check(src, {"budget": {"usd": 1}}).violations``
     """
@@ -67,9 +72,20 @@ def check(source: str, envelope: Envelope | dict[str, Any] | None = None, *,
     except RecursionError:  # a last resort: every walk is bounded, this should not happen
         return _rejected(SourceError("script nests too deeply to analyse",
                                      "flatten deeply nested expressions"))
-    spend = spend_bound(an.module.functions.get("orchestrate"), bounds, catalog)
+    entry = an.module.functions.get("orchestrate")
+    spend = spend_bound(entry, bounds, catalog)
+    fresh = None if prior is None else new_spend(
+        entry, bounds, catalog, {id(call): info.site for call, info in site_pairs}, prior)
     if rules == "all":
-        _envelope_rules(an, env or Envelope(), catalog, spend)
+        _envelope_rules(an, env or Envelope(), catalog, spend, fresh, prior)
+    facts = _facts(an, bounds, site_pairs, spend, fresh)
+    violations = _finish(an.violations)
+    return Report(valid=not any(v.severity == "error" for v in violations),
+                  violations=violations, facts=facts)
+
+
+def _facts(an: Analyzer, bounds: Bounds, site_pairs: list[tuple[ast.Call, Any]],
+           spend: SpendBound, fresh: SpendBound | None) -> Facts:
     capabilities: Counter[str] = Counter()
     for _, info in site_pairs:
         if info.capability is not None:
@@ -78,12 +94,9 @@ def check(source: str, envelope: Envelope | dict[str, Any] | None = None, *,
              for r in an.module.loops if r.kind in ("for", "while", "comprehension")]
     containers = [{"function": r.func.qual, "line": r.line, "primitive": r.kind,
                    "width": bounds.loop(r)} for r in an.containers]
-    facts = Facts(capabilities=dict(sorted(capabilities.items())),
-                  call_expressions=len(site_pairs), sites=[info for _, info in site_pairs],
-                  loops=loops, containers=containers, spend_bound=spend)
-    violations = _finish(an.violations)
-    return Report(valid=not any(v.severity == "error" for v in violations),
-                  violations=violations, facts=facts)
+    return Facts(capabilities=dict(sorted(capabilities.items())),
+                 call_expressions=len(site_pairs), sites=[info for _, info in site_pairs],
+                 loops=loops, containers=containers, spend_bound=spend, new_spend=fresh)
 
 
 def check_bytes(data: bytes, envelope: Envelope | dict[str, Any] | None = None, *,
@@ -101,7 +114,8 @@ def _rejected(exc: SourceError) -> Report:
     return Report(valid=False, violations=[violation], facts=Facts())
 
 
-def _envelope_rules(an: Analyzer, env: Envelope, catalog: Catalog, spend: Any) -> None:
+def _envelope_rules(an: Analyzer, env: Envelope, catalog: Catalog, spend: SpendBound,
+                    fresh: SpendBound | None, prior: Prior | None) -> None:
     granted = env.grant_set(catalog)
     for call in an.run_calls:
         first = call.args[0] if call.args else None
@@ -119,14 +133,40 @@ def _envelope_rules(an: Analyzer, env: Envelope, catalog: Catalog, spend: Any) -
         return
     entry = an.module.functions.get("orchestrate")
     target: ast.AST = entry.node if entry is not None and entry.node is not None else an.tree
-    if spend.total_calls > env.budget.calls:
-        an.report("R11", target, f"the script can make up to {spend.total_calls} capability "
-                  f"calls, above the envelope's budget of {env.budget.calls}",
-                  "lower the loop bounds or fanout widths, or raise budget.calls")
-    if spend.usd > env.budget.usd + 1e-9:
-        an.report("R11", target, f"the script can spend up to ${spend.usd:.4f}, above the "
-                  f"envelope's budget of ${env.budget.usd:.4f}",
-                  "lower the loop bounds or fanout widths, or raise budget.usd")
+    for problem, hint in budget_problems(spend if fresh is None else fresh, env, prior):
+        an.report("R11", target, problem, hint)
+
+
+def budget_problems(bound: SpendBound, env: Envelope,
+                    prior: Prior | None = None) -> list[tuple[str, str]]:
+    """Why `bound` does not fit the budget, as (message, hint) pairs: the whole budget without
+    `prior`; with it, what is left of the budget after what the run already spent, for the
+    attempt's new calls (`bound` is then its `new_spend`)."""
+    budget = env.budget
+    out = []
+    if prior is None:
+        if bound.total_calls > budget.calls:
+            out.append((f"the script can make up to {bound.total_calls} capability calls, "
+                        f"above the envelope's budget of {budget.calls}", _CALLS_HINT))
+        if bound.usd > budget.usd + 1e-9:
+            out.append((f"the script can spend up to ${bound.usd:.4f}, above the envelope's "
+                        f"budget of ${budget.usd:.4f}", _USD_HINT))
+        return out
+    calls_left, usd_left = budget.calls - prior.calls, budget.usd - prior.usd
+    if bound.total_calls > calls_left:
+        out.append((f"beyond the replays of its frozen prefix the script can make up to "
+                    f"{bound.total_calls} new capability calls, above the {max(calls_left, 0)} "
+                    f"left of the budget's {budget.calls} ({prior.calls} already made)",
+                    _CALLS_HINT))
+    if bound.usd > usd_left + 1e-9:
+        out.append((f"beyond the replays of its frozen prefix the script can spend up to "
+                    f"${bound.usd:.4f}, above the ${max(usd_left, 0.0):.4f} left of the "
+                    f"budget's ${budget.usd:.4f} (${prior.usd:.4f} already spent)", _USD_HINT))
+    return out
+
+
+_CALLS_HINT = "lower the loop bounds or fanout widths, or raise budget.calls"
+_USD_HINT = "lower the loop bounds or fanout widths, or raise budget.usd"
 
 
 def _finish(violations: list[Violation]) -> list[Violation]:

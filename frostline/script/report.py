@@ -102,9 +102,11 @@ class Facts:
     loops: list[dict[str, Any]] = field(default_factory=list)
     containers: list[dict[str, Any]] = field(default_factory=list)
     spend_bound: SpendBound = field(default_factory=SpendBound)
+    # Beyond the replays of a run's frozen prefix (checked with a `Prior`), else None.
+    new_spend: SpendBound | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "capabilities": dict(self.capabilities),
             "call_expressions": self.call_expressions,
             "sites": [s.to_dict() for s in self.sites],
@@ -112,6 +114,9 @@ class Facts:
             "containers": [dict(x) for x in self.containers],
             "spend_bound": self.spend_bound.to_dict(),
         }
+        if self.new_spend is not None:
+            out["new_spend"] = self.new_spend.to_dict()
+        return out
 
 
 @dataclass(frozen=True)

@@ -50,9 +50,11 @@ def precheck_args(args: Any) -> None:
         raise HTTPException(422, {"error": "invalid_request", "message": exc.message}) from None
 
 
-def precheck(script: str, envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG) -> None:
-    """Refuse a script the checker rejects before anything is recorded (HTTP 422)."""
-    precheck_script(script, envelope, catalog)
+def precheck(script: str, envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG, *,
+             store: Store | None = None, run_id: str | None = None) -> None:
+    """Refuse a script the checker rejects before anything is recorded (HTTP 422); for an
+    existing run, its new spend against what is left of the budget."""
+    precheck_script(script, envelope, catalog, store=store, run_id=run_id)
 
 
 def envelope_dict(envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG) -> dict[str, Any]:

@@ -26,7 +26,8 @@ def submit_attempt(store: Store, run_id: str, source: str, *, args: Any = None,
     and nothing is queued. AlreadyQueued if the run has a job waiting or running.
     """
     run = store.get_run(run_id)
-    precheck_script(source, run.envelope if run is not None else (envelope or {}), catalog)
+    precheck_script(source, run.envelope if run is not None else (envelope or {}), catalog,
+                    store=store, run_id=run_id if run is not None else None)
     queue = ProcrastinateQueue(store)
     try:
         return queue.submit(store, JobSpec("attempt", run_id, {

@@ -5,7 +5,7 @@ import frostline.script as script
 
 def test_exported_members() -> None:
     assert sorted(script.__all__) == sorted([
-        "RULES", "Facts", "Report", "SiteInfo", "SpendBound", "Violation", "annotate",
+        "RULES", "Facts", "Prior", "Report", "SiteInfo", "SpendBound", "Violation", "annotate",
         "check", "check_bytes", "fingerprint", "sites"])
     for name in script.__all__:
         assert getattr(script, name) is not None

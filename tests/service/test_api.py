@@ -170,3 +170,32 @@ def test_token_cli_prints_token_last(tmp_path):
     with open_store(url) as store:
         assert store.principal_for_token(value) == "carol"
     assert CliRunner().invoke(token, ["create", "bad name!", "--store", url]).exit_code == 2
+
+
+def test_a_new_attempt_is_prechecked_against_what_is_left_of_the_budget(live):
+    """Four images ($0.08 of $0.10) committed at one site; a script that runs that loop once
+    and adds two images has a whole bound ($0.06) inside the budget, but its two new calls
+    ($0.04) do not fit the $0.02 left: 422 before anything is queued."""
+    v1 = '''
+async def orchestrate(ctx, args):
+    for i in range(4):
+        await ctx.run("image.generate", {"prompt": f"take {i}", "size": "512x512"})
+    raise ValueError("two more angles")
+'''
+    v2 = '''
+async def orchestrate(ctx, args):
+    for i in range(1):
+        await ctx.run("image.generate", {"prompt": f"take {i}", "size": "512x512"})
+    a = await ctx.run("image.generate", {"prompt": "angle a", "size": "512x512"})
+    b = await ctx.run("image.generate", {"prompt": "angle b", "size": "512x512"})
+    return [a["artifact"], b["artifact"]]
+'''
+    with live.client(live.alice) as c:
+        first = c.post("/v1/runs", json={"script": v1, "envelope": {"budget": {"usd": 0.10}}},
+                       params={"wait": 60}).json()
+        run_id = first["run_id"]
+        assert first["outcome"]["spend_usd"] == 0.08
+        r = c.post(f"/v1/runs/{run_id}/attempts", json={"script": v2})
+        assert r.status_code == 422, r.text
+        assert "$0.0200 left of the budget" in r.json()["error"]["message"]
+        assert len(c.get(f"/v1/runs/{run_id}").json()["attempts"]) == 1

@@ -23,7 +23,8 @@ router = APIRouter(tags=["runs"])
 def add_attempt(body: AddAttempt, run: OwnedRun, who: Principal, state: State,
                 wait: Wait = 0) -> JSONResponse:
     """Queue the script as a new attempt (gated against the frozen prefix when it runs)."""
-    operations.precheck(body.script, run.envelope, state.catalog)
+    operations.precheck(body.script, run.envelope, state.catalog, store=state.store,
+                        run_id=run.run_id)
     operations.precheck_args(body.args)
     with state.limits.executing(who):
         return accept(state, run, JobSpec("attempt", run.run_id, {"source": body.script,
