@@ -18,10 +18,12 @@ Gate rows:
   input the gate needs when no checker report exists; ``gate_source`` is that plus the gate;
 - ``ast.parse`` — the floor of anything that reads the source.
 
-Certificate rows: `frostline.contract.certificate.persist` + `.verify`, (a) against an
-in-memory store (the functions run unchanged; the store is dicts) and (b) against the real
-store; the baseline ``sha256`` is one SHA-256 over exactly the bytes the chain hashes (every
-canonical result and every entry line), the floor of any digest of that content.
+Certificate rows: `frostline.runtime.certificates.persist` + `.verify` (the default, fast
+check: the chain over the link digests the store recorded at commit time, every entry against
+the recorded fields), (a) against an in-memory store (the functions run unchanged; the store
+is dicts holding the records a store returns) and (b) against the real store; the baseline
+``sha256`` is one SHA-256 over the bytes a deep check hashes (every canonical result and every
+entry line). The deep verify, beside the fast one, is in `bench/bench_contract.py`.
 
 Targets from the study brief: gate ≤ 1 ms at 200 sites (the paper: 4.869 ms), certificate
 ≤ 0.5 ms (the paper: below 0.55 ms). Wall and CPU (``time.process_time``) medians are both

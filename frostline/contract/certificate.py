@@ -1,26 +1,35 @@
 """The prefix certificate: a hash chain that says exactly what a run has committed.
 
 After each attempt the host writes a certificate: the frozen-site map (site → capability), a
-hash chain over every committed slot, and the entry count. Verification recomputes the chain
-from the slots in the store *now* and names every entry that changed, disappeared or appeared
-since the latest certificate, so the certificate is a consistency manifest against the store
-(a slot edited behind the store's back shows up as a `changed` entry).
+hash chain over every committed slot, and the entry count. Verification compares it with the
+slots in the store *now* and names every entry that changed, disappeared or appeared since
+(frostline.contract.certificate_verify), so the certificate is a consistency manifest against
+the store.
 
-The chain, over the slots sorted by (σ, π, ω)::
+Each slot is one **entry**, the RFC 8785 canonical JSON of::
 
-    h0 = SHA-256(DOMAIN)
-    hi = SHA-256(h(i-1) || canonical JSON of {attempt, capability, digest, occurrence, path,
-                                              result_digest, site})
+    {attempt, capability, digest, occurrence, path, result_digest, site}
 
-where `h(i-1)` is the 32 raw bytes of the previous link and the canonical JSON is RFC 8785
 (every field is a string, an integer or a list of integers, for which Python's sorted, compact
 JSON is byte-identical to RFC 8785; a test pins this). `result_digest` is the SHA-256 of the
 stored result's sorted-key, compact UTF-8 JSON: results come back from the store as decoded
-JSON on both backends, so the same stored result always gives the same bytes.
+JSON on both backends, so the same stored result always gives the same bytes. The entry's own
+SHA-256 is its **link digest**, and the chain, over the slots sorted by (σ, π, ω), is::
 
-The certificate also keeps each entry's fields (identity → capability, digests, attempt), so a
-difference can name the identity and the field, and a certificate whose own chain does not match
-its entries is reported as corrupted rather than trusted.
+    h0 = SHA-256(DOMAIN)
+    hi = SHA-256(h(i-1) || link digest i)          (both as 32 raw bytes)
+
+The store records a slot's result digest and link digest when it commits the slot. That makes
+two checks of different cost: the **fast** one folds the recorded link digests and compares
+every entry with what the store recorded (no result is read or hashed); the **deep** one
+recomputes every result digest and link digest from the stored results as well, which is what
+a periodic audit runs.
+
+The certificate keeps each entry's fields and link digest (identity → capability, digests,
+attempt), so a difference can name the identity and the field, and a certificate whose chain or
+link digests do not match its own entries is reported as corrupted rather than trusted.
+Version 1 certificates (written before link digests, chained over the entries' bytes directly)
+are still read and checked by their own definition.
 """
 
 from __future__ import annotations
@@ -36,10 +45,14 @@ from frostline.errors import FrostlineError
 if TYPE_CHECKING:
     from frostline.contract.records import SlotRecord
 
-VERSION = 1
-DOMAIN = b"frostline/prefix-certificate/v1"
+VERSION = 2
+VERSIONS = (1, 2)
+DOMAIN = b"frostline/prefix-certificate/v2"
+DOMAIN_V1 = b"frostline/prefix-certificate/v1"
 _H0 = hashlib.sha256(DOMAIN).digest()
-_FIELDS = ("capability", "digest", "result_digest", "attempt")
+_H0_V1 = hashlib.sha256(DOMAIN_V1).digest()
+FIELDS = ("capability", "digest", "result_digest", "attempt", "entry_digest")
+FIELDS_V1 = FIELDS[:4]
 _REQUIRED = ("version", "run_id", "attempt", "frozen_sites", "chain_digest", "entries", "items")
 
 # The canonical encoders are built once: constructing an encoder per call costs more than
@@ -48,10 +61,6 @@ _REQUIRED = ("version", "run_id", "attempt", "frozen_sites", "chain_digest", "en
 # (CPython always has the C encoder; json.JSONEncoder.iterencode builds the same one per call.)
 _result_json = c_make_encoder(
     None, lambda o: _not_json(o), encode_basestring, None, ":", ",", True, False, False)
-# An entry is always these seven fields of these types, so its RFC 8785 form is written
-# directly (keys in sorted order); a test pins the equality with an RFC 8785 library.
-_ENTRY = ('{"attempt":%d,"capability":%s,"digest":%s,"occurrence":%d,"path":[%s],'
-          '"result_digest":%s,"site":%s}')
 
 
 class CertificateCorrupted(FrostlineError):
@@ -64,7 +73,7 @@ def _not_json(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def _canonical(value: Any) -> bytes:
+def canonical(value: Any) -> bytes:
     """Sorted-key, compact UTF-8 JSON (RFC 8785 for strings, integers, lists and objects)."""
     return "".join(_result_json(value, 0)).encode("utf-8", "surrogatepass")
 
@@ -72,22 +81,41 @@ def _canonical(value: Any) -> bytes:
 def result_digest(result: Any) -> str:
     """SHA-256 (hex) of a stored result's sorted-key, compact JSON."""
     try:
-        return hashlib.sha256(_canonical(result)).hexdigest()
+        return hashlib.sha256(canonical(result)).hexdigest()
     except (TypeError, ValueError, RecursionError) as exc:
         raise CertificateCorrupted(f"a stored result is not JSON: {exc}") from exc
 
 
-def _entry_bytes(site: str, path: tuple[int, ...] | list[int], occurrence: int,
-                 capability: str, digest: str, rdigest: str, attempt: int) -> bytes:
+def entry_bytes(site: str, path: tuple[int, ...] | list[int], occurrence: int,
+                capability: str, digest: str, rdigest: str, attempt: int) -> bytes:
+    """The canonical JSON of one entry; CertificateCorrupted when a field has the wrong type."""
     # One combined type test on the hot path; the detailed message only when it fails.
     if not (type(occurrence) is int and type(attempt) is int and type(site) is str
             and type(capability) is str and type(digest) is str and type(rdigest) is str
             and _all_int(path)):
         raise _entry_type_error(site, path, occurrence, capability, digest, rdigest, attempt)
-    text = _ENTRY % (attempt, encode_basestring(capability), encode_basestring(digest),
-                     occurrence, ",".join(map(str, path)), encode_basestring(rdigest),
-                     encode_basestring(site))
-    return text.encode("utf-8", "surrogatepass")
+    steps = ",".join(map(str, path)) if path else ""
+    return (f'{{"attempt":{attempt},"capability":{encode_basestring(capability)},'
+            f'"digest":{encode_basestring(digest)},"occurrence":{occurrence},"path":[{steps}],'
+            f'"result_digest":{encode_basestring(rdigest)},"site":{encode_basestring(site)}}}'
+            ).encode("utf-8", "surrogatepass")
+
+
+def entry_digest(site: str, path: tuple[int, ...] | list[int], occurrence: int,
+                 capability: str, digest: str, rdigest: str, attempt: int) -> str:
+    """The link digest of one entry: SHA-256 (hex) of its canonical JSON."""
+    return hashlib.sha256(entry_bytes(site, path, occurrence, capability, digest, rdigest,
+                                      attempt)).hexdigest()
+
+
+def slot_digests(slot: SlotRecord, *, deep: bool = False) -> tuple[str, str]:
+    """(result digest, link digest) of a slot: those the store recorded at commit time, or,
+    with `deep` (or when it recorded none), recomputed from the stored result."""
+    if not deep and slot.entry_digest is not None and slot.result_digest is not None:
+        return slot.result_digest, slot.entry_digest
+    rdigest = result_digest(slot.result)
+    return rdigest, entry_digest(slot.site, slot.path, slot.occurrence, slot.capability,
+                                 slot.digest, rdigest, slot.attempt)
 
 
 def _entry_type_error(site: Any, path: Any, occurrence: Any, capability: Any, digest: Any,
@@ -103,81 +131,74 @@ def _entry_type_error(site: Any, path: Any, occurrence: Any, capability: Any, di
 
 
 def entry(slot: SlotRecord) -> dict[str, Any]:
-    """The chained fields of one slot, as a dict (its canonical JSON is the chained bytes)."""
+    """The chained fields of one slot, as a dict (its canonical JSON is the entry's bytes)."""
     return {"site": slot.site, "path": list(slot.path), "occurrence": slot.occurrence,
             "capability": slot.capability, "digest": slot.digest,
             "result_digest": result_digest(slot.result), "attempt": slot.attempt}
 
 
-def chain_digest(entries: Iterable[Mapping[str, Any]]) -> str:
-    """Fold entries (already in (σ, π, ω) order) into the chain; returns the last link in hex."""
-    return _fold(_entry_bytes(e["site"], e["path"], e["occurrence"], e["capability"],
-                              e["digest"], e["result_digest"], e["attempt"]) for e in entries)
+def link(digest_hex: Any) -> bytes:
+    """The 32 raw bytes a link digest contributes to the chain. A value that is not a SHA-256
+    hex digest (a store or certificate edited behind frostline's back) contributes the hash of
+    its text instead, so the chain is still defined and cannot match an honest one."""
+    if type(digest_hex) is str and len(digest_hex) == 64:
+        try:
+            return bytes.fromhex(digest_hex)
+        except ValueError:
+            pass
+    return hashlib.sha256(repr(digest_hex).encode("utf-8", "surrogatepass")).digest()
 
 
-def _fold(lines: Iterable[bytes]) -> str:
+def fold(links: Iterable[Any]) -> str:
+    """The chain over link digests (hex) already in (σ, π, ω) order; the last link in hex."""
+    sha, raw = hashlib.sha256, link
     h = _H0
-    sha = hashlib.sha256
-    for line in lines:
-        h = sha(h + line).digest()
+    for d in links:
+        h = sha(h + raw(d)).digest()
     return h.hex()
 
 
-_SLOT_KEY = attrgetter("site", "path", "occurrence")
-_ENTRY_KEY = itemgetter(0, 1, 2)
+def chain_digest(entries: Iterable[Mapping[str, Any]]) -> str:
+    """The chain over entries (dicts of `entry`'s shape) already in (σ, π, ω) order."""
+    return fold(entry_digest(e["site"], e["path"], e["occurrence"], e["capability"],
+                             e["digest"], e["result_digest"], e["attempt"]) for e in entries)
 
 
-def build(slots: Iterable[SlotRecord], run_id: str, attempt: int) -> dict[str, Any]:
+SLOT_KEY = attrgetter("site", "path", "occurrence")
+_ROW_KEY = itemgetter(0, 1, 2)
+
+
+def identity_text(site: str, path: tuple[int, ...], occurrence: int) -> str:
+    """`str(Identity(site, path, occurrence))` without building an Identity."""
+    return f"{site}@{'.'.join(map(str, path))}:{occurrence}"
+
+
+def build(slots: Iterable[SlotRecord], run_id: str, attempt: int, *,
+          deep: bool = False) -> dict[str, Any]:
     """The certificate of a set of slots; the order in which they are given does not matter.
 
-    Example: ``build(store.list_slots(run_id), run_id, attempt=2)["chain_digest"]``
+    Each slot's digests are the ones the store recorded at commit time (`slot_digests`), or
+    with `deep` recomputed from its result. Example:
+    ``build(store.list_slots(run_id), run_id, attempt=2)["chain_digest"]``
     """
-    # This loop is the certificate's hot path (every persist and every verify runs it), so
-    # it is written as one pass with local names: each slot's result is encoded and hashed
-    # once, its entry line is formatted once and folded straight into the chain. The bytes
-    # are those of `entry` + `chain_digest` (a property test holds the two equal).
-    ordered = sorted(slots, key=_SLOT_KEY)
+    ordered = sorted(slots, key=SLOT_KEY)
     frozen: dict[str, str] = {}
     items: dict[str, dict[str, Any]] = {}
-    quoted: dict[str, str] = {}  # sites and capabilities repeat: quote each distinct one once
-    sha, encode, dump = hashlib.sha256, encode_basestring, _result_json
+    sha, raw = hashlib.sha256, link
     h = _H0
     for s in ordered:
-        site, path, occurrence, capability, dig, att = (
-            s.site, s.path, s.occurrence, s.capability, s.digest, s.attempt)
-        if not (type(occurrence) is int and type(att) is int and type(site) is str
-                and type(capability) is str and type(dig) is str and _all_int(path)):
-            raise _entry_type_error(site, path, occurrence, capability, dig, "", att)
-        try:
-            rdigest = sha("".join(dump(s.result, 0)).encode("utf-8", "surrogatepass")).hexdigest()
-        except (TypeError, ValueError, RecursionError) as exc:
-            raise CertificateCorrupted(f"a stored result is not JSON: {exc}") from exc
-        qsite = quoted.get(site)
-        if qsite is None:
-            qsite = quoted[site] = encode(site)
-        qcap = quoted.get(capability)
-        if qcap is None:
-            qcap = quoted[capability] = encode(capability)
-        steps = ",".join(map(str, path)) if path else ""
-        # _ENTRY written as an f-string (keys in RFC 8785 order); rdigest is hex, so its
-        # quoted form needs no escaping.
-        line = (f'{{"attempt":{att},"capability":{qcap},"digest":{encode(dig)},'
-                f'"occurrence":{occurrence},"path":[{steps}],"result_digest":"{rdigest}",'
-                f'"site":{qsite}}}')
-        h = sha(h + line.encode("utf-8", "surrogatepass")).digest()
-        if site not in frozen:
-            frozen[site] = capability
-        items[f"{site}@{steps.replace(',', '.')}:{occurrence}"] = {
-            "capability": capability, "digest": dig, "result_digest": rdigest, "attempt": att}
-    return {
-        "version": VERSION,
-        "run_id": run_id,
-        "attempt": attempt,
-        "frozen_sites": frozen,
-        "chain_digest": h.hex(),
-        "entries": len(ordered),
-        "items": items,
-    }
+        if not (type(s.occurrence) is int and type(s.attempt) is int and type(s.site) is str
+                and type(s.capability) is str and type(s.digest) is str and _all_int(s.path)):
+            raise _entry_type_error(s.site, s.path, s.occurrence, s.capability, s.digest, "",
+                                    s.attempt)
+        rdigest, edigest = slot_digests(s, deep=deep)
+        h = sha(h + raw(edigest)).digest()
+        frozen.setdefault(s.site, s.capability)
+        items[identity_text(s.site, s.path, s.occurrence)] = {
+            "capability": s.capability, "digest": s.digest, "result_digest": rdigest,
+            "attempt": s.attempt, "entry_digest": edigest}
+    return {"version": VERSION, "run_id": run_id, "attempt": attempt, "frozen_sites": frozen,
+            "chain_digest": h.hex(), "entries": len(ordered), "items": items}
 
 
 def _all_int(path: Iterable[Any]) -> bool:
@@ -196,11 +217,11 @@ def latest_of(stored: Iterable[Any], run_id: str, *,
     """
     best: dict[str, Any] | None = None
     for raw in stored:
-        cert = _check_shape(raw, run_id)
+        cert = check_shape(raw, run_id)
         if best is None or cert["attempt"] >= best["attempt"]:
             best = cert
     if best is not None and check_chain:
-        _check_chain(best, run_id)
+        check_chain_of(best, run_id)
     return best
 
 
@@ -209,88 +230,86 @@ def validate(cert: Any, run_id: str | None = None) -> dict[str, Any]:
 
     Raises CertificateCorrupted naming what is wrong; returns the certificate.
     """
-    return _check_chain(_check_shape(cert, run_id), run_id)
+    return check_chain_of(check_shape(cert, run_id), run_id)
 
 
-def _corrupted(run_id: str | None, why: str) -> CertificateCorrupted:
+def corrupted(run_id: str | None, why: str) -> CertificateCorrupted:
     return CertificateCorrupted(
         f"the stored certificate of run {run_id!r} is corrupted: {why}; recompute it with "
-        "`frostline cert RUN_ID` and compare against the slots before trusting this run",
+        "`frostline cert RUN_ID --deep` and compare against the slots before trusting this run",
         run_id=run_id)
 
 
-def _check_shape(cert: Any, run_id: str | None) -> dict[str, Any]:
+def check_shape(cert: Any, run_id: str | None) -> dict[str, Any]:
     """The cheap checks: type, fields, version, owner."""
     if not isinstance(cert, Mapping):
-        raise _corrupted(run_id, f"expected a JSON object, found {type(cert).__name__}")
+        raise corrupted(run_id, f"expected a JSON object, found {type(cert).__name__}")
     missing = [k for k in _REQUIRED if k not in cert]
     if missing:
-        raise _corrupted(run_id, f"missing field(s) {', '.join(missing)}")
-    if cert["version"] != VERSION:
-        raise _corrupted(run_id, f"unknown version {cert['version']!r}")
+        raise corrupted(run_id, f"missing field(s) {', '.join(missing)}")
+    if cert["version"] not in VERSIONS or type(cert["version"]) is not int:
+        raise corrupted(run_id, f"unknown version {cert['version']!r}")
     if run_id is not None and cert["run_id"] != run_id:
-        raise _corrupted(run_id, f"it belongs to run {cert['run_id']!r}")
+        raise corrupted(run_id, f"it belongs to run {cert['run_id']!r}")
     if not isinstance(cert["items"], Mapping) or type(cert["entries"]) is not int:
-        raise _corrupted(run_id, "'items' must be an object and 'entries' an integer")
+        raise corrupted(run_id, "'items' must be an object and 'entries' an integer")
     if type(cert["attempt"]) is not int or not isinstance(cert["frozen_sites"], Mapping):
-        raise _corrupted(run_id, "'attempt' must be an integer and 'frozen_sites' an object")
+        raise corrupted(run_id, "'attempt' must be an integer and 'frozen_sites' an object")
     return dict(cert)
 
 
-def _check_chain(cert: dict[str, Any], run_id: str | None) -> dict[str, Any]:
-    """The full check: the entries rebuild the chain digest, the count and the site map."""
+def check_chain_of(cert: dict[str, Any], run_id: str | None) -> dict[str, Any]:
+    """The full check: every entry's link digest matches its fields (version 2), the entries
+    rebuild the chain digest, the count and the site map."""
     try:
-        rows = _rows_from_items(cert["items"])
-        chain = _fold_rows(rows)
+        rows = _rows_from_items(cert["items"], cert["version"])
+        if cert["version"] == 1:
+            chain = _fold_rows_v1(rows)
+        else:
+            unlinked = [r for r in rows if entry_digest(*r[:7]) != r[7]]
+            chain = fold(row[7] for row in rows)
     except (TypeError, ValueError, KeyError, CertificateCorrupted) as exc:
-        raise _corrupted(run_id, f"malformed entry ({exc})") from None
+        raise corrupted(run_id, f"malformed entry ({exc})") from None
+    if cert["version"] != 1 and unlinked:
+        raise corrupted(run_id, f"the link digest of entry {identity_text(*unlinked[0][:3])} "
+                        "does not match its own fields")
     if len(rows) != cert["entries"]:
-        raise _corrupted(run_id, f"it counts {cert['entries']} entries but lists {len(rows)}")
+        raise corrupted(run_id, f"it counts {cert['entries']} entries but lists {len(rows)}")
     if chain != cert["chain_digest"]:
-        raise _corrupted(run_id, "its chain digest does not match its own entries")
+        raise corrupted(run_id, "its chain digest does not match its own entries")
     frozen: dict[str, str] = {}
     for row in rows:
         frozen.setdefault(row[0], row[3])
     if frozen != dict(cert["frozen_sites"]):
-        raise _corrupted(run_id, "its frozen-site map does not match its own entries")
+        raise corrupted(run_id, "its frozen-site map does not match its own entries")
     return cert
 
 
-def _fold_rows(rows: Iterable[tuple[Any, ...]]) -> str:
-    """`chain_digest` of (σ, π, ω, capability, digest, result_digest, attempt) rows, inlined.
-
-    Same bytes as `_entry_bytes` per row (a property test holds them equal); every field comes
-    from the certificate under check, so every string is escaped and every type is checked.
-    """
-    sha, encode = hashlib.sha256, encode_basestring
-    h = _H0
-    for site, path, occurrence, capability, dig, rdigest, att in rows:
-        if not (type(occurrence) is int and type(att) is int and type(site) is str
-                and type(capability) is str and type(dig) is str and type(rdigest) is str
-                and _all_int(path)):
-            raise _entry_type_error(site, path, occurrence, capability, dig, rdigest, att)
-        steps = ",".join(map(str, path)) if path else ""
-        line = (f'{{"attempt":{att},"capability":{encode(capability)},"digest":{encode(dig)},'
-                f'"occurrence":{occurrence},"path":[{steps}],'
-                f'"result_digest":{encode(rdigest)},"site":{encode(site)}}}')
-        h = sha(h + line.encode("utf-8", "surrogatepass")).digest()
+def _fold_rows_v1(rows: Iterable[tuple[Any, ...]]) -> str:
+    """A version 1 chain: each link hashes the previous one and the entry's bytes."""
+    sha = hashlib.sha256
+    h = _H0_V1
+    for row in rows:
+        h = sha(h + entry_bytes(*row[:7])).digest()
     return h.hex()
 
 
-def _rows_from_items(items: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-    """(σ, π, ω, capability, digest, result_digest, attempt) of each item, in (σ, π, ω) order."""
+def _rows_from_items(items: Mapping[str, Any], version: int) -> list[tuple[Any, ...]]:
+    """(σ, π, ω, capability, digest, result_digest, attempt[, entry_digest]) of each item, in
+    (σ, π, ω) order."""
     rows = []
     for text, fields in items.items():
-        site, path, occurrence = _parse_identity(text)
+        site, path, occurrence = parse_identity(text)
         if not isinstance(fields, Mapping):
             raise TypeError(f"entry {text} is not an object")
-        rows.append((site, path, occurrence, fields["capability"], fields["digest"],
-                     fields["result_digest"], fields["attempt"]))
-    rows.sort(key=_ENTRY_KEY)  # stable, on (σ, π, ω) only, as the chain is defined
+        row = (site, path, occurrence, fields["capability"], fields["digest"],
+               fields["result_digest"], fields["attempt"])
+        rows.append(row if version == 1 else (*row, fields["entry_digest"]))
+    rows.sort(key=_ROW_KEY)  # stable, on (σ, π, ω) only, as the chain is defined
     return rows
 
 
-def _parse_identity(text: str) -> tuple[str, tuple[int, ...], int]:
+def parse_identity(text: str) -> tuple[str, tuple[int, ...], int]:
     """`Identity.parse(text).key` without building an Identity (same checks, same errors)."""
     try:
         rest, occ = text.rsplit(":", 1)
@@ -306,72 +325,8 @@ def _parse_identity(text: str) -> tuple[str, tuple[int, ...], int]:
     return site, steps, occurrence
 
 
-def differences(certified: Mapping[str, Any], current: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Entries that differ between a persisted certificate and a freshly built one.
-
-    Each difference is ``{"kind": "changed" | "missing" | "extra", "identity": …}``; a changed
-    entry also lists ``fields`` as ``{name: {"certified": …, "store": …}}``. `missing` means
-    certified but no longer in the store; `extra` means in the store but not certified (for
-    example committed by an attempt that stopped before certifying).
-    """
-    old: Mapping[str, Mapping[str, Any]] = certified["items"]
-    new: Mapping[str, Mapping[str, Any]] = current["items"]
-    out: list[dict[str, Any]] = []
-    for ident in sorted(set(old) | set(new), key=_order_key):
-        a, b = old.get(ident), new.get(ident)
-        if a is None:
-            out.append({"kind": "extra", "identity": ident, **_brief(b)})
-        elif b is None:
-            out.append({"kind": "missing", "identity": ident, **_brief(a)})
-        else:
-            changed = {k: {"certified": a.get(k), "store": b.get(k)}
-                       for k in _FIELDS if a.get(k) != b.get(k)}
-            if changed:
-                out.append({"kind": "changed", "identity": ident, "fields": changed})
-    return out
-
-
-def _brief(fields: Mapping[str, Any] | None) -> dict[str, Any]:
-    fields = fields or {}
-    return {"capability": fields.get("capability"), "attempt": fields.get("attempt")}
-
-
-def _order_key(text: str) -> tuple[str, tuple[int, ...], int]:
-    return _parse_identity(text)
-
-
-def compare(certified: Mapping[str, Any] | None, slots: Iterable[SlotRecord],
-            run_id: str) -> dict[str, Any]:
-    """Recompute the certificate from `slots` and compare it with `certified`, the run's latest
-    stored certificate (None when it has none, in which case every slot is an `extra`).
-
-    Returns ``{"consistent", "differences", "entries", "chain_digest", "frozen_sites",
-    "certificate"}``. Raises CertificateCorrupted for a stored certificate that is not one.
-    """
-    attempt = certified["attempt"] if certified is not None else 0
-    current = build(slots, run_id, attempt)
-    if certified is None:
-        diffs = differences({"items": {}}, current)
-    elif (certified["items"] == current["items"] and certified["entries"] == current["entries"]
-          and certified["chain_digest"] == current["chain_digest"]
-          and certified["frozen_sites"] == current["frozen_sites"]):
-        # Equal entries and an equal chain: the certificate matches its own entries too (the
-        # chain is a function of the entries), so the full chain check would only repeat this.
-        diffs = []
-    else:
-        _check_chain(dict(certified), run_id)  # a corrupted certificate is an error, not a diff
-        diffs = differences(certified, current)
-    consistent = not diffs and (certified is None
-                                or certified["chain_digest"] == current["chain_digest"])
-    return {
-        "consistent": consistent,
-        "differences": diffs,
-        "entries": current["entries"],
-        "chain_digest": current["chain_digest"],
-        "frozen_sites": current["frozen_sites"],
-        "certificate": certified,
-    }
-
-
-__all__ = ["DOMAIN", "CertificateCorrupted", "build", "chain_digest", "compare", "differences",
-           "entry", "latest_of", "result_digest", "validate"]
+__all__ = ["DOMAIN", "DOMAIN_V1", "FIELDS", "FIELDS_V1", "SLOT_KEY", "VERSION", "VERSIONS",
+           "CertificateCorrupted", "build", "canonical", "chain_digest", "check_chain_of",
+           "check_shape", "corrupted", "entry", "entry_bytes", "entry_digest", "fold",
+           "identity_text", "latest_of", "link", "parse_identity", "result_digest",
+           "slot_digests", "validate"]

@@ -92,6 +92,12 @@ class SlotRecord:
     usage: dict[str, Any]
     attempt: int
     committed_at: float = 0.0
+    # What the store recorded when it committed the slot (None for a slot committed before
+    # stores recorded them, or one not read from a store): the SHA-256 of the result's
+    # canonical JSON, and of the slot's certificate entry (frostline.contract.certificate).
+    # They derive from the fields above, so they take no part in equality.
+    result_digest: str | None = field(default=None, compare=False)
+    entry_digest: str | None = field(default=None, compare=False)
 
     @functools.cached_property
     def identity(self) -> Identity:  # cached: a replayed prefix asks for it several times

@@ -1,14 +1,15 @@
 """Certificates kept in the store: write one after an attempt, read the latest, verify.
 
-The certificate's logic (frostline.contract.certificate) takes records and returns records; this
-module is the side that holds the store.
+The certificate's logic (frostline.contract.certificate and certificate_verify) takes records
+and returns records; this module is the side that holds the store.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from frostline.contract.certificate import build, compare, latest_of
+from frostline.contract.certificate import build, check_chain_of, check_shape
+from frostline.contract.certificate_verify import compare
 from frostline.errors import RunNotFound
 from frostline.store.base import Store
 
@@ -20,25 +21,35 @@ def _known(store: Store, run_id: str) -> None:
 
 
 def persist(store: Store, run_id: str, attempt: int) -> dict[str, Any]:
-    """Build the certificate of the run's current slots and write it for `attempt`."""
+    """Build the certificate of the run's current slots and write it for `attempt`. Each
+    entry carries the digests the store recorded when it committed the slot."""
     _known(store, run_id)
-    cert = build(store.list_slots(run_id), run_id, attempt)
+    cert = build(store.list_slot_digests(run_id), run_id, attempt)
     store.put_certificate(run_id, attempt, cert)
     return cert
 
 
 def latest(store: Store, run_id: str, *, check_chain: bool = True) -> dict[str, Any] | None:
-    """The run's most recent stored certificate, or None (see `latest_of`)."""
-    return latest_of(store.list_certificates(run_id), run_id, check_chain=check_chain)
+    """The run's most recent stored certificate (highest attempt, the last written of that
+    attempt), or None; fetched alone. With `check_chain` it must match its own entries.
+    Raises CertificateCorrupted for a stored certificate that is not one."""
+    raw = store.latest_certificate(run_id)
+    if raw is None:
+        return None
+    cert = check_shape(raw, run_id)
+    return check_chain_of(cert, run_id) if check_chain else cert
 
 
-def verify(store: Store, run_id: str) -> dict[str, Any]:
-    """Recompute the certificate from the store and compare it with the latest stored one.
+def verify(store: Store, run_id: str, *, deep: bool = False) -> dict[str, Any]:
+    """Compare the latest stored certificate with the store (see certificate_verify.compare):
+    fast by default, against the digests recorded at commit time; `deep` recomputes every
+    digest from the stored results.
 
-    Example: ``verify(store, "r1")["consistent"]``
+    Example: ``verify(store, "r1")["consistent"]``; ``verify(store, "r1", deep=True)``
 
     Raises RunNotFound for an unknown run and CertificateCorrupted for a stored certificate
     that is not one.
     """
     _known(store, run_id)
-    return compare(latest(store, run_id, check_chain=False), store.list_slots(run_id), run_id)
+    slots = store.list_slots(run_id) if deep else store.list_slot_digests(run_id)
+    return compare(latest(store, run_id, check_chain=False), slots, run_id, deep=deep)

@@ -215,13 +215,12 @@ def frozen_sites(store: Store, run_id: str) -> list[dict[str, Any]]:
             for f in fmap.values()]
 
 
-def certificate(store: Store, run_id: str, *, verify: bool) -> dict[str, Any]:
+def certificate(store: Store, run_id: str, *, verify: bool, deep: bool = False) -> dict[str, Any]:
     from frostline.runtime import certificates as cert
 
     if verify:
-        return dict(cert.verify(store, run_id))
-    certs = store.list_certificates(run_id)
-    return {"certificate": certs[-1] if certs else None}
+        return dict(cert.verify(store, run_id, deep=deep))
+    return {"certificate": cert.latest(store, run_id, check_chain=False)}
 
 
 def orphans(store: Store, run_id: str) -> dict[str, Any]:

@@ -77,6 +77,12 @@ class Store(abc.ABC):
     def list_slots(self, run_id: str) -> list[SlotRecord]:
         """Every committed slot of the run, sorted by (site, path, occurrence)."""
 
+    def list_slot_digests(self, run_id: str) -> list[SlotRecord]:
+        """`list_slots` for a certificate check: a slot whose digests the store recorded at
+        commit time may come without its result and usage (None and {}); one without
+        recorded digests comes with its result. SQL stores read no more than that."""
+        return self.list_slots(run_id)
+
     @abc.abstractmethod
     def get_slot(self, run_id: str, identity: Identity) -> SlotRecord | None: ...
 
@@ -145,6 +151,18 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def list_certificates(self, run_id: str) -> list[dict[str, Any]]: ...
+
+    def latest_certificate(self, run_id: str) -> Any:
+        """The body of the run's latest certificate (highest attempt; of those, the last
+        written), as stored, or None. SQL stores fetch that one row alone."""
+        latest: Any = None
+        for body in self.list_certificates(run_id):
+            attempt = body.get("attempt") if isinstance(body, dict) else None
+            best = latest.get("attempt") if isinstance(latest, dict) else None
+            if latest is None or not isinstance(attempt, int) or not isinstance(best, int) \
+                    or attempt >= best:
+                latest = body
+        return latest
 
     @abc.abstractmethod
     def decide(self, run_id: str, key: str, value: Any) -> Any:

@@ -105,6 +105,9 @@ class FaultyStore(Store):
     def list_slots(self, run_id: str) -> list[SlotRecord]:
         return self._r("list_slots", lambda: self.inner.list_slots(run_id))
 
+    def list_slot_digests(self, run_id: str) -> list[SlotRecord]:
+        return self._r("list_slot_digests", lambda: self.inner.list_slot_digests(run_id))
+
     def get_slot(self, run_id: str, identity: Identity) -> SlotRecord | None:
         return self._r("get_slot", lambda: self.inner.get_slot(run_id, identity))
 
@@ -156,6 +159,9 @@ class FaultyStore(Store):
 
     def list_certificates(self, run_id: str) -> list[dict[str, Any]]:
         return self._r("list_certificates", lambda: self.inner.list_certificates(run_id))
+
+    def latest_certificate(self, run_id: str) -> Any:
+        return self._r("latest_certificate", lambda: self.inner.latest_certificate(run_id))
 
     def decide(self, run_id: str, key: str, value: Any) -> Any:
         return self._w("decide", lambda: self.inner.decide(run_id, key, value))

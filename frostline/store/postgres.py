@@ -160,11 +160,12 @@ class PostgresStore(SqlStore):
         return Json(text, dumps=_identity)
 
     def _commit_in_one(self, conn: Any, call_id: int, slot: Any, result: Any, usage: Any,
-                       audit: tuple[str, Any] | None, now: float) -> Any | None:
+                       audit: tuple[str, Any] | None, now: float,
+                       digests: tuple[str, str]) -> Any | None:
         # Mark the call committed, insert the slot and the audit row, in one round trip. Each
         # insert reads from the UPDATE, so when the call is not the pending one this slot
         # belongs to, nothing is written and the general path says why.
-        params = self._commit_params(call_id, slot, result, usage, audit, now)
+        params = self._commit_params(call_id, slot, result, usage, audit, now, digests)
         row = conn.execute(_COMMIT_IN_ONE, params).fetchone()
         if not row or not row[0]:
             return None
@@ -175,11 +176,13 @@ class PostgresStore(SqlStore):
 
     @staticmethod
     def _commit_params(call_id: int, slot: Any, result: Any, usage: Any,
-                       audit: tuple[str, Any] | None, now: float) -> dict[str, Any]:
+                       audit: tuple[str, Any] | None, now: float,
+                       digests: tuple[str, str]) -> dict[str, Any]:
         return {"now": now, "call_id": call_id, "run": slot.run_id, "site": slot.site,
                 "path": path_text(slot.path), "occ": slot.occurrence,
                 "cap": slot.capability, "digest": slot.digest, "result": result,
-                "usage": usage, "attempt": slot.attempt,
+                "usage": usage, "attempt": slot.attempt, "rdigest": digests[0],
+                "edigest": digests[1],
                 "kind": None if audit is None else audit[0],
                 "data": None if audit is None else audit[1]}
 
@@ -208,9 +211,11 @@ class PostgresStore(SqlStore):
                           resolve_pending: bool = False) -> Finishing | None:
         if resolve_pending:
             return None  # rare (a retried crash): the general path
-        result, usage = self._j(slot.result, "result"), self._j(slot.usage, "usage")
+        result, digests = self._result_param(slot, slot.result)
+        usage = self._j(slot.usage, "usage")
         audit = None if event is None else (event_kind(event[0]), self._j(event[1], "event"))
-        params = self._commit_params(call_id, slot, result, usage, audit, self._clock())
+        params = self._commit_params(call_id, slot, result, usage, audit, self._clock(),
+                                     digests)
 
         def send(conn: Any) -> Finisher:
             cur = conn.execute(_COMMIT_IN_ONE, params)
@@ -262,8 +267,9 @@ class PostgresStore(SqlStore):
             # Serialize concurrent openers: one migrates, the others then find it done.
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._key("migrate"),))
             conn.execute(schema.render(schema.SCHEMA_VERSION_TABLE, "postgres"))
-            row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()
-            current = int(row[0]) if row else 0
+            applied = {int(r[0]) for r in conn.execute(
+                "SELECT version FROM schema_version").fetchall()}
+            current = max(applied, default=0)
             if current > schema.LATEST:
                 raise StoreUnavailable(
                     f"the postgres store at {redact(self.url)} (schema {self.schema_name}) has "
@@ -271,7 +277,7 @@ class PostgresStore(SqlStore):
                     f"({schema.LATEST}); upgrade frostline to open it",
                     backend="postgres", operation="open", version=current,
                     supported=schema.LATEST)
-            for migration in schema.pending(current, target):
+            for migration in schema.pending(applied, target):
                 for statement in migration.statements("postgres"):
                     conn.execute(statement)  # type: ignore[call-overload,unused-ignore]
                 conn.execute("INSERT INTO schema_version (version, description, applied_at) "
@@ -316,7 +322,7 @@ WITH c AS (
 s AS (
     INSERT INTO slots ({SLOT_COLUMNS}, call_id)
     SELECT %(run)s, %(site)s, %(path)s, %(occ)s, %(cap)s, %(digest)s, %(result)s, %(usage)s,
-           %(attempt)s, %(now)s, call_id FROM c
+           %(attempt)s, %(now)s, %(rdigest)s, %(edigest)s, call_id FROM c
     ON CONFLICT DO NOTHING
     RETURNING {SLOT_COLUMNS}),
 e AS (

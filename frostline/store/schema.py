@@ -15,6 +15,7 @@ them): ``slots_immutable_update``, ``slots_immutable_delete``, ``events_immutabl
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -267,11 +268,26 @@ MIGRATIONS: tuple[Migration, ...] = (
         )""",
         "ALTER TABLE attempts ADD COLUMN catalog_digest TEXT",
     )),
+    # What a slot's certificate entry hashes, recorded when the slot is committed: the digest
+    # of its result and its link digest (frostline.contract.certificate), so a verify can
+    # check the chain without reading or hashing a result. NULL for slots committed before
+    # this migration (a verify computes theirs). An index finds a run's latest certificate.
+    Migration(11, "slot digests recorded at commit; latest certificate lookup", common=(
+        "ALTER TABLE slots ADD COLUMN result_digest TEXT",
+        "ALTER TABLE slots ADD COLUMN entry_digest TEXT",
+        "CREATE INDEX certificates_latest ON certificates (run_id, attempt, id)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version
 
 
-def pending(current: int, target: int = LATEST) -> list[Migration]:
-    """The migrations that bring a store from `current` to `target`, in order."""
-    return [m for m in MIGRATIONS if current < m.version <= target]
+def pending(current: int | Collection[int], target: int = LATEST) -> list[Migration]:
+    """The migrations that bring a store to `target`, in order: those above `current`, or,
+    given the versions a store has applied, every one it has not (migration numbers are
+    handed out ahead of time, so a store may have applied a later one before an earlier one
+    existed; migrations with neighbouring numbers touch different tables and columns)."""
+    if isinstance(current, int):
+        return [m for m in MIGRATIONS if current < m.version <= target]
+    applied = set(current)
+    return [m for m in MIGRATIONS if m.version not in applied and m.version <= target]

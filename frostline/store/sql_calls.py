@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from frostline.contract.certificate import entry_digest, result_digest
 from frostline.contract.identity import Identity, parse_path, path_text
 from frostline.contract.records import (
     CallRecord,
@@ -16,11 +17,17 @@ from frostline.contract.records import (
     SlotRecord,
 )
 from frostline.errors import DefinitionError, FrostlineError
+from frostline.store.jsontext import json_text as dumps
 from frostline.store.sql_history import event_kind
 from frostline.store.sqlbase import SqlBackend
 
 SLOT_COLUMNS = ("run_id, site, path, occurrence, capability, digest, result, usage, attempt, "
-                "committed_at")
+                "committed_at, result_digest, entry_digest")
+# A verify's read: a result only where the store recorded no digests for it (slots committed
+# before it recorded them), so nothing else is transferred or decoded.
+_DIGEST_COLUMNS = ("run_id, site, path, occurrence, capability, digest, "
+                   "CASE WHEN entry_digest IS NULL THEN result END, NULL, attempt, committed_at, "
+                   "result_digest, entry_digest")
 _CALL_COLS = ("call_id, run_id, site, path, occurrence, capability, digest, attempt, status, "
               "idempotency_key, error, created_at, updated_at")
 
@@ -30,20 +37,27 @@ class CallQueries(SqlBackend):
 
     # slots --------------------------------------------------------------------------------------
     def list_slots(self, run_id: str) -> list[SlotRecord]:
-        rows = self._read("list_slots", lambda c: self._x(
-            c, f"SELECT {SLOT_COLUMNS} FROM slots WHERE run_id = ?", (run_id,)).fetchall())
-        # Replay reads whole prefixes: decode the JSON columns in bulk, and parse each
-        # distinct path once (a prefix repeats few of them).
-        results = self._json_values([r[6] for r in rows])
-        usages = self._json_values([r[7] for r in rows])
+        return self._slots("list_slots", SLOT_COLUMNS, run_id)
+
+    def list_slot_digests(self, run_id: str) -> list[SlotRecord]:
+        return self._slots("list_slot_digests", _DIGEST_COLUMNS, run_id)
+
+    def _slots(self, operation: str, columns: str, run_id: str) -> list[SlotRecord]:
+        rows = self._read(operation, lambda c: self._x(
+            c, f"SELECT {columns} FROM slots WHERE run_id = ?", (run_id,)).fetchall())
+        # Replay reads whole prefixes: decode the JSON columns in bulk (a column a read left
+        # out is NULL: None), and parse each distinct path once (a prefix repeats few).
+        results = self._json_values_or_none([r[6] for r in rows])
+        usages = self._json_values_or_none([r[7] for r in rows])
         paths: dict[str, tuple[int, ...]] = {}
         slots = []
         for r, result, usage in zip(rows, results, usages, strict=True):
             path = paths.get(r[2])
             if path is None:
                 path = paths[r[2]] = parse_path(r[2])
-            slots.append(SlotRecord(r[0], r[1], path, int(r[3]), r[4], r[5], result, usage,
-                                    int(r[8]), float(r[9])))
+            slots.append(SlotRecord(r[0], r[1], path, int(r[3]), r[4], r[5], result,
+                                    usage if usage is not None else {}, int(r[8]), float(r[9]),
+                                    r[10], r[11]))
         # Sorted like identities (paths as integer tuples, so branch 10 follows branch 9).
         slots.sort(key=lambda s: (s.site, s.path, s.occurrence))
         return slots
@@ -63,7 +77,8 @@ class CallQueries(SqlBackend):
         value = self._json_value
         return SlotRecord(run_id=r[0], site=r[1], path=parse_path(r[2]), occurrence=int(r[3]),
                           capability=r[4], digest=r[5], result=value(r[6]), usage=value(r[7]),
-                          attempt=int(r[8]), committed_at=float(r[9]))
+                          attempt=int(r[8]), committed_at=float(r[9]), result_digest=r[10],
+                          entry_digest=r[11])
 
     # call attempts ------------------------------------------------------------------------------
     def begin_call(self, run_id: str, attempt: int, identity: Identity, capability: str,
@@ -96,12 +111,13 @@ class CallQueries(SqlBackend):
     def _commit_call_op(self, call_id: int, slot: SlotRecord, *,
                         event: tuple[str, dict[str, Any]] | None = None,
                         resolve_pending: bool = False) -> Callable[[Any], SlotRecord]:
-        result, usage = self._j(slot.result, "result"), self._j(slot.usage, "usage")
+        result, digests = self._result_param(slot, slot.result)
+        usage = self._j(slot.usage, "usage")
         audit = None if event is None else (event_kind(event[0]), self._j(event[1], "event"))
         now = self._clock()
 
         def op(conn: Any) -> SlotRecord:
-            fast = self._commit_in_one(conn, call_id, slot, result, usage, audit, now)
+            fast = self._commit_in_one(conn, call_id, slot, result, usage, audit, now, digests)
             if fast is not None:
                 if resolve_pending:
                     self._resolve_retried(conn, slot.run_id, slot.identity, call_id,
@@ -130,7 +146,7 @@ class CallQueries(SqlBackend):
                     f"commit_call({call_id}): the slot ({slot.run_id} {slot.identity} "
                     f"{slot.capability} {slot.digest[:12]}) is not the call's "
                     f"({run_id} {identity} {capability} {call_digest[:12]})", call_id=call_id)
-            inserted = self._insert_slot(conn, slot, result, usage, call_id, now)
+            inserted = self._insert_slot(conn, slot, result, usage, call_id, now, digests)
             if audit is not None:
                 # In the commit's transaction: the audit row exists iff the commit does.
                 self._insert_event(conn, run_id, audit[0], audit[1], now)
@@ -158,14 +174,27 @@ class CallQueries(SqlBackend):
                 "committed_call": call_id}, "event"), now)
 
     def _insert_slot(self, conn: Any, slot: SlotRecord, result: Any, usage: Any,
-                     call_id: int | None, now: float) -> list[Any]:
+                     call_id: int | None, now: float, digests: tuple[str, str]) -> list[Any]:
         """Insert if absent (an identity keeps its first record forever); [] if it existed."""
         return self._insert_for_run(  # type: ignore[no-any-return]
             conn, slot.run_id,
-            f"INSERT INTO slots ({SLOT_COLUMNS}, call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            f"INSERT INTO slots ({SLOT_COLUMNS}, call_id) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             f"ON CONFLICT DO NOTHING RETURNING {SLOT_COLUMNS}",
             (slot.run_id, slot.site, path_text(slot.path), slot.occurrence, slot.capability,
-             slot.digest, result, usage, slot.attempt, now, call_id))
+             slot.digest, result, usage, slot.attempt, now, *digests, call_id))
+
+    def _result_param(self, slot: SlotRecord, value: Any) -> tuple[Any, tuple[str, str]]:
+        """The JSON parameter of a slot's result, and the (result digest, link digest) the
+        store records with it."""
+        param, rdigest = self._result_text(value)
+        return param, _digests(slot, rdigest)
+
+    def _result_text(self, value: Any) -> tuple[Any, str]:
+        """The JSON parameter of a result and its digest, computed from the JSON text as
+        stored and read back: the digest of exactly what a later read returns."""
+        text = dumps(value, "result")
+        return self._json_param(text), result_digest(self._json_value(text))
 
     def fail_call(self, call_id: int, error: dict[str, Any]) -> None:
         self._write("fail_call", self._fail_call_op(call_id, error))
@@ -218,7 +247,8 @@ class CallQueries(SqlBackend):
         if abandon and (result is not None or usage is not None):
             raise DefinitionError("reconcile either abandons the call (abandon=True) or writes "
                                   "back its result (abandon=False, result=...), not both")
-        res, use = self._j(result, "result"), self._j(usage or {}, "usage")
+        use = self._j(usage or {}, "usage")
+        res, rdigest = self._result_text(result)
         now = self._clock()
 
         def op(conn: Any) -> CallRecord:
@@ -238,7 +268,8 @@ class CallQueries(SqlBackend):
                 slot = SlotRecord(run_id, identity.site, identity.path, identity.occurrence,
                                   last.capability, last.digest, result, usage or {},
                                   attempt if attempt is not None else last.attempt)
-                self._insert_slot(conn, slot, res, use, last.call_id, now)
+                self._insert_slot(conn, slot, res, use, last.call_id, now,
+                                  _digests(slot, rdigest))
             ids = tuple(c.call_id for c in calls)
             marks = ", ".join("?" for _ in ids)
             self._x(conn, f"UPDATE calls SET status = ?, updated_at = ? WHERE call_id IN ({marks})",
@@ -251,3 +282,9 @@ class CallQueries(SqlBackend):
             return self._call_row(conn, last.call_id)
 
         return self._write("reconcile_call", op)
+
+
+def _digests(slot: SlotRecord, rdigest: str) -> tuple[str, str]:
+    """(result digest, link digest) of `slot` whose result has digest `rdigest`."""
+    return rdigest, entry_digest(slot.site, slot.path, slot.occurrence, slot.capability,
+                                 slot.digest, rdigest, slot.attempt)

@@ -82,6 +82,14 @@ class HistoryQueries(SqlBackend):
             c, run_id, "INSERT INTO certificates (run_id, attempt, body, created_at) "
             "VALUES (?, ?, ?, ?) RETURNING id", (run_id, attempt, body, now)))
 
+    def latest_certificate(self, run_id: str) -> Any:
+        # The attempt column orders them (the body says the same, and the verify checks the
+        # body); among one attempt's certificates the last written wins.
+        rows = self._read("latest_certificate", lambda c: self._x(
+            c, "SELECT body FROM certificates WHERE run_id = ? ORDER BY attempt DESC, id DESC "
+            "LIMIT 1", (run_id,)).fetchall())
+        return self._json_value(rows[0][0]) if rows else None
+
     def list_certificates(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._read("list_certificates", lambda c: self._x(
             c, "SELECT body FROM certificates WHERE run_id = ? ORDER BY id", (run_id,)).fetchall())

@@ -107,6 +107,13 @@ class SqlBackend(Store):
             raise self._corrupt(ValueError("a JSON column holds more than one value"))
         return values
 
+    def _json_values_or_none(self, texts: list[str | None]) -> list[Any]:
+        """`_json_values`, where a NULL (a column a read left out) decodes to None."""
+        if None not in texts:
+            return self._json_values(texts)  # type: ignore[arg-type]
+        present = iter(self._json_values([t for t in texts if t is not None]))
+        return [None if t is None else next(present) for t in texts]
+
     def _corrupt(self, exc: Exception) -> StoreUnavailable:
         return StoreUnavailable(
             f"the {self.backend_name} store holds a JSON column that does not parse ({exc}); "
@@ -116,7 +123,8 @@ class SqlBackend(Store):
         """Serialize event inserts where seq order could differ from commit order."""
 
     def _commit_in_one(self, conn: Any, call_id: int, slot: Any, result: Any, usage: Any,
-                       audit: tuple[str, Any] | None, now: float) -> Any | None:
+                       audit: tuple[str, Any] | None, now: float,
+                       digests: tuple[str, str]) -> Any | None:
         """The usual commit (a pending call whose identity, capability and digest match the
         slot) in one statement where a round trip costs more than a statement: returns the
         stored slot row, or None to take the general path. None by default: a statement is

@@ -151,15 +151,16 @@ class SQLiteStore(SqlStore):
             conn.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it
             try:
                 conn.execute(schema.render(schema.SCHEMA_VERSION_TABLE, "sqlite"))
-                current = conn.execute(
-                    "SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
+                applied = {int(r[0]) for r in conn.execute(
+                    "SELECT version FROM schema_version").fetchall()}
+                current = max(applied, default=0)
                 if current > schema.LATEST:
                     raise StoreUnavailable(
                         f"the sqlite store at {self.path} has schema version {current}, newer "
                         f"than this frostline supports ({schema.LATEST}); upgrade frostline "
                         "to open it", backend="sqlite", operation="open",
                         version=current, supported=schema.LATEST)
-                for migration in schema.pending(current, target):
+                for migration in schema.pending(applied, target):
                     for statement in migration.statements("sqlite"):
                         conn.execute(statement)
                     conn.execute("INSERT INTO schema_version (version, description, applied_at) "

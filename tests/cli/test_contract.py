@@ -123,6 +123,11 @@ def test_cert_verify_reports_a_tampered_slot(sqlite_url: str) -> None:
     assert code == 1 and data["consistent"] is False
     assert [(d["kind"], d["identity"]) for d in data["differences"]] == [
         ("changed", "orchestrate/for#0.body/#0@:1")]
+    assert data["deep"] is False
+    # the fast check compares the fields; the deep one also recomputes the link digests
+    code, out = invoke(cert_command, "e5", "--deep", "--store", sqlite_url, "--json")
+    data = json.loads(out)
+    assert code == 1 and data["deep"] is True and len(data["differences"]) == 1
     assert data["chain_digest"] != data["certificate"]["chain_digest"]
     code, out = invoke(cert_command, "e5", "--verify", "--store", sqlite_url)
     assert code == 1 and "changed" in out and "forged" in out
@@ -130,6 +135,27 @@ def test_cert_verify_reports_a_tampered_slot(sqlite_url: str) -> None:
     code, out = invoke(cert_command, "e5", "--store", sqlite_url, "--json")
     data = json.loads(out)
     assert code == 0 and data["consistent"] is False and len(data["differences"]) == 1
+
+
+def test_cert_deep_hashes_the_results_again(sqlite_url: str) -> None:
+    """A result edited behind the store's back: the fast check (what the store recorded at
+    commit time) cannot see it; --deep recomputes every digest from the stored results."""
+    assert _run(sqlite_url, "e5", FAILING) == "failed"
+    db = sqlite_url.removeprefix("sqlite:///")
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TRIGGER slots_immutable_update")
+        conn.execute("UPDATE slots SET result = '{\"forged\": true}' WHERE occurrence = 1 "
+                     "AND site = 'orchestrate/for#0.body/#0'")
+    code, out = invoke(cert_command, "e5", "--verify", "--store", sqlite_url, "--json")
+    assert code == 0 and json.loads(out)["consistent"] is True
+    code, out = invoke(cert_command, "e5", "--deep", "--store", sqlite_url, "--json")
+    data = json.loads(out)
+    assert code == 1 and data["consistent"] is False and data["deep"] is True
+    (diff,) = data["differences"]
+    assert diff["identity"] == "orchestrate/for#0.body/#0@:1"
+    assert set(diff["fields"]) == {"result_digest", "entry_digest"}
+    code, out = invoke(cert_command, "e5", "--deep", "--store", sqlite_url)
+    assert code == 1 and "every result hashed again" in out and "result_digest" in out
 
 
 def test_cert_bad_input(sqlite_url: str) -> None:

@@ -17,10 +17,10 @@ from frostline.contract.certificate import (
     CertificateCorrupted,
     build,
     chain_digest,
-    differences,
     entry,
     validate,
 )
+from frostline.contract.certificate_verify import differences
 from frostline.contract.identity import Identity, digest
 from frostline.contract.records import SlotRecord
 from frostline.errors import RunNotFound
@@ -49,8 +49,8 @@ SLOTS = [
 def test_chain_matches_its_definition():
     entries = [entry(s) for s in SLOTS]  # SLOTS is already in (σ, π, ω) order
     h = hashlib.sha256(DOMAIN).digest()
-    for e in entries:
-        h = hashlib.sha256(h + rfc8785.dumps(e)).digest()
+    for e in entries:  # each link: the previous one and the SHA-256 of the entry's JSON
+        h = hashlib.sha256(h + hashlib.sha256(rfc8785.dumps(e)).digest()).digest()
     cert = build(SLOTS, "run-1", 2)
     assert cert["chain_digest"] == h.hex()
     assert cert["entries"] == 6
@@ -109,8 +109,8 @@ TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
                  occurrence=st.integers(0, 10**9), capability=TEXT, digest=TEXT,
                  result_digest=TEXT, attempt=st.integers(0, 10**6)))
 def test_entry_encoding_is_rfc8785(e):
-    line = cert_mod._entry_bytes(e["site"], e["path"], e["occurrence"], e["capability"],
-                                 e["digest"], e["result_digest"], e["attempt"])
+    line = cert_mod.entry_bytes(e["site"], e["path"], e["occurrence"], e["capability"],
+                                e["digest"], e["result_digest"], e["attempt"])
     assert line == rfc8785.dumps(e)
 
 
@@ -123,16 +123,16 @@ JSON_NO_FLOATS = st.recursive(
 
 @given(JSON_NO_FLOATS)
 def test_result_encoding_is_rfc8785_without_floats(value):
-    assert cert_mod._canonical(value) == rfc8785.dumps(value)
+    assert cert_mod.canonical(value) == rfc8785.dumps(value)
 
 
 def test_entry_types_are_checked():
     with pytest.raises(CertificateCorrupted, match="occurrence must be an integer"):
-        cert_mod._entry_bytes("s", [], True, "c", "d", "r", 1)
+        cert_mod.entry_bytes("s", [], True, "c", "d", "r", 1)
     with pytest.raises(CertificateCorrupted, match="path must be integers"):
-        cert_mod._entry_bytes("s", ["1"], 0, "c", "d", "r", 1)
+        cert_mod.entry_bytes("s", ["1"], 0, "c", "d", "r", 1)
     with pytest.raises(CertificateCorrupted, match="capability must be a string"):
-        cert_mod._entry_bytes("s", [], 0, None, "d", "r", 1)
+        cert_mod.entry_bytes("s", [], 0, None, "d", "r", 1)
 
 
 def test_result_digest_ignores_key_order():
@@ -154,7 +154,7 @@ def test_differences_name_identity_and_field():
         ("extra", "orchestrate/#2@:0"),
         ("missing", "orchestrate/for#0.body/#0@:1"),
     ]
-    assert list(diffs[0]["fields"]) == ["result_digest"]
+    assert list(diffs[0]["fields"]) == ["result_digest", "entry_digest"]
     assert diffs[1]["capability"] == "image.generate" and diffs[1]["attempt"] == 3
     assert differences(certified, build(SLOTS, "run-1", 2)) == []
 
@@ -304,11 +304,19 @@ def test_tampered_slot_is_reported(store: Store, store_url: str) -> None:
               "UPDATE slots SET result = '{\"ref\": \"sha256:forged\"}' "
               "WHERE site = 'orchestrate/#1' AND path = '1'",
               "UPDATE slots SET digest = 'feed' WHERE site = 'orchestrate/#0'")
-    report = stored.verify(store, "r1")
-    assert not report["consistent"]
+    # fast: the payload digest the store holds is not the certified one; the result is not
+    # read, so its edit is not seen
+    fast = stored.verify(store, "r1")
+    assert not fast["consistent"] and fast["deep"] is False
+    assert [d["identity"] for d in fast["differences"]] == ["orchestrate/#0@:0"]
+    assert fast["differences"][0]["fields"] == {"digest": {
+        "certified": digest({"brief": "b"}), "store": "feed"}}
+    # deep: every result is hashed again, and the edited one differs too
+    report = stored.verify(store, "r1", deep=True)
+    assert not report["consistent"] and report["deep"] is True
     diffs = {d["identity"]: d for d in report["differences"]}
     assert set(diffs) == {"orchestrate/#0@:0", "orchestrate/#1@1:0"}
-    assert list(diffs["orchestrate/#1@1:0"]["fields"]) == ["result_digest"]
+    assert list(diffs["orchestrate/#1@1:0"]["fields"]) == ["result_digest", "entry_digest"]
     assert diffs["orchestrate/#0@:0"]["fields"]["digest"] == {
         "certified": digest({"brief": "b"}), "store": "feed"}
     assert report["chain_digest"] != report["certificate"]["chain_digest"]
@@ -342,5 +350,22 @@ def test_edited_certificate_is_corruption_not_a_difference(store: Store, store_u
     cert["items"]["orchestrate/#0@:0"]["attempt"] = 5  # the certificate lies, the store does not
     body = json.dumps(cert).replace("'", "''")
     _raw_exec(store, store_url, f"UPDATE certificates SET body = '{body}'")
-    with pytest.raises(CertificateCorrupted, match="does not match its own entries"):
+    with pytest.raises(CertificateCorrupted, match="does not match its own"):
         stored.verify(store, "r1")
+
+
+def test_latest_fetches_one_certificate(store: Store, store_url: str) -> None:
+    """`latest` reads the run's newest certificate alone (highest attempt; of one attempt's,
+    the last written): an older certificate is never decoded, so one that is broken does not
+    stand in the way."""
+    _populate(store)
+    for attempt in (1, 3, 2):
+        stored.persist(store, "r1", attempt)
+    _commit(store, "r1", "orchestrate/#2", (), 0, {"x": 1}, {"ok": True}, attempt=3, cap="echo")
+    newest = stored.persist(store, "r1", 3)  # a second certificate of attempt 3, written last
+    _raw_exec(store, store_url, "UPDATE certificates SET body = '[1]' WHERE attempt <> 3")
+    assert stored.latest(store, "r1") == newest
+    assert store.latest_certificate("r1") == newest
+    assert stored.verify(store, "r1")["consistent"]
+    store.create_run("none", {})
+    assert stored.latest(store, "none") is None and store.latest_certificate("none") is None

@@ -199,3 +199,22 @@ async def orchestrate(ctx, args):
         assert r.status_code == 422, r.text
         assert "$0.0200 left of the budget" in r.json()["error"]["message"]
         assert len(c.get(f"/v1/runs/{run_id}").json()["attempts"]) == 1
+
+
+def test_certificate_fast_by_default_and_deep_on_request(live):
+    """A result edited behind the store's back: the default check reads what the store recorded
+    at commit time and cannot see it; ?deep=true hashes every stored result again."""
+    import sqlite3
+
+    with live.client(live.alice) as c:
+        run_id = c.post("/v1/runs", json={"script": ECHO, "args": {"n": 2}},
+                        params={"wait": 60}).json()["run_id"]
+        assert c.get(f"/v1/runs/{run_id}/certificate").json()["consistent"] is True
+        with sqlite3.connect(live.store.path) as conn:
+            conn.execute("DROP TRIGGER slots_immutable_update")
+            conn.execute("UPDATE slots SET result = '{\"n\": 99}' WHERE site = 'orchestrate/#1'")
+        fast = c.get(f"/v1/runs/{run_id}/certificate").json()
+        assert fast["consistent"] is True and fast["deep"] is False
+        deep = c.get(f"/v1/runs/{run_id}/certificate", params={"deep": "true"}).json()
+        assert deep["consistent"] is False and deep["deep"] is True
+        assert [d["identity"] for d in deep["differences"]] == ["orchestrate/#1@:0"]

@@ -34,7 +34,7 @@ OPERATIONS = [
     ("GET", "/v1/workers", "list_workers_v1_workers_get", ["jobs"], "200", []),
     ("GET", "/v1/metrics", "get_metrics_v1_metrics_get", ["jobs", "meta"], "200", []),
     ("GET", "/v1/runs/{run_id}/certificate", "certificate_v1_runs__run_id__certificate_get", ["contract"],
-     "200", ["run_id", "verify"]),
+     "200", ["run_id", "verify", "deep"]),
     ("GET", "/v1/runs/{run_id}/orphans", "orphans_v1_runs__run_id__orphans_get", ["contract"], "200",
      ["run_id"]),
     ("POST", "/v1/runs/{run_id}/reconcile", "reconcile_v1_runs__run_id__reconcile_post", ["runs"], "200",

@@ -30,6 +30,29 @@ def call_and_commit(store: Store, run_id: str, identity: Identity, payload: Any,
                                                attempt=attempt))
 
 
+def commit_as_before_digests(url: str, run_id: str, identity: Identity, payload: Any,
+                             result: Any, attempt: int = 1) -> None:
+    """Commit a call the way a frostline whose slots had no recorded digests (schema 10 and
+    before) wrote it: a committed call record and its slot, in plain SQL."""
+    import json
+
+    from frostline.contract.identity import path_text
+
+    raw = Raw(url)
+    try:
+        values = (f"'{run_id}', '{identity.site}', '{path_text(identity.path)}', "
+                  f"{identity.occurrence}, '{CAP}', '{digest(payload)}'")
+        raw.execute("INSERT INTO calls (run_id, site, path, occurrence, capability, digest, "
+                    f"attempt, status, created_at, updated_at) VALUES ({values}, {attempt}, "
+                    "'committed', 0, 0)")
+        text = json.dumps(result).replace("'", "''")
+        raw.execute("INSERT INTO slots (run_id, site, path, occurrence, capability, digest, "
+                    f"result, usage, attempt, committed_at) VALUES ({values}, '{text}', "
+                    f"'{{\"usd\": 0.02}}', {attempt}, 0)")
+    finally:
+        raw.close()
+
+
 def eventually(check: Callable[[], bool], *, timeout: float = 30.0, what: str = "") -> None:
     """Poll `check` until it holds (no fixed sleeps in tests)."""
     deadline = time.monotonic() + timeout

@@ -9,7 +9,7 @@ from frostline.store.postgres import PostgresStore
 from frostline.store.sqlite import SQLiteStore
 from frostline.store.url import parse
 
-from .helpers import Raw, call_and_commit, ident
+from .helpers import Raw, commit_as_before_digests, ident
 
 PNG = b"\x89PNG\r\n\x1a\nalice's picture"
 
@@ -46,7 +46,7 @@ def test_migration_gives_existing_artifacts_to_the_runs_that_name_them(store_url
         alice = old.create_run("r1", {}, owner="alice")
         ref = old.put_artifact(PNG, "image/png")
         stray = old.put_artifact(b"nobody's", "text/plain")
-        call_and_commit(old, alice.run_id, ident(), {"p": 1}, {"artifact": ref})
+    commit_as_before_digests(store_url, alice.run_id, ident(), {"p": 1}, {"artifact": ref})
     with open_store(store_url) as store:
         assert store.get_artifact(ref, owner="alice") == (PNG, "image/png")
         assert store.get_artifact(ref, owner="bob") is None

@@ -15,9 +15,13 @@ router = APIRouter()
 
 
 @router.get("/v1/runs/{run_id}/certificate", tags=["contract"])
-def certificate(run: OwnedRun, state: State, verify: bool = True) -> dict[str, Any]:
-    """The run's certificate, recomputed against the store when `verify` is true."""
-    return operations.public(run, operations.certificate(state.store, run.run_id, verify=verify))
+def certificate(run: OwnedRun, state: State, verify: bool = True,
+                deep: bool = False) -> dict[str, Any]:
+    """The run's certificate, checked against the store when `verify` is true: against the
+    digests the store recorded at commit time, and with `deep` (which implies `verify`) by
+    hashing every stored result again, as a periodic audit does."""
+    return operations.public(run, operations.certificate(
+        state.store, run.run_id, verify=verify or deep, deep=deep))
 
 
 @router.get("/v1/runs/{run_id}/orphans", tags=["contract"])
