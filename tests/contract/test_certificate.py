@@ -369,3 +369,39 @@ def test_latest_fetches_one_certificate(store: Store, store_url: str) -> None:
     assert stored.verify(store, "r1")["consistent"]
     store.create_run("none", {})
     assert stored.latest(store, "none") is None and store.latest_certificate("none") is None
+
+
+def _v1_certificate(slots: list[SlotRecord], run_id: str, attempt: int) -> dict[str, object]:
+    """A certificate as frostline wrote it before link digests (version 1): each link hashed
+    the previous one and the entry's canonical JSON itself."""
+    h = hashlib.sha256(cert_mod.DOMAIN_V1).digest()
+    items: dict[str, dict[str, object]] = {}
+    frozen: dict[str, str] = {}
+    for s in sorted(slots, key=lambda s: (s.site, s.path, s.occurrence)):
+        e = entry(s)
+        h = hashlib.sha256(h + rfc8785.dumps(e)).digest()
+        items[str(s.identity)] = {k: e[k] for k in ("capability", "digest", "result_digest",
+                                                    "attempt")}
+        frozen.setdefault(s.site, s.capability)
+    return {"version": 1, "run_id": run_id, "attempt": attempt, "frozen_sites": frozen,
+            "chain_digest": h.hex(), "entries": len(items), "items": items}
+
+
+def test_a_version_1_certificate_still_verifies(store: Store, store_url: str) -> None:
+    _populate(store)
+    store.put_certificate("r1", 1, _v1_certificate(store.list_slots("r1"), "r1", 1))
+    assert validate(stored.latest(store, "r1"), "r1")["version"] == 1
+    for deep in (False, True):
+        assert stored.verify(store, "r1", deep=deep)["consistent"]
+    _raw_exec(store, store_url,
+              "DROP TRIGGER IF EXISTS slots_immutable_update"
+              + ("" if store_url.startswith("sqlite") else " ON slots"),
+              "UPDATE slots SET digest = 'feed' WHERE site = 'orchestrate/#0'")
+    report = stored.verify(store, "r1")
+    assert [(d["identity"], list(d["fields"])) for d in report["differences"]] == [
+        ("orchestrate/#0@:0", ["digest"])]
+    edited = _v1_certificate(store.list_slots("r1"), "r1", 2)
+    edited["items"]["orchestrate/#0@:0"]["attempt"] = 7  # type: ignore[index]
+    store.put_certificate("r1", 2, edited)
+    with pytest.raises(CertificateCorrupted, match="does not match its own entries"):
+        stored.verify(store, "r1")
