@@ -113,7 +113,7 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
     if as_json:
         emit_json(outcome.to_dict())
     else:
-        _print_outcome(outcome, source)
+        print_outcome(outcome, source)
     sys.exit(outcome.exit_code)
 
 
@@ -128,7 +128,7 @@ def _envelope(envelope_file: Path | None, catalog: Catalog, as_json: bool) -> En
         fail(f"envelope {str(envelope_file)!r}: {err.message}", EXIT_USAGE, as_json, err)
 
 
-def _print_outcome(o: AttemptOutcome, source: str) -> None:
+def print_outcome(o: AttemptOutcome, source: str) -> None:
     out = console()
     table = Table(title=text(f"run {o.run_id} · attempt {o.attempt}"), title_justify="left")
     for col in ("identity", "capability", "outcome", "digest", "note"):
