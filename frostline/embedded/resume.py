@@ -38,6 +38,15 @@ def resume_source(store: Store, run_id: str) -> str:
                           run_id=run_id)
 
 
+def resumable_source(store: Store, run_id: str) -> str | None:
+    """`resume_source` for a queued resume job: None when the run no longer waits (another
+    job resumed it first), so the job ends without an attempt."""
+    run = store.get_run(run_id)
+    if run is None or run.status != "waiting":
+        return None
+    return resume_source(store, run_id)
+
+
 async def resume_async(store: Store, run_id: str, *, providers: Provider, runner: Runner,
                        catalog: Catalog = DEFAULT_CATALOG,
                        fail_open: bool | None = None) -> AttemptOutcome:

@@ -43,6 +43,13 @@ OPERATIONS = [
      "200", ["run_id", "ref"]),
     ("GET", "/v1/runs/{run_id}/events", "events_v1_runs__run_id__events_get", ["runs"], "200",
      ["run_id", "after", "follow"]),
+    ("GET", "/v1/runs/{run_id}/waits", "list_waits_v1_runs__run_id__waits_get", ["waits"], "200",
+     ["run_id"]),
+    ("POST", "/v1/runs/{run_id}/approvals/{identity}",
+     "answer_approval_v1_runs__run_id__approvals__identity__post", ["waits"], "200",
+     ["identity", "run_id"]),
+    ("POST", "/v1/runs/{run_id}/signals/{name}", "send_signal_v1_runs__run_id__signals__name__post",
+     ["waits"], "200", ["name", "run_id"]),
     ("GET", "/v1/catalog", "get_catalog_v1_catalog_get", ["meta"], "200", []),
 ]
 
