@@ -76,10 +76,15 @@ def ready(store: Store, run_id: str, now: float) -> bool:
     return bool(stopped_on & answered)
 
 
-def next_due(store: Store, run_id: str) -> str | None:
-    """When the earliest unanswered timer or timeout of the run is due (ISO), or None."""
+def next_due_at(store: Store, run_id: str) -> float | None:
+    """When the earliest unanswered timer or timeout of the run is due, or None."""
     due = [w.due_at for w, a in store.list_waits(run_id) if a is None and w.due_at is not None]
-    return iso(min(due)) if due else None
+    return min(due) if due else None
+
+
+def next_due(store: Store, run_id: str) -> str | None:
+    """`next_due_at` as an ISO instant."""
+    return iso(next_due_at(store, run_id))
 
 
 def _stopped_on(error: Any) -> set[str]:

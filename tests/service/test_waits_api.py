@@ -87,3 +87,29 @@ def test_bad_answers_are_refused_with_the_error_shape(live: Live) -> None:
         assert r.status_code == 422
         waits = alice.get("/v1/runs/w2/waits").json()["waits"]
         assert [w["answer"] for w in waits] == [None]  # nothing changed
+
+
+TIMER = """
+async def orchestrate(ctx, args):
+    a = await ctx.run("echo", {"n": 1})
+    t = await ctx.run("timer.sleep", {"seconds": 1})
+    return t["due_at"] <= t["woke_at"]
+"""
+
+
+def test_serve_resumes_a_due_timer_after_a_restart(tmp_path: Any) -> None:
+    from frostline.store import open_store
+    from tests.service.conftest import serving
+
+    url = f"sqlite:///{tmp_path / 'timer.db'}"
+    with serving(open_store(url), resume_interval_s=0) as first, \
+            first.client(first.alice) as alice:
+        alice.post("/v1/runs", json={"script": TIMER, "run_id": "t"}, params={"wait": 60})
+        run = _until(alice, "t", "waiting")
+        assert [w["kind"] for w in run["waits"]] == ["timer"]
+    # a new server over the same store: its sweep resumes the run once the timer is due
+    with serving(open_store(url), resume_interval_s=0.1) as second:
+        token = second.store.create_token("alice")
+        with second.client(token) as alice:
+            done = _until(alice, "t", "succeeded")
+    assert done["status"] == "succeeded" and done["attempts"][-1]["result"] is True
