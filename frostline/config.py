@@ -388,7 +388,7 @@ def _approval(r: _Reader, t: Mapping[str, Any], p: str) -> str | None:
     approval = r.typed(t, "approval", p, str, f"one of {', '.join(APPROVALS)}")
     if approval is not None and approval not in APPROVALS:
         raise r.fail(p + "approval", f"one of {', '.join(APPROVALS)}", approval)
-    return approval
+    return None if approval is None else str(approval)
 
 
 def _model(r: _Reader, name: str, t: Mapping[str, Any]) -> ModelConfig:

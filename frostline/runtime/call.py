@@ -36,7 +36,7 @@ def raise_reply(err: FrostlineError) -> Reply:
 # stopped before its dispatch; `store_unavailable`: the store failed while it was handled;
 # `waiting`: a wait with no answer yet ended the attempt.
 Outcome = Literal["replayed", "executed", "denied", "invalid", "diverged", "unresolved",
-                  "failed", "stopped", "store_unavailable"]
+                  "failed", "stopped", "store_unavailable", "waiting"]
 
 
 class CallRow(TypedDict, total=False):
