@@ -230,6 +230,12 @@ def _print_run(data: dict[str, Any]) -> None:
         out.print(f"[bold red]unresolved[/] {text(c['identity'])} ({text(c['capability'])}, "
                   f"dispatched in attempt {c['attempt']}): reconcile with --result @FILE or "
                   "--abandon", highlight=False)
+    for w in data.get("waits", []):
+        if w["answer"] is None:
+            what = {"approval": "an approval", "event": f"the event {w['name']}",
+                    "timer": f"a timer due {w['due_at']}"}.get(w["kind"], w["kind"])
+            out.print(f"[magenta]waits[/] at {text(w['identity'])} for {text(what)}: "
+                      f"{text(json.dumps(w['payload'])[:200])}", highlight=False)
 
 
 # ----------------------------------------------------------------------------------- reconcile

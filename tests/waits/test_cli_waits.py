@@ -54,6 +54,11 @@ def test_approve_resume_across_processes_executes_nothing_twice(cli: Cli) -> Non
                     "--runner", "process")
     assert code == 10 and out["status"] == "waiting"
     identity = out["error"]["identity"]
+    shown = subprocess.run([sys.executable, "-m", "frostline", "show", "r", "--store", cli.store],
+                           capture_output=True, text=True, env=cli.env, timeout=60, check=True)
+    assert f"waits at {identity} for an approval" in shown.stdout
+    code, out = cli("show", "r")
+    assert [w["identity"] for w in out["waits"] if w["answer"] is None] == [identity]
     code, out = cli("resume", "r", "--runner", "process")  # nothing answered yet
     assert code == 10 and out["executed"] == 0
     code, out = cli("approve", "r", identity, "--reason", "ok")
