@@ -109,6 +109,10 @@ def run_artifacts(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
 
     for slot in store.list_slots(run_id):
         walk(slot.result, str(slot.identity), slot.capability)
+    # an A/B report's files are named by its attempts' results (it makes no calls)
+    for a in store.list_attempts(run_id):
+        if a.report.get("kind") == "ab" and a.status == "succeeded":
+            walk(a.result, f"report/{a.number}", "ab")
     return found
 
 

@@ -17,7 +17,7 @@ from frostline.graph.trace import run_trace
 from frostline.service.dependencies import OwnedRun, State
 from frostline.store.base import Store
 
-router = APIRouter(tags=["graphs"])
+router = APIRouter(tags=["runs"])
 
 BATCH = 5000
 

@@ -165,6 +165,39 @@ async function graphView(run) {
   ];
 }
 
+const INSTRUMENTS = ["resolve_rate", "tokens", "wall_s", "llm_calls", "illegal_actions", "redundant_actions", "repeated_work", "regressions", "stale_context"];
+
+function fmt(v) { return typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : (v ?? ""); }
+
+function decisionRows(decisions) {
+  const items = Array.isArray(decisions) ? decisions
+    : Object.entries(decisions || {}).map(([k, v]) => Object.assign({ name: k }, typeof v === "object" && v ? v : { verdict: v }));
+  return items.map((d) => el("tr", {}, el("td", { class: "mono" }, d.name || d.arm || d.mechanism || ""),
+    el("td", {}, chip(String(d.verdict || d.decision || (d.kept === true ? "kept" : d.kept === false ? "removed" : "")))),
+    el("td", { class: "err" }, d.evidence || d.reason || clip(JSON.stringify(d), 200))));
+}
+
+async function reportView(run) {
+  const base = "/v1/runs/" + encodeURIComponent(run.run_id);
+  const data = await (await api(base + "/report")).json();
+  const arms = data.report.arms || {};
+  const head = el("tr", {}, el("th", {}, "Arm"), el("th", {}, "Tasks"), INSTRUMENTS.map((k) => el("th", {}, k.replace("_", " "))));
+  const rows = Object.entries(arms).map(([name, a]) => el("tr", { "data-arm": name }, el("td", { class: "mono" }, name), el("td", {}, a.tasks ?? ""),
+    a.not_run ? el("td", { class: "muted", colspan: String(INSTRUMENTS.length) }, "not run: " + a.not_run)
+      : INSTRUMENTS.map((k) => el("td", {}, fmt(a[k])))));
+  const figs = [];
+  for (const f of (data.files || []).filter((x) => (x.mime || "").startsWith("image/"))) {
+    const img = el("img", { alt: f.name });
+    figs.push(el("figure", {}, img, el("figcaption", {}, f.name)));
+    api(base + "/artifacts/" + encodeURIComponent(f.artifact)).then((r) => r.blob()).then((b) => { img.src = URL.createObjectURL(b); }).catch(() => {});
+  }
+  return [
+    el("section", { class: "card" }, el("h2", {}, "Arms and ablations"), el("div", { class: "scroll" }, el("table", { id: "ab-arms" }, el("thead", {}, head), el("tbody", {}, rows)))),
+    el("section", { class: "card" }, el("h2", {}, "Decisions"), el("table", { id: "ab-decisions" }, el("tbody", {}, decisionRows(data.report.decisions)))),
+    el("section", { class: "card" }, el("h2", {}, "Figures"), figs.length ? el("div", { class: "figures", id: "ab-figures" }, figs) : el("p", { class: "muted" }, "No figures.")),
+  ];
+}
+
 async function showRun(runId) {
   const run = await (await api("/v1/runs/" + encodeURIComponent(runId))).json();
   const budget = (run.envelope.budget || {}).usd || 0;
@@ -176,6 +209,10 @@ async function showRun(runId) {
       el("td", {}, (a.stats || {}).executed ?? ""), el("td", {}, (a.stats || {}).replayed ?? ""),
       el("td", {}, a.orphans.length), el("td", { class: "muted err", title: a.error ? (a.error.message || "") : "" }, a.error ? clip(a.error.message || "", 140) : "")))));
   const title = el("h1", {}, run.kind === "graph" ? "Graph run " : "Run ", el("span", { class: "mono", id: "run-id" }, run.run_id), " ", chip(run.status));
+  if (run.kind === "ab") {
+    view.replaceChildren(el("h1", {}, "A/B report ", el("span", { class: "mono", id: "run-id" }, run.run_id)), ...(await reportView(run)));
+    return;
+  }
   if (run.kind === "graph") {
     view.replaceChildren(title, ...(await graphView(run)), el("section", { class: "card" }, el("h2", {}, "Attempts"), attempts));
     return;
