@@ -277,3 +277,38 @@ def test_waits_count_against_the_calls_budget(store: Store, providers: Any) -> N
     out = run(store, "r", APPROVE_THEN_ECHO, providers,
               envelope={"budget": {"usd": 1.0, "calls": 1}})
     assert out.status == "rejected"  # the static bound counts the wait as a call
+
+
+def test_concurrent_answers_one_wins_and_it_stands(store: Store, providers: Any) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    run(store, "r", APPROVE_THEN_ECHO, providers)
+
+    def answer(i: int) -> str:
+        try:
+            approve(store, "r", APPROVAL, by=f"p{i}", approved=i % 2 == 0)
+            return f"p{i}"
+        except AlreadyAnswered:
+            return ""
+
+    with ThreadPoolExecutor(8) as pool:
+        winners = [w for w in pool.map(answer, range(16)) if w]
+    [wait] = waits_of(store, "r")
+    assert len(winners) == 1 and wait["answer"]["by"] == winners[0]
+
+
+PAIR = """
+async def orchestrate(ctx, args):
+    got = await ctx.parallel([ctx.run("event.wait", {"event": "tick"}),
+                              ctx.run("event.wait", {"event": "tick"})])
+    return got
+"""
+
+
+def test_each_wait_for_a_name_takes_its_own_event(store: Store, providers: Any) -> None:
+    store.create_run("r", {})
+    for n in (1, 2, 3):
+        signal(store, "r", "tick", n)
+    done = run(store, "r", PAIR, providers)
+    assert done.status == "succeeded" and sorted(done.result) == [1, 2]
+    assert sorted(w["answer"]["value"] for w in waits_of(store, "r")) == [1, 2]
