@@ -281,14 +281,15 @@ def slots_of(run_id: str, n: int) -> list[SlotRecord]:
 
 
 def rfc8785_chain(slots: list[SlotRecord]) -> str:
-    h = hashlib.sha256(certificate.DOMAIN).digest()
+    links = []
     for s in sorted(slots, key=lambda s: (s.site, s.path, s.occurrence)):
         entry: dict[str, Any] = {"site": s.site, "path": list(s.path), "occurrence": s.occurrence,
                  "capability": s.capability, "digest": s.digest,
                  "result_digest": hashlib.sha256(rfc8785.dumps(s.result)).hexdigest(),
                  "attempt": s.attempt}
-        h = hashlib.sha256(h + hashlib.sha256(rfc8785.dumps(entry)).digest()).digest()
-    return h.hex()
+        links.append(hashlib.sha256(rfc8785.dumps(entry)).digest())
+    return hashlib.sha256(hashlib.sha256(certificate.DOMAIN).digest()
+                          + b"".join(links)).hexdigest()
 
 
 def fill(store: Store, run_id: str, slots: list[SlotRecord]) -> None:

@@ -48,11 +48,11 @@ SLOTS = [
 
 def test_chain_matches_its_definition():
     entries = [entry(s) for s in SLOTS]  # SLOTS is already in (σ, π, ω) order
-    h = hashlib.sha256(DOMAIN).digest()
-    for e in entries:  # each link: the previous one and the SHA-256 of the entry's JSON
-        h = hashlib.sha256(h + hashlib.sha256(rfc8785.dumps(e)).digest()).digest()
+    # one SHA-256 over the domain's digest and every entry's link digest, in order
+    links = b"".join(hashlib.sha256(rfc8785.dumps(e)).digest() for e in entries)
+    chain = hashlib.sha256(hashlib.sha256(DOMAIN).digest() + links).hexdigest()
     cert = build(SLOTS, "run-1", 2)
-    assert cert["chain_digest"] == h.hex()
+    assert cert["chain_digest"] == chain
     assert cert["entries"] == 6
     assert cert["frozen_sites"] == {
         "orchestrate/#0": "storyboard.plan", "orchestrate/#1": "image.generate",
@@ -61,7 +61,7 @@ def test_chain_matches_its_definition():
     assert set(cert["items"]) == {"orchestrate/#0@:0", "orchestrate/#1@0:0", "orchestrate/#1@1:0",
                                   "orchestrate/#1@2:0", "orchestrate/for#0.body/#0@:0",
                                   "orchestrate/for#0.body/#0@:1"}
-    assert chain_digest([]) == hashlib.sha256(DOMAIN).hexdigest()
+    assert chain_digest([]) == hashlib.sha256(hashlib.sha256(DOMAIN).digest()).hexdigest()
 
 
 def test_chain_is_deterministic_and_json_round_trips():
