@@ -83,7 +83,7 @@ class BackgroundLoop:
 class _Hop:
     """One coroutine run on the background loop for a caller on another loop."""
 
-    __slots__ = ("coro", "result", "caller", "task", "there")
+    __slots__ = ("caller", "coro", "result", "task", "there")
 
     def __init__(self, coro: Coroutine[Any, Any, Any], result: asyncio.Future[Any],
                  caller: asyncio.AbstractEventLoop) -> None:
