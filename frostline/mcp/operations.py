@@ -94,6 +94,28 @@ def reconcile_call(store: Store, run_id: str, identity: str, *, result: Any = No
             "capability": call.capability, "call_id": call.call_id}
 
 
+def approve(store: Store, run_id: str, identity: str, *, approved: bool = True,
+            reason: str | None = None, owner: str | None = None) -> dict[str, Any]:
+    """Approve (or reject) the approval wait `identity` of the owner's run, once; run_script
+    with the run's script then goes on from the wait."""
+    from frostline.embedded.answers import approve as answer
+
+    run = _existing(store, run_id, owner)
+    return owner_view(run, {"run_id": run.run_id, **answer(
+        store, run.run_id, identity, by=owner or LOCAL_PRINCIPAL, approved=approved,
+        reason=reason)})
+
+
+def signal(store: Store, run_id: str, name: str, data: Any = None, *,
+           owner: str | None = None) -> dict[str, Any]:
+    """Send the event `name` with the JSON body `data` to the owner's run (kept until a wait
+    for it)."""
+    from frostline.embedded.answers import signal as send
+
+    run = _existing(store, run_id, owner)
+    return owner_view(run, send(store, run.run_id, name, data))
+
+
 def owned_runs(store: Store, owner: str | None, limit: int = 100) -> list[RunRecord]:
     """`owner`'s runs, newest first."""
     return store.list_runs(owner=owner or LOCAL_PRINCIPAL, limit=limit)

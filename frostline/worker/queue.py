@@ -9,6 +9,7 @@ two submitters cannot both pass the check.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import threading
 from typing import Any
@@ -115,12 +116,30 @@ class ProcrastinateQueue:
                                    backend="postgres", operation="submit") from exc
         return record_queued(store, spec, attempt=attempt, queue_job_id=job_id)
 
+    def schedule(self, store: Store, spec: JobSpec, at: float) -> Submission:
+        """Queue `spec` to start at `at` (POSIX seconds): a waiting run's resume when its
+        timer is due. Unlike `submit` it takes no queueing lock (the job that schedules it
+        still holds it); the run lock still serializes it, and a run that no longer waits
+        when it starts ends it without an attempt."""
+        when = datetime.datetime.fromtimestamp(at, datetime.UTC)
+        try:
+            with self._connections().connection() as conn, conn.transaction():
+                job_id = self.app.configure_task(
+                    TASK, lock=spec.run_id, queue=self.queue, schedule_at=when,
+                    connection=conn).defer(job=spec.to_args())
+        except psycopg.Error as exc:
+            raise StoreUnavailable(f"cannot schedule a job at {self._where}: {exc}",
+                                   backend="postgres", operation="schedule") from exc
+        return record_queued(store, spec, attempt=None, queue_job_id=job_id)
+
     def owned_jobs(self, owner: str) -> int:
         """Jobs of `owner`'s runs waiting or running, whoever queued them (every server and
-        `frostline submit` of this database)."""
+        `frostline submit` of this database). A resume scheduled for later (a waiting run's
+        timer) holds nothing until it is due."""
         runs = sql.Identifier(self.store_schema, "runs")
         query = sql.SQL("SELECT count(*) FROM procrastinate_jobs j JOIN {} r ON r.run_id = j.lock "
-                        f"WHERE j.status IN {_OPEN} AND r.owner = %s").format(runs)
+                        f"WHERE j.status IN {_OPEN} AND r.owner = %s AND "
+                        "(j.scheduled_at IS NULL OR j.scheduled_at <= now())").format(runs)
         row = self._read(lambda c: c.execute(query, (owner,)).fetchone())
         return int(row[0])
 
