@@ -99,11 +99,19 @@ class KillingStore(FaultyStore):
         os.kill(os.getpid(), signal.SIGKILL)
 
     def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        return self._queue(self.inner.write_nowait, method, args, kwargs)
+
+    def write_later(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        # The broker's settled commits come this way; the inner store may hold them briefly.
+        return self._queue(self.inner.write_later, method, args, kwargs)
+
+    def _queue(self, write: Any, method: str, args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> Future[Any]:
         if method == "begin_call":
             index, self.begins = self.begins, self.begins + 1
             if self.point == "before_write" and index == self.k:
                 self._die()
-            future = self.inner.write_nowait(method, *args, **kwargs)
+            future = write(method, *args, **kwargs)
             if self.point == "after_write" and index == self.k:
                 # Runs in the store's thread as the record becomes durable, before the broker
                 # hears of it (its callback is added after this one).
@@ -114,12 +122,12 @@ class KillingStore(FaultyStore):
             if self.point == "after_provider" and index == self.k:
                 self._die()
             slot: SlotRecord = args[1]
-            future = self.inner.write_nowait(method, *args, **kwargs)
+            future = write(method, *args, **kwargs)
             future.add_done_callback(lambda f: self._committed(f, slot, index))
             if self.point == "commit_in_flight" and index == self.k:
                 self._die()
             return future
-        return self.inner.write_nowait(method, *args, **kwargs)
+        return write(method, *args, **kwargs)  # type: ignore[no-any-return]
 
     def _committed(self, future: Future[Any], slot: SlotRecord, index: int) -> None:
         if future.cancelled() or future.exception() is not None:

@@ -12,8 +12,10 @@ run, with rounds interleaved so the machine's drift hits both alike:
 For context, the same run measures the broker alone on a zero-latency local `echo` (what the
 durable contract costs without any MCP hop) and the fsync floor (one durable SQLite commit on
 this disk): the attempt record a durable call waits for costs about one floor. The machine's
-load average is printed too: on a loaded machine every thread hop grows, so compare figures
-from one run only.
+load average is printed too: on a loaded machine every thread hop and every fsync grows, so
+compare figures from one run only. Two columns hold up under load and say where the time goes:
+the CPU time this process spends per call (all its threads; the server's own process is not
+counted, on either side) and the durable store commits (transactions, each one fsync) per call.
 
 Usage::
 
@@ -32,6 +34,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +69,30 @@ def _broker(store: Store, registry: CapabilityRegistry, calls: int) -> Broker:
                   catalog=registry.catalog)
 
 
+@dataclass
+class Samples:
+    """What one path measured: each call's latency, CPU seconds and store commits."""
+
+    latencies: list[float] = field(default_factory=list)
+    cpu_s: float = 0.0
+    commits: int = 0
+    calls: int = 0
+
+
+async def _timed(store: Store, path: Samples, calls: int,
+                 body: Awaitable[list[float]]) -> None:
+    commits, cpu = _commits(store), time.process_time()
+    path.latencies += await body
+    path.cpu_s += time.process_time() - cpu
+    path.commits += _commits(store) - commits
+    path.calls += calls
+
+
+def _commits(store: Store) -> int:
+    stats = getattr(store, "group_commit_stats", (0, 0))
+    return int(stats[0])
+
+
 async def brokered(store: Store, registry: CapabilityRegistry, calls: int) -> list[float]:
     broker = _broker(store, registry, calls)
     out = []
@@ -93,48 +121,58 @@ async def direct(session: Any, calls: int) -> list[float]:
     return out
 
 
+DIRECT, DURABLE = "direct ClientSession.call_tool", "frostline broker (durable)"
+ECHO = "frostline broker, local echo (no MCP)"
+
+
 async def measure(store: Store, registry: CapabilityRegistry, calls: int,
-                  rounds: int) -> dict[str, list[float]]:
+                  rounds: int) -> dict[str, Samples]:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=SERVER[0], args=list(SERVER[1:]))
-    samples: dict[str, list[float]] = {"direct ClientSession.call_tool": [],
-                                       "frostline broker (durable)": []}
+    paths = {DIRECT: Samples(), DURABLE: Samples(), ECHO: Samples()}
     async with stdio_client(params) as streams, ClientSession(streams[0], streams[1]) as session:
         await session.initialize()
         await session.list_tools()  # the SDK validates results against the listed schema
         await direct(session, 20)  # warm both paths
         await brokered(store, registry, 20)
-        samples["frostline broker, local echo (no MCP)"] = []
         for _ in range(rounds):
-            samples["direct ClientSession.call_tool"] += await direct(session, calls)
-            samples["frostline broker (durable)"] += await brokered(store, registry, calls)
-            samples["frostline broker, local echo (no MCP)"] += (
-                await broker_round(store, calls, 1))[1]
-    return samples
+            await _timed(store, paths[DIRECT], calls, direct(session, calls))
+            await _timed(store, paths[DURABLE], calls, brokered(store, registry, calls))
+            await _timed(store, paths[ECHO], calls, _latencies(broker_round(store, calls, 1)))
+    return paths
+
+
+async def _latencies(round_: Awaitable[tuple[float, list[float]]]) -> list[float]:
+    return (await round_)[1]
 
 
 def run(calls: int, rounds: int, folder: Path) -> dict[str, Any]:
     config = Config(providers={"time": MCPProvider("time", command=SERVER)})
     with open_registry(config) as registry, \
             open_store(f"sqlite:///{folder}/bench.db") as store:
-        samples = asyncio.run(measure(store, registry, calls, rounds))
+        paths = asyncio.run(measure(store, registry, calls, rounds))
     floor = statistics.median(sqlite_floor(folder, 200))
-    med = {k: statistics.median(v) for k, v in samples.items()}
-    base, ours = med["direct ClientSession.call_tool"], med["frostline broker (durable)"]
-    return {"calls": calls * rounds, "median_ms": med, "fsync_floor_ms": floor,
-            "added_ms": ours - base, "ratio": ours / base}
+    med = {k: statistics.median(p.latencies) for k, p in paths.items()}
+    cpu = {k: p.cpu_s * 1000 / p.calls for k, p in paths.items()}
+    commits = {k: p.commits / p.calls for k, p in paths.items()}
+    base, ours = med[DIRECT], med[DURABLE]
+    return {"calls": calls * rounds, "median_ms": med, "cpu_ms": cpu, "commits": commits,
+            "fsync_floor_ms": floor, "added_ms": ours - base, "ratio": ours / base,
+            "added_cpu_ms": cpu[DURABLE] - cpu[DIRECT]}
 
 
 def table(report: dict[str, Any]) -> str:
-    head = f"{'path':<34}{'median ms/call':>16}"
+    head = f"{'path':<38}{'median ms/call':>15}{'CPU ms/call':>13}{'commits/call':>14}"
     lines = [head, "-" * len(head)]
     for label, value in report["median_ms"].items():
-        lines.append(f"{label:<34}{value:>16.3f}")
+        lines.append(f"{label:<38}{value:>15.3f}{report['cpu_ms'][label]:>13.3f}"
+                     f"{report['commits'][label]:>14.2f}")
     lines.append("-" * len(head))
-    lines.append(f"{'added by frostline':<34}{report['added_ms']:>16.3f}")
-    lines.append(f"{'ratio frostline / direct':<34}{report['ratio']:>15.2f}x")
-    lines.append(f"{'SQLite fsync floor (context)':<34}{report['fsync_floor_ms']:>16.3f}")
+    lines.append(f"{'added by frostline':<38}{report['added_ms']:>15.3f}"
+                 f"{report['added_cpu_ms']:>13.3f}")
+    lines.append(f"{'ratio frostline / direct':<38}{report['ratio']:>14.2f}x")
+    lines.append(f"{'SQLite fsync floor (context)':<38}{report['fsync_floor_ms']:>15.3f}")
     return "\n".join(lines)
 
 

@@ -42,7 +42,7 @@ _DEFAULT = ServiceLimits()
               help="Serve the interactive API docs at /docs and /redoc; they load their "
                    "scripts from a CDN, so they are off unless asked for.")
 @click.option("--max-executing-attempts", type=click.IntRange(min=1), default=None, metavar="N",
-              help=f"Attempts one principal may execute at once (default: "
+              help=f"Jobs one principal may have waiting or executing at once (default: "
                    f"{_DEFAULT.executing_attempts}); 429 beyond.")
 @click.option("--max-event-streams", type=click.IntRange(min=1), default=None, metavar="N",
               help=f"Event streams one principal may hold open (default: "

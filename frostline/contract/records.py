@@ -10,9 +10,11 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from frostline.contract.identity import Identity, Path
+
+T = TypeVar("T")
 
 
 class CallStatus(StrEnum):
@@ -37,6 +39,28 @@ def run_key(owner: str | None, name: str) -> str:
     local name can equal (a new name never starts with ``@``, a principal never contains ``/``).
     """
     return name if owner in (None, LOCAL_PRINCIPAL) else f"@{owner}/{name}"
+
+
+def owner_view(run: RunRecord, payload: T) -> T:
+    """`payload` as the owner of `run` sees it: the run's store key (``@owner/name`` for a
+    principal's run) is shown as the run's name wherever a `run_id` field holds it."""
+    return key_as_name(run.run_id, run.name, payload)
+
+
+def key_as_name(key: str, name: str, payload: T) -> T:
+    """`payload` with every `run_id` field that holds the store key `key` showing `name`."""
+    if key == name:
+        return payload
+
+    def shown(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: (name if k == "run_id" and v == key else shown(v))
+                    for k, v in value.items()}
+        if isinstance(value, list):
+            return [shown(v) for v in value]
+        return value
+
+    return cast(T, shown(payload))
 
 
 @dataclass(frozen=True)

@@ -160,6 +160,9 @@ class JobQueue(Protocol):
 
     def submit(self, store: Store, spec: JobSpec) -> Submission: ...
 
+    def owned_jobs(self, owner: str) -> int:
+        """How many jobs of `owner`'s runs are waiting or running."""
+
     def workers(self) -> list[dict[str, Any]]: ...
 
     def stats(self) -> QueueStats: ...

@@ -46,6 +46,7 @@ MAX_RUNS_SCANNED = 1_000_000
 class _Entry:
     spec: JobSpec
     queued_at: float
+    owner: str | None = None  # of the job's run
     started_at: float | None = None
 
 
@@ -76,13 +77,15 @@ class LocalPool:
         self._executor = ThreadPoolExecutor(workers, thread_name_prefix="frostline-pool")
 
     def submit(self, store: Store, spec: JobSpec) -> Submission:
+        run = store.get_run(spec.run_id)
         with self._lock:
             held = self._jobs.get(spec.run_id)
             if held is not None:
                 raise AlreadyQueued(
                     f"run {spec.run_id!r} is executing a job ({held.spec.kind} {held.spec.ticket}"
                     "); retry when it has finished", run_id=spec.run_id, job=held.spec.ticket)
-            self._jobs[spec.run_id] = _Entry(spec, self._clock())
+            self._jobs[spec.run_id] = _Entry(spec, self._clock(),
+                                             None if run is None else run.owner)
         try:
             submission = record_queued(store, spec, attempt=next_attempt(
                 store, spec.run_id, spec.kind, spec.params))
@@ -111,6 +114,10 @@ class LocalPool:
                 done = self._jobs.pop(spec.run_id)
                 if done.started_at is not None:
                     self._runs.add(self._clock() - done.started_at)
+
+    def owned_jobs(self, owner: str) -> int:
+        with self._lock:
+            return sum(1 for e in self._jobs.values() if e.owner == owner)
 
     def workers(self) -> list[dict[str, Any]]:
         with self._lock:

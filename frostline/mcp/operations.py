@@ -4,6 +4,11 @@ Each takes the store, the open capability registry and (for runs) a runner, and 
 same JSON object as the matching command: `run_script` is `frostline run --json`, `show_run`
 is `frostline show --json`, `gate_script` is `frostline gate --json`. Input errors raise
 FrostlineError subclasses; the server turns them into tool errors.
+
+Runs belong to a principal, as in the HTTP API: `owner` is the principal whose bearer token
+authenticated the request (None on stdio and without authentication: the local principal, the
+command line's). A run id names one of the owner's runs; another principal's run of that name
+is not found, and results show the owner's names, never the store's keys.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 from frostline.capabilities.envelope import Envelope
 from frostline.contract.gate import frozen_map
 from frostline.contract.identity import Identity
-from frostline.contract.records import LOCAL_PRINCIPAL
+from frostline.contract.records import LOCAL_PRINCIPAL, RunRecord, key_as_name, owner_view, run_key
 from frostline.errors import DefinitionError, RunNotFound
 from frostline.providers.registry import CapabilityRegistry
 from frostline.runtime.describe import describe_run
@@ -43,33 +48,37 @@ def check_script(registry: CapabilityRegistry, script: str) -> dict[str, Any]:
 
 
 def run_script(store: Store, registry: CapabilityRegistry, runner: Runner, run_id: str,
-               script: str, args: Any = None,
-               envelope: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One attempt of `script` under `run_id` (a new run, or the next attempt of a failed one:
-    committed calls replay, a changed frozen call is a gate counterexample)."""
+               script: str, args: Any = None, envelope: dict[str, Any] | None = None, *,
+               owner: str | None = None) -> dict[str, Any]:
+    """One attempt of `script` under the owner's run `run_id` (a new run, or the next attempt
+    of a failed one: committed calls replay, a changed frozen call is a gate counterexample)."""
     _check_run_id(run_id)
     env = Envelope.from_dict(envelope, registry.catalog) if envelope is not None else None
-    outcome = execute(store, run_id, script, args=args, envelope=env, providers=registry,
-                      runner=runner, catalog=registry.catalog)
-    return dict(outcome.to_dict())
+    key = run_key(owner, run_id)
+    outcome = execute(store, key, script, args=args, envelope=env, providers=registry,
+                      runner=runner, catalog=registry.catalog, owner=owner)
+    shown: dict[str, Any] = dict(outcome.to_dict())
+    return key_as_name(key, run_id, shown)
 
 
-def gate_script(store: Store, run_id: str, script: str) -> dict[str, Any]:
+def gate_script(store: Store, run_id: str, script: str, *,
+                owner: str | None = None) -> dict[str, Any]:
     """Whether `script` keeps every frozen site of `run_id`; counterexamples if not. Spends
     nothing and records nothing."""
-    _existing(store, run_id)
-    frozen = frozen_map(store.list_slots(run_id), store.list_attempts(run_id))
+    run = _existing(store, run_id, owner)
+    frozen = frozen_map(store.list_slots(run.run_id), store.list_attempts(run.run_id))
     result: dict[str, Any] = gate_source(frozen, script).to_dict()
     result["frozen_sites"] = len(frozen)
-    return result
+    return owner_view(run, result)
 
 
-def show_run(store: Store, run_id: str) -> dict[str, Any]:
-    return describe_run(store, run_id)
+def show_run(store: Store, run_id: str, *, owner: str | None = None) -> dict[str, Any]:
+    run = _existing(store, run_id, owner)
+    return owner_view(run, describe_run(store, run.run_id))
 
 
 def reconcile_call(store: Store, run_id: str, identity: str, *, result: Any = None,
-                   abandon: bool = False) -> dict[str, Any]:
+                   abandon: bool = False, owner: str | None = None) -> dict[str, Any]:
     """Resolve an unresolved call: write back the result the provider is known to have
     produced, or abandon it (one re-execution allowed, audited)."""
     if abandon == (result is not None):
@@ -78,30 +87,44 @@ def reconcile_call(store: Store, run_id: str, identity: str, *, result: Any = No
         ident = Identity.parse(identity)
     except ValueError as exc:
         raise DefinitionError(str(exc), identity=identity) from None
-    _existing(store, run_id)
-    with store.run_lock(run_id):  # never while an attempt of the run executes
-        call = store.reconcile_call(run_id, ident, abandon=abandon, result=result)
+    run = _existing(store, run_id, owner)
+    with store.run_lock(run.run_id):  # never while an attempt of the run executes
+        call = store.reconcile_call(run.run_id, ident, abandon=abandon, result=result)
     return {"run_id": run_id, "identity": str(ident), "status": call.status.value,
             "capability": call.capability, "call_id": call.call_id}
 
 
 def approve(store: Store, run_id: str, identity: str, *, approved: bool = True,
-            reason: str | None = None) -> dict[str, Any]:
-    """Approve (or reject) the approval wait `identity` of the run, once; run_script with the
-    run's script then goes on from the wait."""
+            reason: str | None = None, owner: str | None = None) -> dict[str, Any]:
+    """Approve (or reject) the approval wait `identity` of the owner's run, once; run_script
+    with the run's script then goes on from the wait."""
     from frostline.embedded.answers import approve as answer
 
-    _existing(store, run_id)
-    return {"run_id": run_id, **answer(store, run_id, identity, by=LOCAL_PRINCIPAL,
-                                       approved=approved, reason=reason)}
+    run = _existing(store, run_id, owner)
+    return owner_view(run, {"run_id": run.run_id, **answer(
+        store, run.run_id, identity, by=owner or LOCAL_PRINCIPAL, approved=approved,
+        reason=reason)})
 
 
-def signal(store: Store, run_id: str, name: str, data: Any = None) -> dict[str, Any]:
-    """Send the event `name` with the JSON body `data` to the run (kept until a wait for it)."""
+def signal(store: Store, run_id: str, name: str, data: Any = None, *,
+           owner: str | None = None) -> dict[str, Any]:
+    """Send the event `name` with the JSON body `data` to the owner's run (kept until a wait
+    for it)."""
     from frostline.embedded.answers import signal as send
 
-    _existing(store, run_id)
-    return send(store, run_id, name, data)
+    run = _existing(store, run_id, owner)
+    return owner_view(run, send(store, run.run_id, name, data))
+
+
+def owned_runs(store: Store, owner: str | None, limit: int = 100) -> list[RunRecord]:
+    """`owner`'s runs, newest first."""
+    return store.list_runs(owner=owner or LOCAL_PRINCIPAL, limit=limit)
+
+
+def owned_artifact(store: Store, ref: str, owner: str | None) -> tuple[bytes, str] | None:
+    """An artifact's bytes and MIME type, if `owner`'s runs produced it (None otherwise:
+    another principal's artifact reads like a missing one)."""
+    return store.get_artifact(ref, owner=owner)
 
 
 def _check_run_id(run_id: str) -> None:
@@ -110,7 +133,11 @@ def _check_run_id(run_id: str) -> None:
                               "'-', starting with a letter or digit", run_id=run_id)
 
 
-def _existing(store: Store, run_id: str) -> None:
+def _existing(store: Store, run_id: str, owner: str | None) -> RunRecord:
+    """The owner's run `run_id`; RunNotFound alike for a missing run and another's."""
     _check_run_id(run_id)
-    if store.get_run(run_id) is None:
+    run = store.get_run(run_key(owner, run_id))
+    if run is None or (owner is not None and run.owner != owner):
         raise RunNotFound(f"no run {run_id!r}; run_script creates it", run_id=run_id)
+    return run
+

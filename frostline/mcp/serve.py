@@ -1,11 +1,18 @@
 """The transports of `frostline mcp`: stdio (the client starts frostline) and streamable HTTP
 (frostline listens; clients send `Authorization: Bearer <token>` with a token made by
-`frostline token create`, checked against the store like the HTTP API's)."""
+`frostline token create`, checked against the store like the HTTP API's).
+
+Over HTTP each request acts for its token's principal: the middleware puts the principal on the
+request (as the SDK's authenticated user), the tools read it from there, and the SDK binds each
+MCP session to the principal that opened it, so another principal's session id reads like an
+unknown one (404)."""
 
 from __future__ import annotations
 
 import hmac
 from typing import Any
+
+import anyio
 
 from frostline.providers.registry import CapabilityRegistry
 from frostline.runtime.runners import Runner
@@ -37,14 +44,19 @@ def http_app(store: Store, registry: CapabilityRegistry, runner: Runner, *,
 
 
 class BearerTokens:
-    """ASGI middleware: refuse HTTP requests without a valid bearer token."""
+    """ASGI middleware: refuse HTTP requests without a valid bearer token, and mark the others
+    with the token's principal (``scope["user"]``, the SDK's authenticated-user shape)."""
 
     def __init__(self, app: Any, store: Store) -> None:
         self.app = app
         self.store = store
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope.get("type") == "http" and not self._authorized(scope):
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        who = await anyio.to_thread.run_sync(self._principal, scope)
+        if who is None:
             await send({"type": "http.response.start", "status": 401, "headers": [
                 (b"content-type", b"application/json"),
                 (b"www-authenticate", b'Bearer realm="frostline"')]})
@@ -52,11 +64,17 @@ class BearerTokens:
                         b'{"error": {"code": "unauthorized", "message": "send Authorization: '
                         b'Bearer <token>; create one with frostline token create NAME"}}'})
             return
-        await self.app(scope, receive, send)
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
 
-    def _authorized(self, scope: dict[str, Any]) -> bool:
+        # The token itself stays out of it: the principal is all the tools and the SDK's
+        # session binding compare.
+        user = AuthenticatedUser(AccessToken(token="", client_id=who, scopes=[]))
+        await self.app({**scope, "user": user}, receive, send)
+
+    def _principal(self, scope: dict[str, Any]) -> str | None:
         header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
         scheme, _, token = header.partition(" ")
         if not hmac.compare_digest(scheme.lower(), "bearer") or not token.strip():
-            return False
-        return self.store.principal_for_token(token.strip()) is not None
+            return None
+        return self.store.principal_for_token(token.strip())

@@ -19,6 +19,11 @@ configured catalog has a side-effecting capability, or a provider outside this h
 Resources: ``frostline://runs/{run_id}`` (JSON) and ``frostline://artifacts/{sha256}`` (the
 bytes with their MIME type: an image is an image). A run's result that references images also
 returns them as image content, so a client can show what the run made.
+
+Over streamable HTTP every request carries a bearer token, and everything a request does is
+done for the token's principal (`frostline.mcp.serve` authenticates it): its runs, its
+artifacts, its names. Another principal's run is not found. On stdio the client is the local
+principal.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ _RUN_ID = {"type": "string", "pattern": ops.RUN_ID.pattern,
            "description": "The run; reuse it to send a repair of a failed run."}
 _SCRIPT = {"type": "string", "minLength": 1, "maxLength": 262144,
            "description": "The script: async def orchestrate(ctx, args): ..."}
-Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+Handler = Callable[[dict[str, Any], str | None], Awaitable[Any]]  # (arguments, principal)
 
 INSTRUCTIONS = (
     "frostline executes scripts that call paid capabilities under a revision contract. Read "
@@ -137,13 +142,15 @@ def build_server(store: Store, registry: CapabilityRegistry, runner: Runner) -> 
         handler = handlers.get(params.name)
         if handler is None:
             return _error({"code": "unknown_tool", "message": f"no tool {params.name!r}"})
+        who = principal_of(ctx)
         try:
-            value = await handler(dict(params.arguments or {}))
+            value = await handler(dict(params.arguments or {}), who)
         except FrostlineError as err:
             return _error(err.to_dict())
         content: list[Any] = [types.TextContent(type="text", text=json.dumps(value, default=str))]
         if params.name == "run_script":
-            content.extend(_images(store, value.get("result")))
+            content.extend(await anyio.to_thread.run_sync(_images, store, value.get("result"),
+                                                          who))
         return types.CallToolResult(content=content, structured_content=value)
 
     return Server(
@@ -153,16 +160,29 @@ def build_server(store: Store, registry: CapabilityRegistry, runner: Runner) -> 
         on_list_resource_templates=_list_templates, on_read_resource=_read_resource(store))
 
 
+def principal_of(ctx: Any) -> str | None:
+    """The principal a request acts for: the one its bearer token authenticated over HTTP
+    (`frostline.mcp.serve` puts it on the request), None on stdio and without authentication
+    (the local principal)."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None)
+    user = scope.get("user") if isinstance(scope, dict) else None
+    return user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
+
+
 def _handlers(store: Store, registry: CapabilityRegistry, runner: Runner) -> dict[str, Handler]:
-    def blocking(fn: Callable[..., Any]) -> Handler:
+    def blocking(fn: Callable[..., Any], *, owned: bool = True) -> Handler:
         # A run blocks for its whole attempt (it has its own event loop); keep it off ours.
-        async def call(args: dict[str, Any]) -> Any:
-            return await anyio.to_thread.run_sync(functools.partial(fn, **args))
+        async def call(args: dict[str, Any], who: str | None) -> Any:
+            kwargs = {**args, "owner": who} if owned else args
+            return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
         return call
 
     return {
-        "catalog": blocking(lambda: ops.catalog_view(registry)),
-        "check_script": blocking(lambda script: ops.check_script(registry, script)),
+        "catalog": blocking(lambda: ops.catalog_view(registry), owned=False),
+        "check_script": blocking(lambda script: ops.check_script(registry, script), owned=False),
         "run_script": blocking(functools.partial(ops.run_script, store, registry, runner)),
         "gate_script": blocking(functools.partial(ops.gate_script, store)),
         "show_run": blocking(functools.partial(ops.show_run, store)),
@@ -178,7 +198,7 @@ def _error(error: dict[str, Any]) -> types.CallToolResult:
                                 is_error=True)
 
 
-def _images(store: Store, value: Any) -> list[types.ImageContent]:
+def _images(store: Store, value: Any, owner: str | None) -> list[types.ImageContent]:
     """Image content for the image artifacts a run's result references (the first few)."""
     refs: list[str] = []
 
@@ -197,7 +217,7 @@ def _images(store: Store, value: Any) -> list[types.ImageContent]:
     out: list[types.ImageContent] = []
     for ref in dict.fromkeys(refs):
         try:
-            stored = store.get_artifact(ref)
+            stored = ops.owned_artifact(store, ref, owner)
         except FrostlineError:  # not an artifact reference after all
             continue
         if stored is not None and stored[1].startswith("image/") and len(out) < MAX_IMAGES:
@@ -208,9 +228,9 @@ def _images(store: Store, value: Any) -> list[types.ImageContent]:
 
 def _list_resources(store: Store) -> Callable[[Any, Any], Awaitable[types.ListResourcesResult]]:
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        runs = await anyio.to_thread.run_sync(functools.partial(store.list_runs, limit=100))
+        runs = await anyio.to_thread.run_sync(ops.owned_runs, store, principal_of(ctx))
         return types.ListResourcesResult(resources=[
-            types.Resource(uri=f"{RUN_URI}{r.run_id}", name=f"run {r.run_id}",
+            types.Resource(uri=f"{RUN_URI}{r.name}", name=f"run {r.name}",
                            description=f"{r.kind} run, {r.status}", mime_type="application/json")
             for r in runs])
     return list_resources
@@ -230,15 +250,16 @@ def _read_resource(store: Store) -> Callable[[Any, types.ReadResourceRequestPara
     async def read(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         from mcp.shared.exceptions import MCPError
 
-        uri = str(params.uri)
+        uri, who = str(params.uri), principal_of(ctx)
         try:
             if uri.startswith(RUN_URI):
-                run = await anyio.to_thread.run_sync(ops.show_run, store, uri[len(RUN_URI):])
+                run = await anyio.to_thread.run_sync(functools.partial(
+                    ops.show_run, store, uri[len(RUN_URI):], owner=who))
                 return types.ReadResourceResult(contents=[types.TextResourceContents(
                     uri=uri, mime_type="application/json", text=json.dumps(run, default=str))])
             if uri.startswith(ARTIFACT_URI):
                 stored = await anyio.to_thread.run_sync(
-                    store.get_artifact, "sha256:" + uri[len(ARTIFACT_URI):])
+                    ops.owned_artifact, store, "sha256:" + uri[len(ARTIFACT_URI):], who)
                 if stored is not None:
                     return types.ReadResourceResult(contents=[types.BlobResourceContents(
                         uri=uri, mime_type=stored[1], blob=base64.b64encode(stored[0]).decode())])

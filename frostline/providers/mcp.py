@@ -13,7 +13,11 @@ the server's own words say a repeat may do more. Unannotated tools are side-effe
 Calls run on the host, in the session opened at start. A tool with an `outputSchema` answers
 with its structured content (checked against the schema); any other tool answers
 ``{"text", "artifacts", "content"}``: the text blocks joined, the references of its images,
-audio and binary resources (stored content-addressed), and every block as JSON. A tool error
+audio and binary resources (stored content-addressed), and every block as JSON. Each result is
+checked once: the SDK's `call_tool` already validates structured content against the schema
+the live session listed, so that check stands for ours while that schema is the catalog's
+(after a restart that listed another one, ours runs again); a content result is built here in
+the shape its schema describes, so only its JSON form is checked. A tool error
 (`isError`) or a protocol error is a ProviderError (nothing committed); a connection lost or a
 timeout in the middle of a call is a ProviderError with ``outcome_unknown=True``, which the
 broker turns into an unresolved call unless the capability may be repeated.
@@ -164,8 +168,8 @@ class MCPProviders:
                                 status=404, error_code="UnknownCapability",
                                 capability=capability)
         try:
-            raw = await self._loop.run(self._call(capability, tool, dict(payload)))
-            result = self._result(capability, raw, ctx.artifacts)
+            raw, checked = await self._loop.run(self._call(capability, tool, dict(payload)))
+            result = self._result(capability, raw, checked, ctx.artifacts)
         except ProviderError as exc:
             await log_call(self.log, capability, payload, ctx, ok=False,
                            error_code=exc.fields.get("error_code"),
@@ -175,14 +179,18 @@ class MCPProviders:
         await log_call(self.log, capability, payload, ctx, ok=True, cost_usd=usage["cost_usd"])
         return ProviderResult(result, usage)
 
-    async def _call(self, capability: str, tool: str, arguments: dict[str, Any]) -> Any:
+    async def _call(self, capability: str, tool: str,
+                    arguments: dict[str, Any]) -> tuple[Any, Any]:
+        """The tool's raw result, and the outputSchema the SDK checked it against (None: it
+        checked none), as listed by the session that ran the call."""
         from mcp.shared.exceptions import MCPError
 
         session = await self._session.ensure()
+        checked = self._session.listed_output_schemas.get(tool)
         where = f"MCP server {self.name!r} ({self._session.where})"
         try:
             return await session.call_tool(tool, arguments,
-                                           read_timeout_seconds=self.config.timeout_s)
+                                           read_timeout_seconds=self.config.timeout_s), checked
         except MCPError as exc:
             code = exc.error.code
             if code == CONNECTION_CLOSED:
@@ -207,7 +215,7 @@ class MCPProviders:
                                 error_code="OutputSchemaViolation" if schema else
                                 "MalformedResponse") from exc
 
-    def _result(self, capability: str, raw: Any, sink: ArtifactSink) -> Any:
+    def _result(self, capability: str, raw: Any, checked: Any, sink: ArtifactSink) -> Any:
         content = [_block(b, sink) for b in raw.content or []]
         text = "\n".join(b["text"] for b in content if b.get("type") == "text")
         if raw.is_error:
@@ -218,10 +226,14 @@ class MCPProviders:
         entry = self._entries[capability]
         if capability in self._structured:
             value = raw.structured_content
+            # The SDK checked it against `checked`; ours stands in only if that was another.
+            schema = None if checked == entry.output_schema else entry.output_schema
         else:
             value = {"text": text, "content": content,
                      "artifacts": [b["artifact"] for b in content if "artifact" in b]}
-        check_output(capability, entry.output_schema, value)
+            schema = None if entry.output_schema is CONTENT_RESULT_SCHEMA else \
+                entry.output_schema
+        check_output(capability, schema, value)  # JSON data always; the schema if unchecked
         return value
 
     def with_entries(self, entries: Mapping[str, Capability]) -> None:

@@ -38,6 +38,9 @@ class MCPSession:
         self._lock: asyncio.Lock | None = None
         self._stderr: TextIO | None = None
         self.starts = 0
+        # tool -> the outputSchema the live session listed: the SDK checks every structured
+        # result of such a tool against it, inside call_tool
+        self.listed_output_schemas: dict[str, Any] = {}
 
     @property
     def where(self) -> str:
@@ -82,6 +85,8 @@ class MCPSession:
             async with self._transport() as streams, ClientSession(streams[0], streams[1]) as s:
                 await s.initialize()
                 tools = await _list_tools(s)
+                self.listed_output_schemas = {t.name: t.output_schema for t in tools
+                                              if t.output_schema is not None}
                 self.session = s
                 ready.set_result(tools)
                 await closing.wait()
@@ -92,6 +97,7 @@ class MCPSession:
                 raise
         finally:
             self.session = None
+            self.listed_output_schemas = {}
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:

@@ -68,7 +68,9 @@ class Settlement:
     def settle(self, on_done: OnDone, method: str, *args: Any, **kwargs: Any) -> None:
         """Queue a write whose durability no reply waits for; `on_done(error, value)` runs
         once it is settled and checked — before the next dispatch, or in drain."""
-        future = self._store.write_nowait(method, *args, **kwargs)
+        # Nobody waits for it yet: the store may hold it briefly so that the next attempt
+        # record (which is waited for) shares its transaction and fsync.
+        future = self._store.write_later(method, *args, **kwargs)
         self.queued += 1
         self._settling.append((self.queued, future, method, on_done))
 

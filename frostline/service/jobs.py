@@ -8,13 +8,14 @@ default, Procrastinate's queue for the workers of a PostgreSQL store) and return
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Annotated, Any
 
 from fastapi import Query
 from fastapi.responses import JSONResponse
 
 from frostline.contract.records import RunRecord
-from frostline.embedded.jobs import JobSpec, wait_job
+from frostline.embedded.jobs import JobSpec, Submission, wait_job
 from frostline.service.dependencies import ServiceState
 from frostline.service.operations import public
 
@@ -30,10 +31,25 @@ ACCEPTED: dict[int | str, dict[str, Any]] = {
 }
 
 
-def accept(state: ServiceState, run: RunRecord, spec: JobSpec, wait: float) -> JSONResponse:
-    """Queue `spec` for `run` and answer for it (202, or 200 once it ended within `wait`
-    seconds). Bodies and the Location name the run as its owner does."""
-    submission = state.queue.submit(state.store, spec)
+def accept(state: ServiceState, who: str, run: RunRecord, spec: JobSpec,
+           wait: float) -> JSONResponse:
+    """Queue `spec` for `who`'s `run` in one of `who`'s executing slots (429 when they are
+    all taken; see `frostline.service.limits`) and answer for it."""
+    with job_slot(state, who):
+        submission = state.queue.submit(state.store, spec)
+    return answer(state, run, spec, submission, wait)
+
+
+def job_slot(state: ServiceState, who: str) -> AbstractContextManager[None]:
+    """One of `who`'s executing slots for the job the block queues (held by the job after)."""
+    return state.limits.job_slot(who, lambda: state.queue.owned_jobs(who))
+
+
+def answer(state: ServiceState, run: RunRecord, spec: JobSpec, submission: Submission,
+           wait: float) -> JSONResponse:
+    """The answer for a queued job: 202, or 200 once it ended within `wait` seconds. The
+    request waits outside any slot: the job holds its own. Bodies and the Location name the
+    run as its owner does."""
     location = job_location(run, submission.ticket)
     headers = {"Location": location}
     body = {**submission.to_dict(), "location": location}

@@ -1,11 +1,17 @@
-"""How much of one service process a single principal may hold at once.
+"""How much a single principal may hold at once.
 
-Without these bounds one token could occupy every request thread with CPU-bound scripts, or
+Without these bounds one token could fill the job queue and every worker with its scripts, or
 every connection with event streams, and starve every other principal. Each principal gets its
 own counters; a request beyond a bound is answered at once with 429 and a `Retry-After`, and
 nothing is created or started for it. The defaults are far above what a person or a modest
 automation does; an operator sets them with `frostline serve` flags, or in the configuration
 file's ``[service.limits]`` table with the keys of `ServiceLimits.KEYS`.
+
+The executing bound counts jobs, not requests: a job holds its slot from the moment it is
+queued until it ends, whether its request waits for it (``?wait=``) or answered 202 at once.
+The queue counts a principal's jobs waiting or running (on a PostgreSQL store, every server's
+and every submitter's); this process adds the submissions it is making right now, under one
+lock per principal, so a burst of concurrent requests cannot all pass the same count.
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ RATE_WINDOW_S = 60.0
 class ServiceLimits:
     """Per-principal bounds of one service process.
 
-    executing_attempts: attempts and repairs executing at once (run creation included).
+    executing_attempts: jobs (attempts, repairs, new runs' first attempts) waiting or executing
+        at once, from the moment they are queued until they end.
     event_streams: event streams (`GET /v1/runs/{id}/events`) open at once.
     runs_per_minute: runs created in any 60-second window.
     """
@@ -75,19 +82,28 @@ class PrincipalLimits:
         self.limits = limits
         self._clock = clock
         self._lock = threading.Lock()
-        self._executing: dict[str, int] = {}
+        self._submitting: dict[str, threading.Lock] = {}
         self._streams: dict[str, int] = {}
         self._created: dict[str, deque[float]] = {}
 
     @contextmanager
-    def executing(self, who: str) -> Iterator[None]:
-        """Hold one of `who`'s executing slots for the duration of the block."""
-        self._take(self._executing, who, self.limits.executing_attempts, "executing_attempts",
-                   "attempts executing at once")
-        try:
+    def job_slot(self, who: str, open_jobs: Callable[[], int]) -> Iterator[None]:
+        """Reserve one of `who`'s executing slots for the job the block queues.
+
+        `open_jobs()` is the queue's count of `who`'s jobs waiting or running. The block runs
+        under `who`'s submission lock, so the job it queues is counted before the next
+        submission of `who` is; LimitExceeded (nothing queued) when the slots are all taken.
+        """
+        with self._lock:
+            submitting = self._submitting.setdefault(who, threading.Lock())
+        with submitting:
+            held = open_jobs()
+            cap = self.limits.executing_attempts
+            if held >= cap:
+                raise LimitExceeded(f"{who!r} already has {held} jobs waiting or executing (the "
+                                    "limit); retry when one has finished",
+                                    limit="executing_attempts", retry_after_s=BUSY_RETRY_AFTER_S)
             yield
-        finally:
-            self._give_back(self._executing, who)
 
     def open_stream(self, who: str) -> Callable[[], None]:
         """Take one of `who`'s stream slots; returns the call that gives it back (once)."""

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from fastapi import HTTPException
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
 from frostline.contract.identity import Identity
-from frostline.contract.records import AttemptRecord, RunRecord
+from frostline.contract.records import AttemptRecord, RunRecord, owner_view
 from frostline.embedded.answers import waits_of
 from frostline.embedded.jobs import JobBody, JobQueue, JobSpec, precheck_script
 from frostline.errors import DefinitionError, FrostlineError
@@ -23,24 +23,8 @@ OUTCOMES = ("replayed", "executed", "diverged", "orphan", "semantic_repeat", "fa
             "unresolved")
 
 
-T = TypeVar("T")
-
-
-def public(run: RunRecord, payload: T) -> T:
-    """`payload` as its owner sees it: the store key of `run` (``@owner/name`` for a
-    principal's run) is shown as the run's name wherever a `run_id` field holds it."""
-    if run.run_id == run.name:
-        return payload
-
-    def shown(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: (run.name if k == "run_id" and v == run.run_id else shown(v))
-                    for k, v in value.items()}
-        if isinstance(value, list):
-            return [shown(v) for v in value]
-        return value
-
-    return cast(T, shown(payload))
+# `payload` as its owner sees it: the run's store key shown as the run's name.
+public = owner_view
 
 
 def precheck_args(args: Any) -> None:

@@ -242,6 +242,15 @@ class Store(abc.ABC):
                              f", not {method!r}")
         return _ordered_worker(self).submit(getattr(self, method), *args, **kwargs)
 
+    def write_later(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """`write_nowait` for a write whose durability nobody waits for yet (a settled commit).
+
+        The order guarantee is the same. A store with a group-commit writer may hold such a
+        write for up to a millisecond, so that a write queued right after it (the next call's
+        attempt record) shares its transaction and its fsync; this default does not wait.
+        """
+        return self.write_nowait(method, *args, **kwargs)
+
     # concurrency --------------------------------------------------------------------------------
     @abc.abstractmethod
     def run_lock(self, run_id: str) -> AbstractContextManager[None]:

@@ -178,6 +178,11 @@ class FaultyStore(Store):
         # overridden) method, so it runs on the ordered write thread of the base class.
         return Store.write_nowait(self, method, *args, **kwargs)
 
+    def write_later(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        # Through write_nowait (and a subclass's override of it): a fault injected on the
+        # write must still fire.
+        return self.write_nowait(method, *args, **kwargs)
+
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]:
         return self._r("list_events", lambda: self.inner.list_events(run_id, after=after,
                                                                      limit=limit))

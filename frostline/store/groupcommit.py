@@ -17,6 +17,13 @@ answered in one round trip; each write reads its results only after the COMMIT. 
 result says it needs its general path (nothing of it was written) takes it in a transaction of
 its own, before the writes queued after it are answered; a statement that fails sends the whole
 batch, rolled back, through the plain path above.
+
+A write nobody waits for at once (`linger=True`: a commit the broker settles later) may wait up
+to `linger_s` for company before its transaction starts. A sequential script's commit is
+followed within a fraction of a millisecond by the next call's attempt record, which the broker
+does wait for; lingering lets the two share one fsync instead of paying one each, in queue
+order as always. A batch holding any waited-for write never lingers, so no waiter is delayed;
+the lingering write itself becomes durable at most `linger_s` later than it would have.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import contextlib
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
@@ -36,6 +44,7 @@ C = TypeVar("C")
 T = TypeVar("T")
 
 MAX_BATCH = 512
+LINGER_S = 0.001  # how long a batch of writes nobody waits for yet waits for company
 
 
 class SlowPath(Exception):
@@ -76,6 +85,7 @@ class _Item(Generic[C]):
     fn: Callable[[C], Any]
     future: Future[Any]
     pipelined: Callable[[C], Finisher] | None = None
+    linger: bool = False
 
 
 _STOP = object()
@@ -90,8 +100,10 @@ class GroupCommitter(Generic[C]):
         call_id = committer.submit("begin_call", lambda conn: insert(conn, ...))
     """
 
-    def __init__(self, backend: WriterBackend[C], *, name: str = "frostline-store-writer") -> None:
+    def __init__(self, backend: WriterBackend[C], *, name: str = "frostline-store-writer",
+                 linger_s: float = LINGER_S) -> None:
         self._backend = backend
+        self._linger_s = linger_s
         self._queue: queue.SimpleQueue[_Item[C] | object] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._closed = False
@@ -110,7 +122,8 @@ class GroupCommitter(Generic[C]):
         return self.submit_nowait(operation, fn).result()
 
     def submit_nowait(self, operation: str, fn: Callable[[C], T],
-                      pipelined: Callable[[C], Finisher] | None = None) -> Future[T]:
+                      pipelined: Callable[[C], Finisher] | None = None, *,
+                      linger: bool = False) -> Future[T]:
         """Queue `fn(conn)` for the writer's next transaction and return at once.
 
         `pipelined(conn)`, when given, is the same write for a pipeline: it sends its
@@ -120,7 +133,9 @@ class GroupCommitter(Generic[C]):
         The future resolves once the transaction holding the write is durable (or with the
         write's own error). Writes are taken in queue order, so a write queued after another
         is never durable before it: when a later write's future resolves, every earlier
-        write's future has resolved too.
+        write's future has resolved too. `linger=True` says nobody waits for this write yet:
+        a batch of such writes only may wait up to `linger_s` for more (see the module
+        docstring).
         """
         if os.getpid() != self._pid:
             raise StoreUnavailable(
@@ -135,7 +150,7 @@ class GroupCommitter(Generic[C]):
                     f"{self._backend.backend_name} store is closed; open it again to {operation}",
                     backend=self._backend.backend_name, operation=operation,
                 )
-            self._queue.put(_Item(operation, fn, future, pipelined))
+            self._queue.put(_Item(operation, fn, future, pipelined, linger))
         return future
 
     def close(self) -> None:
@@ -156,15 +171,7 @@ class GroupCommitter(Generic[C]):
             if first is _STOP:
                 break
             batch: list[_Item[C]] = [first]  # type: ignore[list-item]
-            while len(batch) < MAX_BATCH:
-                try:
-                    nxt = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is _STOP:
-                    stop = True
-                    break
-                batch.append(nxt)  # type: ignore[arg-type]
+            stop = self._fill(batch)
             try:
                 self._run_batch(batch)
             except BaseException as exc:  # never leave a caller waiting on a dead writer
@@ -174,6 +181,28 @@ class GroupCommitter(Generic[C]):
         if self._conn is not None:
             self._backend.writer_discard(self._conn)
             self._conn = None
+
+    def _fill(self, batch: list[_Item[C]]) -> bool:
+        """Add what is queued to `batch` (lingering while only lingering writes are in it);
+        True when the stop marker was taken."""
+        deadline = None
+        lingering = batch[0].linger and self._linger_s > 0
+        while len(batch) < MAX_BATCH:
+            try:
+                if not lingering:
+                    nxt = self._queue.get_nowait()
+                else:
+                    if deadline is None:
+                        deadline = time.monotonic() + self._linger_s
+                    left = deadline - time.monotonic()
+                    nxt = self._queue.get(timeout=left) if left > 0 else self._queue.get_nowait()
+            except queue.Empty:
+                return False
+            if nxt is _STOP:
+                return True
+            batch.append(nxt)  # type: ignore[arg-type]
+            lingering = lingering and nxt.linger  # type: ignore[attr-defined]
+        return False
 
     def _run_batch(self, batch: list[_Item[C]]) -> None:
         # Optimistic first: the whole batch without savepoints (fewer statements, fewer round

@@ -198,6 +198,14 @@ class SqlBackend(Store):
         The write is prepared here (JSON encoded, timestamped) by `_<method>_op`, the same
         preparation the blocking method does; a bad argument fails the future.
         """
+        return self._queue_write(method, args, kwargs, linger=False)
+
+    def write_later(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """`write_nowait` whose batch may linger for company (see `frostline.store.groupcommit`)."""
+        return self._queue_write(method, args, kwargs, linger=True)
+
+    def _queue_write(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any], *,
+                     linger: bool) -> Future[Any]:
         if method not in self.NOWAIT_WRITES:
             raise ValueError(f"write_nowait takes one of {', '.join(sorted(self.NOWAIT_WRITES))}"
                              f", not {method!r}")
@@ -206,7 +214,7 @@ class SqlBackend(Store):
             op = getattr(self, f"_{method}_op")(*args, **kwargs)
             pipe = getattr(self, f"_{method}_pipe", None)
             return self._writer.submit_nowait(
-                method, op, None if pipe is None else pipe(*args, **kwargs))
+                method, op, None if pipe is None else pipe(*args, **kwargs), linger=linger)
         except Exception as exc:
             failed: Future[Any] = Future()
             failed.set_exception(exc)

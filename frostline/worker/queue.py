@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from frostline.embedded.jobs import (
@@ -74,6 +75,7 @@ class ProcrastinateQueue:
                 "jobs run on workers only with a PostgreSQL store; the embedded SQLite default "
                 "runs them in the serving process", backend="sqlite", operation="submit")
         self.queue = queue
+        self.store_schema = str(store_schema)
         self.conninfo = schema.ensure_jobs_schema(store.url, str(store_schema))
         self.jobs_schema = schema.jobs_schema_of(str(store_schema))
         self.app = make_app(self.conninfo)
@@ -129,6 +131,17 @@ class ProcrastinateQueue:
             raise StoreUnavailable(f"cannot schedule a job at {self._where}: {exc}",
                                    backend="postgres", operation="schedule") from exc
         return record_queued(store, spec, attempt=None, queue_job_id=job_id)
+
+    def owned_jobs(self, owner: str) -> int:
+        """Jobs of `owner`'s runs waiting or running, whoever queued them (every server and
+        `frostline submit` of this database). A resume scheduled for later (a waiting run's
+        timer) holds nothing until it is due."""
+        runs = sql.Identifier(self.store_schema, "runs")
+        query = sql.SQL("SELECT count(*) FROM procrastinate_jobs j JOIN {} r ON r.run_id = j.lock "
+                        f"WHERE j.status IN {_OPEN} AND r.owner = %s AND "
+                        "(j.scheduled_at IS NULL OR j.scheduled_at <= now())").format(runs)
+        row = self._read(lambda c: c.execute(query, (owner,)).fetchone())
+        return int(row[0])
 
     def workers(self) -> list[dict[str, Any]]:
         """Registered workers, with their last heartbeat and the jobs they run."""

@@ -158,6 +158,10 @@ def test_mcp_overhead_measures_both_paths(tmp_path: Path) -> None:
                                         "frostline broker (durable)",
                                         "frostline broker, local echo (no MCP)"}
     assert all(sane(v) for v in report["median_ms"].values())
+    assert all(sane(v) for v in report["cpu_ms"].values())
+    # The durable paths commit (an attempt record and a result per call); the direct one never.
+    assert report["commits"]["direct ClientSession.call_tool"] == 0
+    assert 0 < report["commits"]["frostline broker (durable)"] <= 2
     assert sane(report["ratio"]) and "added by frostline" in mcp_overhead.table(report)
 
 

@@ -12,8 +12,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -143,10 +143,11 @@ async def waits(session: ClientSession) -> None:
     assert bad.is_error and "run_finished" in bad.content[0].text
 
 
-def run_session(connect: Callable[[], Any]) -> None:
+def run_session(connect: Callable[[], Any],
+                body: Callable[[ClientSession], Any] = scenario) -> None:
     async def main() -> None:
         async with connect() as (read, write), ClientSession(read, write) as session:
-            await scenario(session)
+            await body(session)
     anyio.run(main)
 
 
@@ -170,37 +171,136 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_over_streamable_http_with_a_bearer_token(tmp_path):
+@contextmanager
+def http_server(url: str, cwd: Path) -> Iterator[str]:
+    """`frostline mcp --transport http` on a free port; yields its endpoint once it answers."""
     import httpx2
-    from mcp.client.streamable_http import streamable_http_client
 
-    url = f"sqlite:///{tmp_path}/runs.db"
-    with open_store(url) as store:
-        token = store.create_token("agent")
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "frostline", "mcp", "--transport", "http", "--port", str(port),
-         "--store", url], env=env(), cwd=tmp_path, stderr=subprocess.PIPE)
+         "--store", url], env=env(), cwd=cwd, stderr=subprocess.PIPE)
     endpoint = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.monotonic() + 60
         while True:
             try:
-                refused = httpx2.post(endpoint, json={})
+                httpx2.get(endpoint)
                 break
             except httpx2.TransportError:
                 assert time.monotonic() < deadline and server.poll() is None
                 time.sleep(0.1)
-        assert refused.status_code == 401  # no token, no service
-
-        @asynccontextmanager
-        async def connect() -> AsyncIterator[tuple[Any, Any]]:
-            headers = {"Authorization": f"Bearer {token}"}
-            async with httpx2.AsyncClient(headers=headers, timeout=60) as client, \
-                    streamable_http_client(endpoint, http_client=client) as streams:
-                yield streams[0], streams[1]
-
-        run_session(connect)
+        yield endpoint
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def bearer(endpoint: str, token: str) -> Callable[[], Any]:
+    """A connect() for run_session: the official client over streamable HTTP with `token`."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    @asynccontextmanager
+    async def connect() -> AsyncIterator[tuple[Any, Any]]:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=60) as client, \
+                streamable_http_client(endpoint, http_client=client) as streams:
+            yield streams[0], streams[1]
+    return connect
+
+
+def test_over_streamable_http_with_a_bearer_token(tmp_path):
+    import httpx2
+
+    url = f"sqlite:///{tmp_path}/runs.db"
+    with open_store(url) as store:
+        token = store.create_token("agent")
+    with http_server(url, tmp_path) as endpoint:
+        assert httpx2.post(endpoint, json={}).status_code == 401  # no token, no service
+        assert httpx2.post(endpoint, json={}, headers={
+            "Authorization": "Bearer not-a-token"}).status_code == 401
+        run_session(bearer(endpoint, token))
+    with open_store(url) as store:  # the token's principal owns what it made
+        assert sorted((r.owner, r.name) for r in store.list_runs()) == [("agent", "m1"),
+                                                                         ("agent", "w1")]
+
+
+async def alice_makes_runs(session: ClientSession) -> str:
+    """Alice's side: a run `shared` and a run `mine`; returns the ref of her image."""
+    await session.initialize()
+    done = structured(await session.call_tool("run_script", {"run_id": "shared", "script": V2}))
+    assert done["status"] == "succeeded" and done["run_id"] == "shared"
+    assert structured(await session.call_tool("run_script", {"run_id": "mine", "script": V1}))[
+        "status"] == "failed"
+    return str(done["result"]["image"]["artifact"])
+
+
+async def bob_cannot_see_them(session: ClientSession, alice_image: str) -> None:
+    """Bob's side: Alice's runs and artifacts are not found; his run `shared` is his own."""
+    await session.initialize()
+    for tool, args in (("show_run", {}), ("gate_script", {"script": V2}),
+                       ("reconcile_call", {"identity": "orchestrate/#0@:0", "abandon": True}),
+                       ("approve", {"identity": "orchestrate/#0@:0"}),
+                       ("signal", {"name": "ready", "data": 1})):
+        refused = await session.call_tool(tool, {"run_id": "mine", **args})
+        assert refused.is_error and json.loads(refused.content[0].text)["error"][
+            "code"] == "run_not_found", (tool, refused.content)
+    assert {str(r.uri) for r in (await session.list_resources()).resources} == set()
+    for uri in ("frostline://runs/mine", "frostline://runs/shared",
+                f"frostline://artifacts/{alice_image.split(':', 1)[1]}"):
+        with pytest.raises(Exception, match=r"no run|no resource"):
+            await session.read_resource(uri)
+    # The same name is a new run of Bob's: nothing of Alice's replays into it.
+    own = structured(await session.call_tool("run_script", {"run_id": "shared", "script": V2}))
+    assert (own["status"], own["replayed"], own["executed"]) == ("succeeded", 0, 3)
+    assert own["run_id"] == "shared"  # his name for it, never the store's key
+    shown = structured(await session.call_tool("show_run", {"run_id": "shared"}))
+    assert shown["run"]["run_id"] == "shared" and len(shown["attempts"]) == 1
+    assert {str(r.uri) for r in (await session.list_resources()).resources} == {
+        "frostline://runs/shared"}
+
+
+def test_over_http_each_principal_sees_only_its_own_runs(tmp_path):
+    url = f"sqlite:///{tmp_path}/runs.db"
+    with open_store(url) as store:
+        alice, bob = store.create_token("alice"), store.create_token("bob")
+    with http_server(url, tmp_path) as endpoint:
+        images: list[str] = []
+
+        async def as_alice(session: ClientSession) -> None:
+            images.append(await alice_makes_runs(session))
+
+        async def as_bob(session: ClientSession) -> None:
+            await bob_cannot_see_them(session, images[0])
+
+        run_session(bearer(endpoint, alice), as_alice)
+        run_session(bearer(endpoint, bob), as_bob)
+    with open_store(url) as store:
+        owners = sorted((r.owner, r.name) for r in store.list_runs())
+        assert owners == [("alice", "mine"), ("alice", "shared"), ("bob", "shared")]
+        assert len(store.list_slots(store.find_run("alice", "shared").run_id)) == 3
+
+
+def test_over_http_a_session_serves_only_the_principal_that_opened_it(tmp_path):
+    import httpx2
+
+    url = f"sqlite:///{tmp_path}/runs.db"
+    with open_store(url) as store:
+        alice, bob = store.create_token("alice"), store.create_token("bob")
+    accept = {"Accept": "application/json, text/event-stream"}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    with http_server(url, tmp_path) as endpoint:
+        opened = httpx2.post(endpoint, json=hello,
+                             headers={**accept, "Authorization": f"Bearer {alice}"})
+        assert opened.status_code == 200, opened.text
+        session = opened.headers["mcp-session-id"]
+        theirs = httpx2.post(endpoint, json=listing, headers={
+            **accept, "Authorization": f"Bearer {bob}", "Mcp-Session-Id": session})
+        assert theirs.status_code == 404  # as if the session did not exist
+        mine = httpx2.post(endpoint, json=listing, headers={
+            **accept, "Authorization": f"Bearer {alice}", "Mcp-Session-Id": session})
+        assert mine.status_code == 200 and "run_script" in mine.text

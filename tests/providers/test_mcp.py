@@ -237,3 +237,25 @@ def test_the_readme_time_example_is_what_the_catalog_lists(tmp_path):
     with open_registry(read_config(path)) as registry:
         assert {"time.get_current_time", "time.convert_time"} <= set(registry.catalog.names())
         assert "echo" in registry.catalog  # the built-ins stay beside it
+
+
+def test_a_result_is_checked_against_the_catalog_schema_after_a_restart(store, tmp_path):
+    """The SDK checks structured content against the schema its live session listed, which
+    stands for frostline's own check only while it is the catalog's: a server that comes back
+    from a crash listing another schema is checked against the catalog's again."""
+    log = tmp_path / "fake.log"
+    one = 'async def orchestrate(ctx, args):\n    return await ctx.run("fake.{}", {{}})\n'
+    with open_registry(parse_config(fake_config(log))) as registry:
+        assert registry.catalog["fake.shifty"].output_schema["properties"]["n"] == {
+            "type": "integer"}
+        first = run(store, "s1", one.format("shifty"), registry, catalog=registry.catalog)
+        assert first.calls[0]["error"]["error_code"] == "OutputSchemaViolation"  # the SDK's
+        died = run(store, "s2", one.format("exit"), registry, catalog=registry.catalog)
+        assert died.calls[0]["error"]["error_code"] == "ServerDied"
+        again = run(store, "s3", one.format("shifty"), registry, catalog=registry.catalog)
+        # The restarted server lists n as a string, so the SDK lets {"n": "seven"} through.
+        assert len((tmp_path / "fake.log.starts").read_text().splitlines()) == 2
+        assert again.status == "failed"
+        assert again.calls[0]["error"]["error_code"] == "OutputSchemaViolation", again.calls
+        assert "integer" in again.calls[0]["error"]["message"]
+        assert store.list_slots("s1") == store.list_slots("s3") == []  # nothing committed

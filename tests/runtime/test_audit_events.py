@@ -40,6 +40,9 @@ class Recording:
             self.writes.append("append_event")
         return self._inner.write_nowait(method, *args, **kwargs)
 
+    # The broker queues the writes it settles later with write_later: intercept them too.
+    write_later = write_nowait
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 

@@ -141,6 +141,9 @@ class HeldCommits:
             self.begins += 1
         return self._inner.write_nowait(method, *args, **kwargs)
 
+    # The broker queues the writes it settles later with write_later: intercept them too.
+    write_later = write_nowait
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
@@ -229,6 +232,9 @@ class QueueCounter:
                 inner = self._inner.write_nowait("begin_call", *a)
                 inner.add_done_callback(lambda f, fut=fut: fut.set_result(f.result()))
         return outer
+
+    # The broker queues the writes it settles later with write_later: intercept them too.
+    write_later = write_nowait
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -319,6 +325,9 @@ class FailsNthCommit:
                     failed.set_exception(err)
                 return failed
         return self._inner.write_nowait(method, *args, **kwargs)
+
+    # The broker queues the writes it settles later with write_later: intercept them too.
+    write_later = write_nowait
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

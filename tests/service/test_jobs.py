@@ -135,3 +135,34 @@ def _backlog(c: httpx.Client, run_id: str) -> list[dict]:
 
 def test_live_fixture_still_serves(live: Live):
     assert httpx.get(f"{live.url}/v1/metrics").status_code == 200
+
+
+@pytest.mark.postgres
+def test_on_postgres_queued_jobs_hold_the_principals_executing_slots(fleet, pg_store):  # noqa: F811
+    from concurrent.futures import ThreadPoolExecutor
+
+    from frostline.service.limits import ServiceLimits
+
+    app = create_app(pg_store, services=Services.remote(ProcrastinateQueue),
+                     limits=ServiceLimits(executing_attempts=3))
+
+    def create(live: Live, token: str, name: str) -> httpx.Response:
+        with live.client(token) as c:  # no ?wait: 202 as soon as the job is queued
+            return c.post("/v1/runs", json={"script": SIX, "run_id": name})
+
+    with serving_app(app, pg_store) as live, ThreadPoolExecutor(10) as pool:
+        # No worker yet: every accepted job stays queued in PostgreSQL, holding its slot.
+        burst = list(pool.map(lambda i: create(live, live.alice, f"a{i}"), range(10)))
+        codes = sorted(r.status_code for r in burst)
+        assert codes == [202] * 3 + [429] * 7, codes
+        for r in burst:
+            if r.status_code == 429:
+                assert r.json()["error"]["limit"] == "executing_attempts"
+                assert int(r.headers["retry-after"]) >= 1
+        assert create(live, live.alice, "late").status_code == 429
+        assert create(live, live.bob, "b0").status_code == 202  # bob is not affected
+        with live.client(live.alice) as c:
+            assert len(c.get("/v1/runs").json()["runs"]) == 3  # nothing made for the refused
+        fleet.start("w1", "--concurrency", "2")
+        eventually(lambda: create(live, live.alice, "after").status_code == 202,
+                   what="alice's slots to come back as her jobs finish")

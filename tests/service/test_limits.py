@@ -165,3 +165,51 @@ def test_serve_flags_reach_the_service(monkeypatch) -> None:
     res = CliRunner().invoke(main, ["serve", "--runner", "process", "--max-runs-per-minute", "6"])
     assert seen == {"limits": ServiceLimits(runs_per_minute=6), "docs": False}
     assert CliRunner().invoke(main, ["serve", "--max-event-streams", "0"]).exit_code == 2
+
+
+def submit(live: Live, token: str, run_id: str) -> httpx.Response:
+    """Create a run WITHOUT ?wait: answered 202 as soon as its job is queued."""
+    with live.client(token) as c:
+        return c.post("/v1/runs", json={"script": ECHO, "run_id": run_id})
+
+
+def test_jobs_without_wait_hold_their_executing_slots_until_they_end(store_url: str) -> None:
+    held = Held()
+    with serving(open_store(store_url), services=held.services,
+                 limits=ServiceLimits(executing_attempts=2)) as live, \
+            ThreadPoolExecutor(12) as pool:
+        burst = list(pool.map(lambda i: submit(live, live.alice, f"hold-{i}"), range(12)))
+        accepted = [r for r in burst if r.status_code == 202]
+        assert len(accepted) == 2, [r.status_code for r in burst]  # never unbounded
+        for r in burst:
+            if r.status_code != 202:
+                refused(r, "executing_attempts")
+        assert held.started.acquire(timeout=30) and held.started.acquire(timeout=30)
+        # one at a time too: the queued jobs hold the slots, not the requests that queued them
+        for i in range(3):
+            refused(submit(live, live.alice, f"more-{i}"), "executing_attempts")
+        with live.client(live.alice) as c:
+            # nothing was created or queued for a refused run
+            assert sorted(r["run_id"] for r in c.get("/v1/runs").json()["runs"]) == sorted(
+                r.json()["run_id"] for r in accepted)
+            running = accepted[0].json()["run_id"]
+            refused(c.post(f"/v1/runs/{running}/repair", json={"model": "openai:m"}),
+                    "executing_attempts")
+        assert submit(live, live.bob, "bobs").status_code == 202  # bob is not affected
+        held.release.set()
+        with live.client(live.alice) as c:
+            for r in accepted:
+                done = c.get(r.headers["location"], params={}).json()
+                deadline = time.monotonic() + 60
+                while done["state"] not in ("finished", "interrupted"):
+                    assert time.monotonic() < deadline
+                    time.sleep(0.05)
+                    done = c.get(r.headers["location"]).json()
+        # her slots come back when her jobs end (the pool lets go of a job just after its
+        # finished event is written, hence the polling)
+        for i in range(2):
+            deadline = time.monotonic() + 30
+            while (r := submit(live, live.alice, f"after-{i}")).status_code == 429:
+                assert time.monotonic() < deadline, "an ended job kept its slot"
+                time.sleep(0.1)
+            assert r.status_code == 202, r.text

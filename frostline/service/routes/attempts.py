@@ -1,8 +1,8 @@
 """Attempts of a run: a new one from a given script, or one a model writes as a repair.
 
-Both are queued as jobs; a run has at most one job waiting or running (409 for another). The
-request holds one of the caller's executing slots while it queues (and waits, with `?wait=`):
-429 beyond its limit, `frostline.service.limits`.
+Both are queued as jobs; a run has at most one job waiting or running (409 for another). Each
+job holds one of the caller's executing slots from the moment it is queued until it ends,
+`?wait=` or not: 429 beyond the limit, `frostline.service.limits`.
 """
 
 from __future__ import annotations
@@ -26,16 +26,13 @@ def add_attempt(body: AddAttempt, run: OwnedRun, who: Principal, state: State,
     operations.precheck(body.script, run.envelope, state.catalog, store=state.store,
                         run_id=run.run_id)
     operations.precheck_args(body.args)
-    with state.limits.executing(who):
-        return accept(state, run, JobSpec("attempt", run.run_id, {"source": body.script,
-                                                                  "args": body.args}), wait)
+    return accept(state, who, run, JobSpec("attempt", run.run_id, {"source": body.script,
+                                                                   "args": body.args}), wait)
 
 
 @router.post("/v1/runs/{run_id}/repair", status_code=202, responses=ACCEPTED)
 def repair(body: RepairRequest, run: OwnedRun, who: Principal, state: State,
            wait: Wait = 0) -> JSONResponse:
     """Queue a repair: a model rewrites the last failed attempt; optionally execute it."""
-    with state.limits.executing(who):
-        return accept(state, run, JobSpec("repair", run.run_id, {
-            "model": body.model, "max_rewrites": body.max_rewrites, "execute": body.execute}),
-            wait)
+    return accept(state, who, run, JobSpec("repair", run.run_id, {
+        "model": body.model, "max_rewrites": body.max_rewrites, "execute": body.execute}), wait)

@@ -1,9 +1,9 @@
 """Runs: create one (its first attempt is queued as a job), list the caller's, read one in
 detail.
 
-Creating a run counts against the caller's runs per minute, and the request holds one of its
-executing slots while it queues the job (and waits, with `?wait=`); see
-`frostline.service.limits`.
+Creating a run counts against the caller's runs per minute, and its first attempt's job holds
+one of the caller's executing slots from the moment it is queued until it ends, `?wait=` or
+not; see `frostline.service.limits`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from frostline.embedded.jobs import JobSpec, open_jobs
 from frostline.service import operations
 from frostline.service.dependencies import OwnedRun, Principal, State
-from frostline.service.jobs import ACCEPTED, Wait, accept
+from frostline.service.jobs import ACCEPTED, Wait, answer, job_slot
 from frostline.service.schemas import CreateRun
 
 router = APIRouter(tags=["runs"])
@@ -34,11 +34,12 @@ def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0) ->
     if store.find_run(who, name) is not None:
         raise HTTPException(409, {"code": "exists", "message": f"run {name!r} already exists"})
     # Both limits are checked before anything is stored: a refused run leaves no trace.
-    with state.limits.executing(who):
+    with job_slot(state, who):
         state.limits.admit_run(who)
         run = store.create_run(name, operations.envelope_dict(body.envelope, catalog), owner=who)
-        return accept(state, run, JobSpec("attempt", run.run_id, {"source": body.script,
-                                                                  "args": body.args}), wait)
+        spec = JobSpec("attempt", run.run_id, {"source": body.script, "args": body.args})
+        submission = state.queue.submit(store, spec)
+    return answer(state, run, spec, submission, wait)
 
 
 @router.get("/v1/runs")

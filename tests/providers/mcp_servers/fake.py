@@ -2,8 +2,11 @@
 
 Tools: `slow_write` (unannotated, so side-effecting: records the call in LOG, then sleeps),
 `bad_shape` (declares an outputSchema and breaks it), `picture` (an image and a caption),
-`fail` (a tool error), `environ` (the server's own environment), `tick` (idempotent). Every executed call appends one line to
-LOG and the server's pid is written to LOG + ".pid" when `slow_write` starts sleeping.
+`fail` (a tool error), `environ` (the server's own environment), `tick` (idempotent), `shifty`
+(read-only; answers ``{"n": "seven"}`` and declares ``n`` an integer on the server's first
+start, a string on every later one), `exit` (read-only; the server exits in the middle of it).
+Every executed call appends one line to LOG and the server's pid is written to LOG + ".pid" when
+`slow_write` starts sleeping; each start appends a line to LOG + ".starts".
 """
 
 from __future__ import annotations
@@ -53,8 +56,25 @@ TOOLS = [
 ]
 
 
+def started_before() -> bool:
+    with open(LOG + ".starts", "a+", encoding="utf-8") as f:
+        f.seek(0)
+        return bool(f.read())
+
+
+FIRST_START = not started_before()
+with open(LOG + ".starts", "a", encoding="utf-8") as starts:
+    starts.write(f"{os.getpid()}\n")
+SHIFTY = types.Tool(name="shifty", input_schema=OBJ, output_schema={
+    "type": "object", "required": ["n"],
+    "properties": {"n": {"type": "integer" if FIRST_START else "string"}}},
+    annotations=types.ToolAnnotations(read_only_hint=True))
+EXIT = types.Tool(name="exit", input_schema=OBJ,
+                  annotations=types.ToolAnnotations(read_only_hint=True))
+
+
 async def list_tools(ctx, params):
-    return types.ListToolsResult(tools=TOOLS)
+    return types.ListToolsResult(tools=[*TOOLS, SHIFTY, EXIT])
 
 
 async def call_tool(ctx, params):
@@ -68,6 +88,11 @@ async def call_tool(ctx, params):
     if name == "bad_shape":
         return types.CallToolResult(content=[types.TextContent(type="text", text="{}")],
                                     structured_content={"n": "not a number"})
+    if name == "shifty":
+        return types.CallToolResult(content=[types.TextContent(type="text", text="seven")],
+                                    structured_content={"n": "seven"})
+    if name == "exit":
+        os._exit(0)
     if name == "picture":
         data = base64.b64encode(png()).decode()
         return types.CallToolResult(content=[
