@@ -70,3 +70,23 @@ def test_a_failing_statement_fails_only_its_own_write(pg):
         missing.result()
     assert first.result() > 0 and last.result() > 0
     assert [c.call_id for c in store.list_calls("r1")] == [first.result()]
+
+
+def test_an_event_batch_travels_in_the_pipeline_of_the_record_it_precedes(pg, monkeypatch):
+    """A graph's ledger batch (or a replay batch), then the next call's attempt record: one
+    pipeline, one transaction, the events in order with ascending seqs."""
+    store, entered = pg
+    from frostline.store import groupcommit
+
+    monkeypatch.setattr(groupcommit, "HOLD_S", 3600.0)  # the batch waits for the record
+    before, pipelines = store.group_commit_stats[0], len(entered)
+    events = [("graph.state_entered", {"seq": i, "state": "S", "it's": "a\\b%s"})
+              for i in range(1, 6)]
+    batch = store.write_nowait("append_events", "r1", events)
+    call_id = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, digest({"x": 0})).result()
+    seqs = batch.result()
+    assert store.group_commit_stats[0] - before == 1 and len(entered) - pipelines == 1
+    assert seqs == sorted(seqs) and len(set(seqs)) == 5
+    stored = store.list_events("r1")
+    assert [(e.kind, e.data) for e in stored] == events and [e.seq for e in stored] == seqs
+    assert [c.call_id for c in store.list_calls("r1")] == [call_id]
