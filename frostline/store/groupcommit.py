@@ -19,8 +19,9 @@ the failure undoes only that caller's write. A failed COMMIT fails every caller 
 because none of their writes is durable.
 
 Where the driver can pipeline (PostgreSQL), a batch whose writes all have a pipelined form
-goes first as one pipeline: BEGIN, every write's statements, COMMIT, sent together and
-answered in one round trip; each write reads its results only after the COMMIT. A write whose
+goes first as one pipeline: every write's statements sent together as one transaction (the
+backend's `writer_pipeline` opens and commits it) and answered in one round trip; each write
+reads its results only after the commit. A write whose
 result says it needs its general path (nothing of it was written) takes it in a transaction of
 its own, before the writes queued after it are answered; a statement that fails sends the whole
 batch, rolled back, through the plain path above.
@@ -263,10 +264,8 @@ class GroupCommitter(Generic[C]):
             if self._conn is None:
                 self._conn = backend.writer_connect()
             conn = self._conn
-            with pipeline(conn):
-                backend.writer_begin(conn)
+            with pipeline(conn):  # one transaction, committed as the pipeline ends
                 finishers = [item.pipelined(conn) for item in batch]  # type: ignore[misc]
-                backend.writer_commit(conn)
         except BaseException:
             if self._conn is not None and backend.writer_usable(self._conn):
                 with contextlib.suppress(BaseException):

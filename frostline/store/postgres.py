@@ -70,6 +70,7 @@ class PostgresStore(SqlStore):
                     "(CREATE SCHEMA …) or fix the search_path option",
                     backend="postgres", operation="open")
             self.schema_name: str = row[0]
+            self._events_lock_sql = f"SELECT pg_advisory_xact_lock({int(self._key('events'))})"
             if not create and not row[1]:
                 raise StoreNotFound(
                     f"no frostline store in schema {self.schema_name!r} of {redact(url)}: "
@@ -114,19 +115,21 @@ class PostgresStore(SqlStore):
 
     def writer_begin(self, conn: psycopg.Connection[Any]) -> None:
         # Event inserts are ordered across processes (seq order = commit order) by a lock held
-        # to the end of the transaction. Taking it with BEGIN costs no round trip of its own;
-        # savepoints are set after it, so rolling back to one never releases it. No
-        # parameters: psycopg sends the two statements as one simple query; in a pipeline
-        # (one statement per message) they travel in the pipeline's one round trip anyway.
-        lock = f"SELECT pg_advisory_xact_lock({int(self._key('events'))})"
-        if conn.pgconn.pipeline_status:
-            conn.execute("BEGIN")
-            conn.execute(lock)
-        else:
-            conn.execute(f"BEGIN; {lock}")
+        # to the end of the transaction. Taking it with BEGIN costs no round trip of its own
+        # (no parameters: psycopg sends the two statements as one simple query); savepoints
+        # are set after it, so rolling back to one never releases it.
+        conn.execute(f"BEGIN; {self._events_lock_sql}")
 
-    def writer_pipeline(self, conn: psycopg.Connection[Any]) -> Any:
-        return conn.pipeline()
+    @contextlib.contextmanager
+    def writer_pipeline(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
+        # Everything sent before a pipeline's Sync is one transaction (the extended protocol's
+        # implicit one; the connection is in autocommit mode, so psycopg adds no BEGIN): no
+        # BEGIN or COMMIT to send. The Sync as the block ends commits it — durably, before the
+        # server answers — and a statement that fails rolls all of it back. The events lock is
+        # its first statement, held to that commit.
+        with conn.pipeline():
+            conn.execute(self._events_lock_sql)
+            yield
 
     def writer_usable(self, conn: psycopg.Connection[Any]) -> bool:
         return not (conn.broken or conn.closed)
