@@ -46,7 +46,7 @@ from frostline import errors as errors_mod
 from frostline.capabilities.catalog import Capability, Catalog
 from frostline.capabilities.envelope import Envelope, LedgerPolicy
 from frostline.capabilities.provider import CallContext, ProviderResult
-from frostline.contract.identity import Identity, digest
+from frostline.contract.identity import Identity
 from frostline.contract.prefix import load_prefix
 from frostline.contract.records import run_key
 from frostline.errors import (
@@ -63,7 +63,7 @@ from frostline.graph.graph import Graph
 from frostline.graph.ledger import LedgerEvent, LedgerSink
 from frostline.graph.slot import ModelClient, SlotLimits
 from frostline.runtime.broker import Broker, BrokerStats
-from frostline.runtime.certificates import persist as persist_certificate
+from frostline.runtime.certificates import current as current_certificate
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.store.base import Store
 
@@ -306,7 +306,7 @@ def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Bo
     catalog = tool_catalog(registry)
     # Refuse bad bodies or a red graph before anything is written to the store.
     Engine(graph, bodies, model=model, limits=limits, run_id=run_id, max_steps=max_steps)
-    graph_digest = digest(graph.to_json())
+    graph_digest = graph.content_digest
     name, run_id = run_id, run_key(owner, run_id)
     try:
         env = _ensure_run(store, run_id, graph, graph_digest, envelope, catalog, owner, name)
@@ -410,14 +410,20 @@ def _finish(store: Store, run_id: str, number: int, status: str, result: RunResu
               "provider_calls": stats.provider_calls if stats is not None else 0,
               "divergences": stats.divergences if stats is not None else [],
               "calls": rows}
-    # like a script attempt's: what the run has committed so far, chained to the last one
-    persist_certificate(store, run_id, number)
-    store.finish_attempt(run_id, number, status=status, error=error, stats=totals,
-                         invoked=[str(c["identity"]) for c in rows],
-                         result=result.to_json() if result is not None else None)
-    store.set_run_status(run_id, status)
-    store.append_event(run_id, "attempt_finished", {"attempt": number, "status": status,
-                                                    "executed": executed, "replayed": replayed})
+    # Like a script attempt's: the certificate of what the run has committed so far. It, the
+    # attempt's record, the run's status and the event are queued together, in this order:
+    # one transaction, each write with its own outcome (the first failure is raised).
+    cert = current_certificate(store, run_id, number)
+    writes = [
+        store.write_nowait("put_certificate", run_id, number, cert),
+        store.write_nowait("finish_attempt", run_id, number, status=status, error=error,
+                           stats=totals, invoked=[str(c["identity"]) for c in rows],
+                           result=result.to_json() if result is not None else None),
+        store.write_nowait("set_run_status", run_id, status),
+        store.write_nowait("append_event", run_id, "attempt_finished", {
+            "attempt": number, "status": status, "executed": executed, "replayed": replayed})]
+    for write in writes:
+        write.result()
     return DurableOutcome(run_id, number, status, result, executed, replayed, error)
 
 

@@ -56,6 +56,28 @@ def test_a_bad_write_fails_its_future_not_the_caller(store: Store) -> None:
     assert store.write_nowait("append_event", "r1", "ok", {}).result(timeout=30) > 0
 
 
+@pytest.mark.parametrize("faulty", [False, True], ids=["sql", "ordered-thread"])
+def test_an_attempts_end_can_be_queued_and_each_write_keeps_its_outcome(
+        store: Store, faulty: bool) -> None:
+    target: Store = FaultyStore(store, fail_reads=False, fail_writes=False) if faulty else store
+    store.create_run("r1", {})
+    store.start_attempt("r1", source="s", annotated="s", report={})
+    cert = target.write_nowait("put_certificate", "r1", 1, {"entries": 0})
+    finished = target.write_nowait("finish_attempt", "r1", 1, status="succeeded",
+                                   result={"x": 1}, stats={"executed": 0})
+    missing = target.write_nowait("finish_attempt", "r1", 9, status="failed")
+    status = target.write_nowait("set_run_status", "r1", "succeeded")
+    assert cert.result(timeout=30) is None and status.result(timeout=30) is None
+    record = finished.result(timeout=30)
+    assert (record.status, record.result, record.stats) == ("succeeded", {"x": 1},
+                                                            {"executed": 0})
+    with pytest.raises(RunNotFound, match="no attempt 9"):
+        missing.result(timeout=30)
+    assert store.get_run("r1").status == "succeeded"
+    assert store.list_certificates("r1") == [{"entries": 0}]
+    assert store.get_attempt("r1", 1) == record
+
+
 def test_only_the_broker_writes_can_be_queued(store: Store) -> None:
     with pytest.raises(ValueError, match="write_nowait takes one of"):
         store.write_nowait("create_run", "r1", {})
