@@ -58,6 +58,7 @@ from frostline.store import open_store
 
 TARGETS_MS = {"sequential": 1.5, "fanout": 0.3}  # SQLite, at a floor near 0.6 ms
 NOMINAL_FLOOR_MS = 0.6  # the floor those targets were set against
+PG_SEQUENTIAL_FLOORS = 2.5  # PostgreSQL: a sequential call within 2.5 commit floors
 PEER_TIMEOUT_S = 900
 
 
@@ -259,6 +260,18 @@ def verdicts(report: Report) -> list[str]:
             line += (f"; {commits:.3f} durable commits per call, so at a "
                      f"{NOMINAL_FLOOR_MS} ms floor about {projected:.3f} ms "
                      f"({'met' if projected <= target else 'missed'})")
+        out.append(line)
+    pg_floor_row = report.floors.get("postgresql")
+    pg_row = next((r for r in report.rows if r.system == "frostline broker"
+                   and r.store == "postgresql" and r.mode == "sequential"), None)
+    if pg_floor_row is not None and pg_row is not None:
+        floors = pg_row.median / pg_floor_row.median
+        line = (f"postgresql sequential: {pg_row.median:.3f} ms/call = {floors:.2f} commit "
+                f"floors ({pg_floor_row.median:.3f} ms); target {PG_SEQUENTIAL_FLOORS} floors "
+                f"({'met' if floors <= PG_SEQUENTIAL_FLOORS else 'missed'})")
+        if pg_row.commits_per_call:
+            line += (f"; {statistics.median(pg_row.commits_per_call):.3f} durable transactions "
+                     "per call")
         out.append(line)
     for r in report.replay:
         out.append(f"{r.store} replay {r.shape}: {r.median:,.0f} ids/s; target 20,000 "

@@ -20,6 +20,15 @@ broker an envelope whose grants are exactly that allowlist. The engine's `ToolBo
 already refused an off-list call (ILLEGAL_TOOL, recorded in the ledger, never routed), so the
 broker's grant check is a second line, not the first.
 
+The ledger is not written an event at a time. Its events are buffered with the broker's
+replay events and written in order, one transaction per batch, and a batch is queued ahead of
+the next tool call's durable attempt record: every event is durable before the effect that
+follows it (an event before a model call is made durable at once), a commit need not be durable
+before the body continues (the next attempt record, queued after it, waits for it), and the
+attempt's outcome is recorded only once everything before it has settled. A crash loses at most
+the events written since the last effect — never a committed tool result, and never the record
+of a call that was dispatched.
+
 A stop (divergence, unresolved attempt, store outage, budget) raises `RunStopped`, a
 BaseException, so no state body can swallow it and the engine cannot mistake it for a failed
 visit: the attempt ends there and `run_durable` records why.
@@ -37,7 +46,7 @@ from frostline import errors as errors_mod
 from frostline.capabilities.catalog import Capability, Catalog
 from frostline.capabilities.envelope import Envelope, LedgerPolicy
 from frostline.capabilities.provider import CallContext, ProviderResult
-from frostline.contract.identity import Identity, digest
+from frostline.contract.identity import Identity
 from frostline.contract.prefix import load_prefix
 from frostline.contract.records import run_key
 from frostline.errors import (
@@ -54,7 +63,7 @@ from frostline.graph.graph import Graph
 from frostline.graph.ledger import LedgerEvent, LedgerSink
 from frostline.graph.slot import ModelClient, SlotLimits
 from frostline.runtime.broker import Broker, BrokerStats
-from frostline.runtime.certificates import persist as persist_certificate
+from frostline.runtime.certificates import current as current_certificate
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.runtime.spent import catalog_prices, spent_usd
 from frostline.store.base import Store
@@ -151,7 +160,9 @@ class DurableToolRouter:
 
     The router owns a private event loop: the engine is synchronous, the broker asynchronous,
     and one loop for the whole attempt keeps the broker's lazily created primitives valid.
-    Every call is drained (its commit and audit events written) before the body continues.
+    A call's reply does not wait for its commit (the broker settles it): the next tool call's
+    attempt record waits for every write queued before it, `settle()` waits for all of them,
+    and the attempt settles before it is finished.
     """
 
     def __init__(self, broker: Broker, graph: Graph, envelope: Envelope) -> None:
@@ -162,31 +173,34 @@ class DurableToolRouter:
         self._loop = asyncio.new_event_loop()
 
     def call(self, call: ToolCall) -> Any:
-        if self.broker.stop_error is not None:  # a stopped run makes no further call
-            raise RunStopped(self.broker.stop_error.to_dict())
+        self._check()  # a stopped run makes no further call
         identity = tool_identity(call.state, call.visit, call.ordinal)
         # The grant set in force is the state's allowlist, nothing more.
         self.broker.envelope = self.envelope.with_grants(
             tuple(self.graph.contracts[call.state].permitted_tools))
         self.broker.invoked.append(identity)
         self.calls.append(call)
-        reply = self._loop.run_until_complete(self._one(identity, call))
+        # The per-call rule of the broker, driven without a script: the engine has already
+        # admitted the call (allowlist) and assigned its occurrence (the visit's ordinal).
+        reply = self._loop.run_until_complete(
+            self.broker._call(identity, call.tool, dict(call.payload)))
         if reply.get("ok"):
+            self._check()  # e.g. an earlier ledger batch that could not be written
             return reply.get("result")
         error = dict(reply.get("error") or {})
         if error.get("kind") == "stop":
             raise RunStopped(error)
         raise _rebuild(error)
 
-    async def _one(self, identity: Identity, call: ToolCall) -> dict[str, Any]:
-        # The per-call rule of the broker, driven without a script: the engine has already
-        # admitted the call (allowlist) and assigned its occurrence (the visit's ordinal).
-        reply = await self.broker._call(identity, call.tool, dict(call.payload))
-        await self.broker.drain()
-        if reply.get("ok") and self.broker.stop_error is not None:
-            # e.g. the audit event of a replay could not be written: fail closed.
-            return {"ok": False, "error": {**self.broker.stop_error.to_dict(), "kind": "stop"}}
-        return reply
+    def settle(self) -> None:
+        """Wait until every write of the attempt so far is durable (the ledger's buffered
+        events included); raise RunStopped if one failed."""
+        self._loop.run_until_complete(self.broker.drain())
+        self._check()
+
+    def _check(self) -> None:
+        if self.broker.stop_error is not None:
+            raise RunStopped(self.broker.stop_error.to_dict())
 
     def close(self) -> None:
         try:
@@ -206,24 +220,30 @@ def _rebuild(error: Mapping[str, Any]) -> FrostlineError:
     return err
 
 
-class AttemptSink:
-    """Ledger sink into the run's event log as ``graph.<kind>``, tagged with the attempt."""
+# Ledger kinds an effect outside the broker follows (the slot's model call): durable before
+# the append returns. Every other event waits for the next attempt record or the end.
+BEFORE_EFFECT = frozenset({"model_call"})
 
-    def __init__(self, store: Store, run_id: str, attempt: int) -> None:
-        self.store = store
-        self.run_id = run_id
+
+class AttemptSink:
+    """Ledger sink into the run's event log as ``graph.<kind>``, tagged with the attempt.
+
+    Events are not written one by one: the broker buffers them with its replay events and
+    writes them in order, one transaction per batch, ahead of the next tool call's attempt
+    record, so every event is durable before the effect that follows it; a `BEFORE_EFFECT`
+    event is made durable at once. A batch that cannot be written stops the run (RunStopped,
+    which a state body on the stack cannot catch) at the next call, or at the attempt's end.
+    """
+
+    def __init__(self, router: DurableToolRouter, attempt: int) -> None:
+        self.router = router
         self.attempt = attempt
 
     def write(self, event: LedgerEvent) -> None:
-        try:
-            self.store.append_event(self.run_id, f"graph.{event.kind}",
-                                    dict(event.data, seq=event.seq, attempt=self.attempt))
-        except Exception as exc:
-            # The ledger is part of the record: a run that cannot write it stops, and a state
-            # body (which may be on the stack) must not be able to catch that.
-            err = exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(
-                f"could not record ledger event {event.kind}: {exc}", run_id=self.run_id)
-            raise RunStopped(err.to_dict()) from exc
+        self.router.broker.note(f"graph.{event.kind}",
+                                dict(event.data, seq=event.seq, attempt=self.attempt))
+        if event.kind in BEFORE_EFFECT:
+            self.router.settle()
 
 
 @dataclass(frozen=True)
@@ -287,7 +307,7 @@ def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Bo
     catalog = tool_catalog(registry)
     # Refuse bad bodies or a red graph before anything is written to the store.
     Engine(graph, bodies, model=model, limits=limits, run_id=run_id, max_steps=max_steps)
-    graph_digest = digest(graph.to_json())
+    graph_digest = graph.content_digest
     name, run_id = run_id, run_key(owner, run_id)
     try:
         env = _ensure_run(store, run_id, graph, graph_digest, envelope, catalog, owner, name)
@@ -332,8 +352,7 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
     attempt = store.start_attempt(run_id, source=graph.dumps(), annotated="", report={
         "graph": graph.name, "graph_digest": graph_digest, "tools": sorted(registry)})
     number = attempt.number
-    store.append_event(run_id, "attempt_started", {"attempt": number, "frozen": len(prefix),
-                                                   "kind": "graph"})
+    started = {"attempt": number, "frozen": len(prefix), "kind": "graph"}
     calls = store.list_calls(run_id)
     unresolved = unresolved_calls(calls, prefix)
     provider = ToolProvider(registry)
@@ -348,29 +367,38 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
             f"{', '.join(blocking)}. The tool may have run; reconcile each with "
             f"'frostline reconcile {run_id} IDENTITY --result @FILE' or '--abandon'",
             identities=blocking)
-        store.append_event(run_id, "unresolved", {"attempt": number, **err.to_dict()})
+        store.append_events(run_id, [("attempt_started", started),
+                                     ("unresolved", {"attempt": number, **err.to_dict()})])
         return _finish(store, run_id, number, "unresolved", None, None, err.to_dict())
 
     prior_spend = spent_usd(prefix.slots(), calls, catalog_prices(catalog))
     broker = Broker(store, run_id, number, envelope=env, providers=provider, whitelist={},
                     prefix=prefix, catalog=catalog, unresolved=unresolved,
                     prior_calls=len(calls), prior_spend_usd=prior_spend)
+    broker.note("attempt_started", started)  # buffered with the ledger: see AttemptSink
     router = DurableToolRouter(broker, graph, env)
     try:
-        engine = Engine(graph, bodies, model=model, router=router, limits=limits,
-                        run_id=run_id, max_steps=max_steps,
-                        sinks=[AttemptSink(store, run_id, number), *sinks])
-        result = engine.run()
+        try:
+            engine = Engine(graph, bodies, model=model, router=router, limits=limits,
+                            run_id=run_id, max_steps=max_steps,
+                            sinks=[AttemptSink(router, number), *sinks])
+            result = engine.run()
+        finally:
+            router.close()  # every commit and ledger event settled before the outcome is
     except RunStopped as stop:
-        code = str(stop.error.get("code", ""))
-        return _finish(store, run_id, number, _STOP_STATUS.get(code, "failed"), None,
-                       broker.stats, dict(stop.error))
+        return _stopped(store, run_id, number, broker.stats, dict(stop.error))
     except FrostlineError as exc:  # not a body's failure (the engine records those): a defect
         _finish(store, run_id, number, "failed", None, broker.stats, exc.to_dict())
         raise
-    finally:
-        router.close()
+    if broker.stop_error is not None:  # a commit or ledger batch that did not settle
+        return _stopped(store, run_id, number, broker.stats, broker.stop_error.to_dict())
     return _finish(store, run_id, number, result.status.value, result, broker.stats, None)
+
+
+def _stopped(store: Store, run_id: str, number: int, stats: BrokerStats,
+             error: dict[str, Any]) -> DurableOutcome:
+    status = _STOP_STATUS.get(str(error.get("code", "")), "failed")
+    return _finish(store, run_id, number, status, None, stats, error)
 
 
 def _finish(store: Store, run_id: str, number: int, status: str, result: RunResult | None,
@@ -382,14 +410,20 @@ def _finish(store: Store, run_id: str, number: int, status: str, result: RunResu
               "provider_calls": stats.provider_calls if stats is not None else 0,
               "divergences": stats.divergences if stats is not None else [],
               "calls": rows}
-    # like a script attempt's: what the run has committed so far, chained to the last one
-    persist_certificate(store, run_id, number)
-    store.finish_attempt(run_id, number, status=status, error=error, stats=totals,
-                         invoked=[str(c["identity"]) for c in rows],
-                         result=result.to_json() if result is not None else None)
-    store.set_run_status(run_id, status)
-    store.append_event(run_id, "attempt_finished", {"attempt": number, "status": status,
-                                                    "executed": executed, "replayed": replayed})
+    # Like a script attempt's: the certificate of what the run has committed so far. It, the
+    # attempt's record, the run's status and the event are queued together, in this order:
+    # one transaction, each write with its own outcome (the first failure is raised).
+    cert = current_certificate(store, run_id, number)
+    writes = [
+        store.write_nowait("put_certificate", run_id, number, cert),
+        store.write_nowait("finish_attempt", run_id, number, status=status, error=error,
+                           stats=totals, invoked=[str(c["identity"]) for c in rows],
+                           result=result.to_json() if result is not None else None),
+        store.write_nowait("set_run_status", run_id, status),
+        store.write_nowait("append_event", run_id, "attempt_finished", {
+            "attempt": number, "status": status, "executed": executed, "replayed": replayed})]
+    for write in writes:
+        write.result()
     return DurableOutcome(run_id, number, status, result, executed, replayed, error)
 
 

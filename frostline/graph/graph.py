@@ -37,6 +37,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from frostline.contract.identity import digest
 from frostline.errors import GraphLoadError
 from frostline.graph.records import (
     EXISTS,
@@ -176,7 +177,18 @@ class Graph:
         return {k: v for k, v in data.items() if v is not None}
 
     def dumps(self) -> str:
+        return self._text
+
+    @cached_property
+    def _text(self) -> str:
+        # A graph is immutable: its text and digest are computed once (a durable run records
+        # both with every attempt, and the canonical graph's take milliseconds).
         return json.dumps(self.to_json(), indent=2) + "\n"
+
+    @cached_property
+    def content_digest(self) -> str:
+        """The SHA-256 of the graph's canonical JSON: what a durable run is bound to."""
+        return digest(self.to_json())
 
     @classmethod
     def from_json(cls, data: Any) -> Graph:

@@ -1,12 +1,13 @@
 """The audit trail of one attempt: every denial, replay, divergence and repeat is an event.
 
 Events are settled writes (see `frostline.runtime.settlement`): the reply does not wait for
-them, and a failed one stops the run. Replay events are the exception to one event per
-write: a replay has no effect to make durable, so its event is buffered and written in a
-batch of up to `REPLAY_BATCH` — always queued before any later event or commit, and by the
-broker's drain at the latest — so the log still holds one `replay` event per replayed
-identity, in invocation order. (An execution's event rides in its commit's transaction; the
-dispatch queues it, after the buffered replays.)
+them, and a failed one stops the run. Events that precede no effect of their own are the
+exception to one event per write: a replay's event, and the events a caller notes (a graph
+run's ledger), are buffered and written in a batch of up to `REPLAY_BATCH` — always queued
+before any later event, attempt record or commit, and by the broker's drain at the latest — so
+the log holds every one of them, in order, and each is durable before the next effect. (An
+execution's event rides in its commit's transaction; the dispatch queues it, after the
+buffered events.)
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from typing import Any
 
 from frostline.runtime.settlement import Settlement
 
-# Replay events written per transaction at most. A replay has no effect to make durable, so
-# its audit row may wait for company; it never waits past the next other event or drain().
+# Buffered events written per transaction at most. A replay has no effect to make durable, so
+# its audit row may wait for company; it never waits past the next other event, the next
+# attempt record, or drain().
 REPLAY_BATCH = 256
 
 
 class AuditTrail:
-    """Queues the audit events of one attempt in order, batching replay events.
+    """Queues the audit events of one attempt in order, batching those that precede no effect.
 
     Example::
 
@@ -34,7 +36,7 @@ class AuditTrail:
         self._settlement = settlement
         self._run_id = run_id
         self._attempt = attempt
-        self._replays: list[tuple[str, dict[str, Any]]] = []  # buffered replay events
+        self._buffer: list[tuple[str, dict[str, Any]]] = []  # events waiting for company
 
     def event(self, kind: str, data: dict[str, Any]) -> None:
         """Append an audit event after the replays buffered before it (queue order)."""
@@ -45,19 +47,24 @@ class AuditTrail:
 
     def replay(self, identity: str, capability: str, digest: str, committed_in: int) -> None:
         """Buffer the event of a replay; a full batch is queued at once."""
-        self._replays.append(("replay", {"attempt": self._attempt, "identity": identity,
-                                         "capability": capability, "digest": digest,
-                                         "committed_in": committed_in}))
-        if len(self._replays) >= REPLAY_BATCH:
+        self.note("replay", {"attempt": self._attempt, "identity": identity,
+                             "capability": capability, "digest": digest,
+                             "committed_in": committed_in})
+
+    def note(self, kind: str, data: dict[str, Any]) -> None:
+        """Buffer an event that precedes no effect of its own, as given (`data` as is); it is
+        queued with the next batch, in order. A full batch is queued at once."""
+        self._buffer.append((kind, data))
+        if len(self._buffer) >= REPLAY_BATCH:
             self.flush()
 
     def flush(self) -> None:
-        """Queue the buffered replay events, in order, ahead of any write queued after."""
-        if self._replays:
-            batch, self._replays = self._replays, []
-            self._settlement.settle(self._settlement.stops_on_failure("replay events"),
+        """Queue the buffered events, in order, ahead of any write queued after."""
+        if self._buffer:
+            batch, self._buffer = self._buffer, []
+            self._settlement.settle(self._settlement.stops_on_failure("buffered events"),
                                     "append_events", self._run_id, batch)
 
     def buffered(self) -> bool:
-        """Whether replay events wait to be queued."""
-        return bool(self._replays)
+        """Whether buffered events wait to be queued."""
+        return bool(self._buffer)

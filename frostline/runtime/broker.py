@@ -20,9 +20,11 @@ committed, whatever happens to the script afterwards: dispatch runs in a host ta
 script cannot cancel, and `drain()` waits for all of them before the attempt is finished.
 
 Every denial, replay, execution, divergence and semantic repeat is an event in the store. An
-execution's event is written in the transaction of its commit. Replay events are buffered and
-written in batches (`REPLAY_BATCH`), always before any later event and by `drain()`, so the
-log still holds one `replay` event per replayed identity, in invocation order.
+execution's event is written in the transaction of its commit. Replay events (and the events
+a caller notes with `note`, a graph run's ledger) are buffered and written in batches
+(`REPLAY_BATCH`), always before any later event, before the next attempt record and by
+`drain()`, so the log still holds one `replay` event per replayed identity, in invocation
+order.
 
 Writes go to the store without a thread hand-off (`Store.write_nowait`), and the store makes
 them durable in the order they were queued. Only the attempt record is waited for before the
@@ -220,6 +222,13 @@ class Broker:
             self._stop.stop(err)
             return stop_reply(err)
 
+    def note(self, kind: str, data: dict[str, Any]) -> None:
+        """Append an event that precedes no effect of its own (a graph run's ledger) to the
+        run's log, buffered with the replay events: written in order, in batches, and durable
+        before the next attempt record (so before the next effect) and by `drain()`. A batch
+        that fails stops the run, found before the next dispatch or by `drain()`."""
+        self._trail.note(kind, data)
+
     # decisions ----------------------------------------------------------------------------
     async def _decide(self, key: str, value: int) -> Reply:
         if self._stop.error is not None:
@@ -236,7 +245,7 @@ class Broker:
     async def drain(self) -> None:
         """Wait until every admitted call has completed and every write is settled."""
         while self._tasks or self._trail.buffered() or self._writes.pending():
-            self._trail.flush()  # the replay events still buffered
+            self._trail.flush()  # the events still buffered
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
             await self._writes.settled(self._writes.queued)
 

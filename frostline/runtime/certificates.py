@@ -20,11 +20,16 @@ def _known(store: Store, run_id: str) -> None:
                           run_id=run_id)
 
 
+def current(store: Store, run_id: str, attempt: int) -> dict[str, Any]:
+    """The certificate of the run's current slots for `attempt`, not written (see `persist`)."""
+    _known(store, run_id)
+    return build(store.list_slot_digests(run_id), run_id, attempt)
+
+
 def persist(store: Store, run_id: str, attempt: int) -> dict[str, Any]:
     """Build the certificate of the run's current slots and write it for `attempt`. Each
     entry carries the digests the store recorded when it committed the slot."""
-    _known(store, run_id)
-    cert = build(store.list_slot_digests(run_id), run_id, attempt)
+    cert = current(store, run_id, attempt)
     store.put_certificate(run_id, attempt, cert)
     return cert
 

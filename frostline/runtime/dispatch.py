@@ -1,8 +1,9 @@
 """Dispatch: a call the rule let through is recorded, executed by its provider, and committed.
 
 Output commit holds here. The durable attempt record (`begin_call`) is waited for before the
-provider sees the call, and so is every write queued before it (queue order makes them
-durable by then; each must have succeeded, and nothing may have stopped the run meanwhile).
+provider sees the call, and so is every write queued before it — the audit trail's buffered
+events are queued just ahead of it — (queue order makes them durable by then; each must have
+succeeded, and nothing may have stopped the run meanwhile).
 The commit is *settled* instead: the reply goes back while it becomes durable, and the next
 dispatch, or the broker's drain, finds out whether it did. A crash in that window leaves the
 attempt record pending, as a crash between the provider's return and the commit would; the
@@ -108,6 +109,9 @@ class Dispatcher:
                     self._spend.release(call.price)
                     return decided
                 delivered = decided
+            # Buffered events (replays, a graph's ledger) go ahead of the attempt record, so
+            # they are durable, and checked, before the effect it precedes.
+            self._trail.flush()
             earlier = self._writes.queued  # writes queued before this attempt record
             call_id = await self._begin(call)
             # Queue order makes those writes durable by now; each must have succeeded, and

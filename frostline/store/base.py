@@ -226,7 +226,8 @@ class Store(abc.ABC):
 
     # writes without waiting ---------------------------------------------------------------------
     NOWAIT_WRITES = frozenset({"begin_call", "commit_call", "fail_call", "append_event",
-                               "append_events", "decide"})
+                               "append_events", "decide", "put_certificate", "finish_attempt",
+                               "set_run_status"})
 
     def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
         """Start the write `method(*args, **kwargs)` and return a future of its result at once.

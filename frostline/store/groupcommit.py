@@ -6,24 +6,25 @@ cost one fsync per write; here a single writer thread per store drains a queue a
 everything queued in one transaction. Each caller blocks until the transaction holding its own
 write is durable, and receives its own result or its own exception.
 
+A write nobody waits for yet (the broker *settles* a commit instead of waiting for it) may be
+*held*: when everything queued is held, the writer waits up to `HOLD_S` for a write that someone
+does wait for, and commits them together. A sequential caller's commit thereby shares the
+transaction of its next attempt record — one fsync per call instead of two — and a held write
+is never later than `HOLD_S` plus a batch. Waiting for a held write's future (its result, its
+exception, or a done callback, which is how asyncio waits) ends the hold at once.
+
 A batch first runs as one plain transaction. If one of its writes fails (a missing run, a
 status conflict), the batch is rolled back and run again with a savepoint around each write, so
 the failure undoes only that caller's write. A failed COMMIT fails every caller in the batch,
 because none of their writes is durable.
 
 Where the driver can pipeline (PostgreSQL), a batch whose writes all have a pipelined form
-goes first as one pipeline: BEGIN, every write's statements, COMMIT, sent together and
-answered in one round trip; each write reads its results only after the COMMIT. A write whose
+goes first as one pipeline: every write's statements sent together as one transaction (the
+backend's `writer_pipeline` opens and commits it) and answered in one round trip; each write
+reads its results only after the commit. A write whose
 result says it needs its general path (nothing of it was written) takes it in a transaction of
 its own, before the writes queued after it are answered; a statement that fails sends the whole
 batch, rolled back, through the plain path above.
-
-A write nobody waits for at once (`linger=True`: a commit the broker settles later) may wait up
-to `linger_s` for company before its transaction starts. A sequential script's commit is
-followed within a fraction of a millisecond by the next call's attempt record, which the broker
-does wait for; lingering lets the two share one fsync instead of paying one each, in queue
-order as always. A batch holding any waited-for write never lingers, so no waiter is delayed;
-the lingering write itself becomes durable at most `linger_s` later than it would have.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ C = TypeVar("C")
 T = TypeVar("T")
 
 MAX_BATCH = 512
-LINGER_S = 0.001  # how long a batch of writes nobody waits for yet waits for company
+# How long a batch of held writes waits for a write someone waits for. Short against a real
+# call (a provider's latency, a script's work), long against a turn of the caller's loop.
+HOLD_S = 0.002
 
 
 class SlowPath(Exception):
@@ -85,10 +88,36 @@ class _Item(Generic[C]):
     fn: Callable[[C], Any]
     future: Future[Any]
     pipelined: Callable[[C], Finisher] | None = None
-    linger: bool = False
+    hold: bool = False
 
 
 _STOP = object()
+_WAKE = object()  # someone waits for a held write: commit what is held now
+
+
+class _HeldFuture(Future[T]):
+    """The future of a held write: waiting for it ends the writer's hold."""
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        super().__init__()
+        self._wake: Callable[[], None] | None = wake
+
+    def _waited(self) -> None:
+        wake, self._wake = self._wake, None  # once is enough
+        if wake is not None and not self.done():
+            wake()
+
+    def result(self, timeout: float | None = None) -> T:
+        self._waited()
+        return super().result(timeout)
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        self._waited()
+        return super().exception(timeout)
+
+    def add_done_callback(self, fn: Callable[[Future[T]], object]) -> None:
+        self._waited()
+        super().add_done_callback(fn)
 
 
 class GroupCommitter(Generic[C]):
@@ -100,10 +129,8 @@ class GroupCommitter(Generic[C]):
         call_id = committer.submit("begin_call", lambda conn: insert(conn, ...))
     """
 
-    def __init__(self, backend: WriterBackend[C], *, name: str = "frostline-store-writer",
-                 linger_s: float = LINGER_S) -> None:
+    def __init__(self, backend: WriterBackend[C], *, name: str = "frostline-store-writer") -> None:
         self._backend = backend
-        self._linger_s = linger_s
         self._queue: queue.SimpleQueue[_Item[C] | object] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._closed = False
@@ -123,19 +150,18 @@ class GroupCommitter(Generic[C]):
 
     def submit_nowait(self, operation: str, fn: Callable[[C], T],
                       pipelined: Callable[[C], Finisher] | None = None, *,
-                      linger: bool = False) -> Future[T]:
+                      hold: bool = False) -> Future[T]:
         """Queue `fn(conn)` for the writer's next transaction and return at once.
 
         `pipelined(conn)`, when given, is the same write for a pipeline: it sends its
         statements and returns a finisher that reads their results (after the COMMIT) and
-        returns what `fn` would, or raises SlowPath to have `fn` run instead.
+        returns what `fn` would, or raises SlowPath to have `fn` run instead. With `hold`,
+        the write may wait up to `HOLD_S` for company, until its future is waited for.
 
         The future resolves once the transaction holding the write is durable (or with the
         write's own error). Writes are taken in queue order, so a write queued after another
         is never durable before it: when a later write's future resolves, every earlier
-        write's future has resolved too. `linger=True` says nobody waits for this write yet:
-        a batch of such writes only may wait up to `linger_s` for more (see the module
-        docstring).
+        write's future has resolved too.
         """
         if os.getpid() != self._pid:
             raise StoreUnavailable(
@@ -143,15 +169,18 @@ class GroupCommitter(Generic[C]):
                 "fork); open a new store in this process",
                 backend=self._backend.backend_name, operation=operation,
             )
-        future: Future[T] = Future()
+        future: Future[T] = _HeldFuture(self._wake) if hold else Future()
         with self._lock:
             if self._closed:
                 raise StoreUnavailable(
                     f"{self._backend.backend_name} store is closed; open it again to {operation}",
                     backend=self._backend.backend_name, operation=operation,
                 )
-            self._queue.put(_Item(operation, fn, future, pipelined, linger))
+            self._queue.put(_Item(operation, fn, future, pipelined, hold))
         return future
+
+    def _wake(self) -> None:
+        self._queue.put(_WAKE)  # a stale one (nothing held any more) is skipped
 
     def close(self) -> None:
         """Commit what is queued, then stop the writer thread and close its connection."""
@@ -167,11 +196,9 @@ class GroupCommitter(Generic[C]):
     def _loop(self) -> None:
         stop = False
         while not stop:
-            first = self._queue.get()
-            if first is _STOP:
-                break
-            batch: list[_Item[C]] = [first]  # type: ignore[list-item]
-            stop = self._fill(batch)
+            batch, stop = self._collect()
+            if not batch:
+                continue
             try:
                 self._run_batch(batch)
             except BaseException as exc:  # never leave a caller waiting on a dead writer
@@ -182,27 +209,38 @@ class GroupCommitter(Generic[C]):
             self._backend.writer_discard(self._conn)
             self._conn = None
 
-    def _fill(self, batch: list[_Item[C]]) -> bool:
-        """Add what is queued to `batch` (lingering while only lingering writes are in it);
-        True when the stop marker was taken."""
-        deadline = None
-        lingering = batch[0].linger and self._linger_s > 0
+    def _collect(self) -> tuple[list[_Item[C]], bool]:
+        """The next batch: what is queued, in order; when all of it is held, whatever comes
+        within HOLD_S too, up to the first write someone waits for. Returns (batch, stop)."""
+        first = self._queue.get()
+        while first is _WAKE:
+            first = self._queue.get()
+        if first is _STOP:
+            return [], True
+        batch: list[_Item[C]] = [first]  # type: ignore[list-item]
+        may_hold, deadline = first.hold, 0.0  # type: ignore[attr-defined]
         while len(batch) < MAX_BATCH:
             try:
-                if not lingering:
-                    nxt = self._queue.get_nowait()
+                if deadline:
+                    nxt = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
                 else:
-                    if deadline is None:
-                        deadline = time.monotonic() + self._linger_s
-                    left = deadline - time.monotonic()
-                    nxt = self._queue.get(timeout=left) if left > 0 else self._queue.get_nowait()
+                    nxt = self._queue.get_nowait()
             except queue.Empty:
-                return False
+                if deadline or not may_hold:
+                    break
+                deadline = time.monotonic() + HOLD_S  # everything queued is held: wait
+                continue
             if nxt is _STOP:
-                return True
+                return batch, True
+            if nxt is _WAKE:
+                if deadline:
+                    break
+                may_hold = False
+                continue
             batch.append(nxt)  # type: ignore[arg-type]
-            lingering = lingering and nxt.linger  # type: ignore[attr-defined]
-        return False
+            if not nxt.hold:  # type: ignore[attr-defined]
+                may_hold, deadline = False, 0.0  # take what is queued behind it, then go
+        return batch, False
 
     def _run_batch(self, batch: list[_Item[C]]) -> None:
         # Optimistic first: the whole batch without savepoints (fewer statements, fewer round
@@ -226,10 +264,8 @@ class GroupCommitter(Generic[C]):
             if self._conn is None:
                 self._conn = backend.writer_connect()
             conn = self._conn
-            with pipeline(conn):
-                backend.writer_begin(conn)
+            with pipeline(conn):  # one transaction, committed as the pipeline ends
                 finishers = [item.pipelined(conn) for item in batch]  # type: ignore[misc]
-                backend.writer_commit(conn)
         except BaseException:
             if self._conn is not None and backend.writer_usable(self._conn):
                 with contextlib.suppress(BaseException):

@@ -35,6 +35,7 @@ from frostline.contract.records import SlotRecord
 from frostline.errors import RunBusy, StoreNotFound, StoreUnavailable
 from frostline.store import schema
 from frostline.store.groupcommit import Finisher, SlowPath
+from frostline.store.jsontext import json_text
 from frostline.store.sql import SLOT_COLUMNS, SqlStore
 from frostline.store.sql_history import event_kind
 from frostline.store.url import redact
@@ -69,6 +70,7 @@ class PostgresStore(SqlStore):
                     "(CREATE SCHEMA …) or fix the search_path option",
                     backend="postgres", operation="open")
             self.schema_name: str = row[0]
+            self._events_lock_sql = f"SELECT pg_advisory_xact_lock({int(self._key('events'))})"
             if not create and not row[1]:
                 raise StoreNotFound(
                     f"no frostline store in schema {self.schema_name!r} of {redact(url)}: "
@@ -113,19 +115,21 @@ class PostgresStore(SqlStore):
 
     def writer_begin(self, conn: psycopg.Connection[Any]) -> None:
         # Event inserts are ordered across processes (seq order = commit order) by a lock held
-        # to the end of the transaction. Taking it with BEGIN costs no round trip of its own;
-        # savepoints are set after it, so rolling back to one never releases it. No
-        # parameters: psycopg sends the two statements as one simple query; in a pipeline
-        # (one statement per message) they travel in the pipeline's one round trip anyway.
-        lock = f"SELECT pg_advisory_xact_lock({int(self._key('events'))})"
-        if conn.pgconn.pipeline_status:
-            conn.execute("BEGIN")
-            conn.execute(lock)
-        else:
-            conn.execute(f"BEGIN; {lock}")
+        # to the end of the transaction. Taking it with BEGIN costs no round trip of its own
+        # (no parameters: psycopg sends the two statements as one simple query); savepoints
+        # are set after it, so rolling back to one never releases it.
+        conn.execute(f"BEGIN; {self._events_lock_sql}")
 
-    def writer_pipeline(self, conn: psycopg.Connection[Any]) -> Any:
-        return conn.pipeline()
+    @contextlib.contextmanager
+    def writer_pipeline(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
+        # Everything sent before a pipeline's Sync is one transaction (the extended protocol's
+        # implicit one; the connection is in autocommit mode, so psycopg adds no BEGIN): no
+        # BEGIN or COMMIT to send. The Sync as the block ends commits it — durably, before the
+        # server answers — and a statement that fails rolls all of it back. The events lock is
+        # its first statement, held to that commit.
+        with conn.pipeline():
+            conn.execute(self._events_lock_sql)
+            yield
 
     def writer_usable(self, conn: psycopg.Connection[Any]) -> bool:
         return not (conn.broken or conn.closed)
@@ -241,22 +245,23 @@ class PostgresStore(SqlStore):
 
         return send
 
+    def _append_events_pipe(self, run_id: str,
+                            events: list[tuple[str, dict[str, Any]]]) -> Finishing:
+        # The op (queued beside this) has validated `events`; a graph's ledger batch and a
+        # broker's replay batch travel in the pipeline of the attempt record they precede.
+        rows = [(event_kind(kind), json_text(data, "event")) for kind, data in events]
+        params = _events_params(run_id, self._clock(), rows)
+
+        def send(conn: Any) -> Finisher:
+            cur = conn.execute(_INSERT_EVENTS, params)
+            return lambda: _event_seqs(cur.fetchall(), len(rows))
+
+        return send
+
     def _insert_events(self, conn: Any, run_id: str, ts: float,
                        events: list[tuple[str, str]]) -> list[int]:
-        # One statement for the whole batch, its documents as one JSON array (a text[] of JSON
-        # would be escaped element by element on the client). Rows are inserted in list order
-        # (ORDER BY the ordinality), so the identity column hands out ascending seqs in it.
-        found = conn.execute(
-            "INSERT INTO events (run_id, ts, kind, data) SELECT %s, %s, k, d FROM "
-            "unnest(%s::text[]) WITH ORDINALITY AS a(k, n) JOIN "
-            "jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS b(d, m) ON n = m "
-            "ORDER BY n RETURNING seq",
-            (run_id, ts, [kind for kind, _ in events],
-             "[" + ",".join(data for _, data in events) + "]")).fetchall()
-        if len(found) != len(events):  # the array did not split into one value per event
-            raise StoreUnavailable(f"events insert stored {len(found)} of {len(events)} rows",
-                                   backend="postgres", operation="append_events")
-        return sorted(int(row[0]) for row in found)
+        return _event_seqs(conn.execute(_INSERT_EVENTS, _events_params(run_id, ts, events))
+                           .fetchall(), len(events))
 
     def _redacted_url(self) -> str:
         return redact(self.url)
@@ -331,6 +336,28 @@ e AS (
     RETURNING seq)  -- runs to completion though the query does not read it
 SELECT (SELECT count(*) FROM c), s.* FROM (SELECT 1) AS one LEFT JOIN s ON true
 """
+
+
+# One statement for a whole batch of events, its documents as one JSON array (a text[] of JSON
+# would be escaped element by element on the client). Rows are inserted in list order (ORDER
+# BY the ordinality), so the identity column hands out ascending seqs in it.
+_INSERT_EVENTS = (
+    "INSERT INTO events (run_id, ts, kind, data) SELECT %s, %s, k, d FROM "
+    "unnest(%s::text[]) WITH ORDINALITY AS a(k, n) JOIN "
+    "jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS b(d, m) ON n = m "
+    "ORDER BY n RETURNING seq")
+
+
+def _events_params(run_id: str, ts: float, events: list[tuple[str, str]]) -> tuple[Any, ...]:
+    return (run_id, ts, [kind for kind, _ in events],
+            "[" + ",".join(data for _, data in events) + "]")
+
+
+def _event_seqs(found: list[Any], expected: int) -> list[int]:
+    if len(found) != expected:  # the array did not split into one value per event
+        raise StoreUnavailable(f"events insert stored {len(found)} of {expected} rows",
+                               backend="postgres", operation="append_events")
+    return sorted(int(row[0]) for row in found)
 
 
 _BEGIN_CALL = ("INSERT INTO calls (run_id, site, path, occurrence, capability, digest, "

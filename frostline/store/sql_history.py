@@ -77,10 +77,18 @@ class HistoryQueries(SqlBackend):
 
     # certificates, decisions, events ------------------------------------------------------------
     def put_certificate(self, run_id: str, attempt: int, certificate: dict[str, Any]) -> None:
+        self._write("put_certificate", self._put_certificate_op(run_id, attempt, certificate))
+
+    def _put_certificate_op(self, run_id: str, attempt: int,
+                            certificate: dict[str, Any]) -> Callable[[Any], None]:
         body, now = self._j(certificate, "certificate"), self._clock()
-        self._write("put_certificate", lambda c: self._insert_for_run(
-            c, run_id, "INSERT INTO certificates (run_id, attempt, body, created_at) "
-            "VALUES (?, ?, ?, ?) RETURNING id", (run_id, attempt, body, now)))
+
+        def op(conn: Any) -> None:
+            self._insert_for_run(conn, run_id, "INSERT INTO certificates (run_id, attempt, body, "
+                                 "created_at) VALUES (?, ?, ?, ?) RETURNING id",
+                                 (run_id, attempt, body, now))
+
+        return op
 
     def latest_certificate(self, run_id: str) -> Any:
         # The attempt column orders them (the body says the same, and the verify checks the

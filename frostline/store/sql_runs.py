@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from frostline.contract.records import (
@@ -72,6 +73,9 @@ class RunQueries(SqlBackend):
         return [self._run(r) for r in rows]
 
     def set_run_status(self, run_id: str, status: str) -> None:
+        self._write("set_run_status", self._set_run_status_op(run_id, status))
+
+    def _set_run_status_op(self, run_id: str, status: str) -> Callable[[Any], None]:
         now = self._clock()
 
         def op(conn: Any) -> None:
@@ -80,7 +84,7 @@ class RunQueries(SqlBackend):
             if cur.rowcount == 0:
                 raise no_run(run_id)
 
-        self._write("set_run_status", op)
+        return op
 
     def _run(self, r: Any) -> RunRecord:
         return RunRecord(run_id=r[0], envelope=self._load(r[1]), status=r[2], owner=r[3],
@@ -115,6 +119,16 @@ class RunQueries(SqlBackend):
                        orphans: list[str] | None = None, result: Any = None,
                        error: dict[str, Any] | None = None,
                        stats: dict[str, Any] | None = None) -> AttemptRecord:
+        return self._write("finish_attempt", self._finish_attempt_op(
+            run_id, number, status=status, gate=gate, invoked=invoked, orphans=orphans,
+            result=result, error=error, stats=stats))
+
+    def _finish_attempt_op(self, run_id: str, number: int, *, status: str,
+                           gate: dict[str, Any] | None = None, invoked: list[str] | None = None,
+                           orphans: list[str] | None = None, result: Any = None,
+                           error: dict[str, Any] | None = None,
+                           stats: dict[str, Any] | None = None
+                           ) -> Callable[[Any], AttemptRecord]:
         params = (status, self._jn(gate, "gate"), self._j(list(invoked or ()), "invoked"),
                   self._j(list(orphans or ()), "orphans"), self._j(result, "result"),
                   self._jn(error, "error"), self._j(stats or {}, "stats"), self._clock(),
@@ -130,7 +144,7 @@ class RunQueries(SqlBackend):
                                   "opens one", run_id=run_id, attempt=number)
             return self._attempt(rows[0])
 
-        return self._write("finish_attempt", op)
+        return op
 
     def list_attempts(self, run_id: str) -> list[AttemptRecord]:
         rows = self._read("list_attempts", lambda c: self._x(

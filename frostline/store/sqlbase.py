@@ -192,20 +192,29 @@ class SqlBackend(Store):
         self._check_open(operation)
         return self._writer.submit(operation, fn)
 
+    # Writes the runtime settles rather than waits for (a commit, a failed-call mark, an audit
+    # event: see frostline.runtime.settlement). Queued without waiting, they are held: they may
+    # wait up to groupcommit.HOLD_S for the next write (the next call's attempt record) and
+    # share its transaction, until someone waits for them.
+    HELD_WRITES = frozenset({"commit_call", "fail_call", "append_event", "append_events"})
+
     def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
         """Queue the write on the group-commit writer and return its future at once.
 
         The write is prepared here (JSON encoded, timestamped) by `_<method>_op`, the same
-        preparation the blocking method does; a bad argument fails the future.
+        preparation the blocking method does; a bad argument fails the future. A write of
+        `HELD_WRITES` may wait briefly for company (see `groupcommit`); waiting for its future
+        ends that at once.
         """
-        return self._queue_write(method, args, kwargs, linger=False)
+        return self._queue_write(method, args, kwargs)
 
     def write_later(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        """`write_nowait` whose batch may linger for company (see `frostline.store.groupcommit`)."""
-        return self._queue_write(method, args, kwargs, linger=True)
+        """`write_nowait` for a write nobody waits for yet: the same queue; whether its batch
+        may wait for company is `HELD_WRITES`'s to say."""
+        return self._queue_write(method, args, kwargs)
 
-    def _queue_write(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any], *,
-                     linger: bool) -> Future[Any]:
+    def _queue_write(self, method: str, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> Future[Any]:
         if method not in self.NOWAIT_WRITES:
             raise ValueError(f"write_nowait takes one of {', '.join(sorted(self.NOWAIT_WRITES))}"
                              f", not {method!r}")
@@ -214,7 +223,8 @@ class SqlBackend(Store):
             op = getattr(self, f"_{method}_op")(*args, **kwargs)
             pipe = getattr(self, f"_{method}_pipe", None)
             return self._writer.submit_nowait(
-                method, op, None if pipe is None else pipe(*args, **kwargs), linger=linger)
+                method, op, None if pipe is None else pipe(*args, **kwargs),
+                hold=method in self.HELD_WRITES)
         except Exception as exc:
             failed: Future[Any] = Future()
             failed.set_exception(exc)

@@ -122,6 +122,21 @@ def test_frostline_rows_on_postgresql(pg_url: str, tmp_path: Path) -> None:
                                           settings())
     assert sane(floor.median)
     assert len(rows) == 4 and all(sane(r.median) for r in rows)
+    report = bench.Report(rows=rows, floors={"postgresql": floor})
+    line = next(v for v in bench.verdicts(report) if v.startswith("postgresql sequential"))
+    assert "commit floors" in line and "target 2.5 floors" in line
+    assert "durable transactions per call" in line
+
+
+def test_graph_durable_times_and_counts_transactions(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import graph_durable
+
+    row = graph_durable.measure(f"sqlite:///{tmp_path}/g.db", 2)
+    assert row["tool_calls"] == 8
+    assert all(sane(row[k]) for k in ("baseline_ms", "durable_first_ms", "durable_resume_ms"))
+    # the ledger's ~70 events are batched: a transaction per tool call or so, not per event
+    assert 8 <= row["transactions_first"] <= 24 and 1 <= row["transactions_resume"] <= 8
 
 
 def test_helpers() -> None:

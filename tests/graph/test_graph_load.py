@@ -145,3 +145,15 @@ def test_builder_makes_the_same_graph_as_json():
     assert [t.to for t in g.contracts["WORK"].failure_transitions] == ["FAIL"]
     assert g.producers("Out") == ("WORK",)
     assert exists("Out").property == "exists"
+
+
+def test_text_and_digest_are_the_graphs_and_identify_it(canonical):
+    from frostline.contract.identity import digest
+
+    assert canonical.dumps() == json.dumps(canonical.to_json(), indent=2) + "\n"
+    assert canonical.content_digest == digest(canonical.to_json())
+    again = Graph.from_json(json.loads(canonical.dumps()))
+    assert again.content_digest == canonical.content_digest
+    changed = copy.deepcopy(canonical.to_json())
+    changed["budgets"]["retry"] += 1
+    assert Graph.from_json(changed).content_digest != canonical.content_digest

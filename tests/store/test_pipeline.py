@@ -13,7 +13,7 @@ from frostline.contract.identity import digest
 from frostline.errors import FrostlineError, RunNotFound
 from frostline.store import open_store
 from frostline.store.postgres import PostgresStore
-from tests.store.helpers import CAP, ident, slot_for
+from tests.store.helpers import CAP, Raw, ident, slot_for
 
 pytestmark = pytest.mark.postgres
 
@@ -70,3 +70,48 @@ def test_a_failing_statement_fails_only_its_own_write(pg):
         missing.result()
     assert first.result() > 0 and last.result() > 0
     assert [c.call_id for c in store.list_calls("r1")] == [first.result()]
+
+
+def test_an_event_batch_travels_in_the_pipeline_of_the_record_it_precedes(pg, monkeypatch):
+    """A graph's ledger batch (or a replay batch), then the next call's attempt record: one
+    pipeline, one transaction, the events in order with ascending seqs."""
+    store, entered = pg
+    from frostline.store import groupcommit
+
+    monkeypatch.setattr(groupcommit, "HOLD_S", 3600.0)  # the batch waits for the record
+    before, pipelines = store.group_commit_stats[0], len(entered)
+    events = [("graph.state_entered", {"seq": i, "state": "S", "it's": "a\\b%s"})
+              for i in range(1, 6)]
+    batch = store.write_nowait("append_events", "r1", events)
+    call_id = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, digest({"x": 0})).result()
+    seqs = batch.result()
+    assert store.group_commit_stats[0] - before == 1 and len(entered) - pipelines == 1
+    assert seqs == sorted(seqs) and len(set(seqs)) == 5
+    stored = store.list_events("r1")
+    assert [(e.kind, e.data) for e in stored] == events and [e.seq for e in stored] == seqs
+    assert [c.call_id for c in store.list_calls("r1")] == [call_id]
+
+
+def test_a_pipelined_batch_is_one_transaction(pg, monkeypatch):
+    """No BEGIN or COMMIT is sent: the pipeline's statements up to its Sync are one
+    transaction, so every row a batch writes carries the same transaction id."""
+    store, entered = pg
+    from frostline.store import groupcommit
+
+    monkeypatch.setattr(groupcommit, "HOLD_S", 3600.0)
+    first = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, digest({"x": 0})).result()
+    pipelines = len(entered)
+    commit = store.write_nowait("commit_call", first, slot_for("r1", ident(0), {"x": 0}, 1),
+                                event=("executed", {"n": 0}))
+    events = store.write_nowait("append_events", "r1", [("a", {}), ("b", {})])
+    nxt = store.write_nowait("begin_call", "r1", 1, ident(1), CAP, digest({"x": 1})).result()
+    assert commit.result().result == 1 and len(events.result()) == 2
+    assert len(entered) - pipelines == 1
+    raw = Raw(store.url)
+    xids = {row[0] for row in raw.execute(
+        "SELECT xmin::text FROM slots WHERE run_id = 'r1' UNION ALL "
+        "SELECT xmin::text FROM events WHERE run_id = 'r1' UNION ALL "
+        f"SELECT xmin::text FROM calls WHERE call_id IN ({first}, {nxt})")}
+    raw.close()
+    # the first record's own transaction came before; its commit update shares the batch's
+    assert len(xids) == 1

@@ -13,7 +13,7 @@ from frostline.errors import FrostlineError, RunNotFound, StoreUnavailable
 from frostline.store import Store, open_store
 from frostline.store.faulty import FaultyStore
 
-from .helpers import CAP, eventually, ident, slot_for
+from .helpers import CAP, ident, slot_for
 
 
 def test_writes_resolve_with_what_the_blocking_methods_return(store: Store) -> None:
@@ -56,6 +56,28 @@ def test_a_bad_write_fails_its_future_not_the_caller(store: Store) -> None:
     assert store.write_nowait("append_event", "r1", "ok", {}).result(timeout=30) > 0
 
 
+@pytest.mark.parametrize("faulty", [False, True], ids=["sql", "ordered-thread"])
+def test_an_attempts_end_can_be_queued_and_each_write_keeps_its_outcome(
+        store: Store, faulty: bool) -> None:
+    target: Store = FaultyStore(store, fail_reads=False, fail_writes=False) if faulty else store
+    store.create_run("r1", {})
+    store.start_attempt("r1", source="s", annotated="s", report={})
+    cert = target.write_nowait("put_certificate", "r1", 1, {"entries": 0})
+    finished = target.write_nowait("finish_attempt", "r1", 1, status="succeeded",
+                                   result={"x": 1}, stats={"executed": 0})
+    missing = target.write_nowait("finish_attempt", "r1", 9, status="failed")
+    status = target.write_nowait("set_run_status", "r1", "succeeded")
+    assert cert.result(timeout=30) is None and status.result(timeout=30) is None
+    record = finished.result(timeout=30)
+    assert (record.status, record.result, record.stats) == ("succeeded", {"x": 1},
+                                                            {"executed": 0})
+    with pytest.raises(RunNotFound, match="no attempt 9"):
+        missing.result(timeout=30)
+    assert store.get_run("r1").status == "succeeded"
+    assert store.list_certificates("r1") == [{"entries": 0}]
+    assert store.get_attempt("r1", 1) == record
+
+
 def test_only_the_broker_writes_can_be_queued(store: Store) -> None:
     with pytest.raises(ValueError, match="write_nowait takes one of"):
         store.write_nowait("create_run", "r1", {})
@@ -82,57 +104,3 @@ def test_faulty_store_refuses_queued_writes_through_its_own_methods(store: Store
     faulty.fail_writes = False
     assert faulty.write_nowait("begin_call", "r1", 1, ident(), CAP,
                                digest({})).result(timeout=30) > 0
-
-
-# write_later: a write nobody waits for yet may linger for company --------------------------
-
-def _linger(store: Store, seconds: float) -> None:
-    from frostline.store.sql import SqlStore
-
-    assert isinstance(store, SqlStore)
-    store._writer._linger_s = seconds
-
-
-def test_a_settled_write_shares_the_transaction_of_the_write_queued_after_it(
-        store: Store) -> None:
-    store.create_run("r1", {})
-    _linger(store, 30.0)  # long enough that only the next write can end the wait
-    before = store.group_commit_stats[0]
-    commit_like = store.write_later("append_event", "r1", "settled", {"i": 1})
-    # The writer has taken it off the queue: without lingering it would commit it alone now.
-    eventually(lambda: store._writer._queue.qsize() == 0,  # type: ignore[attr-defined]
-               what="the writer to take the settled write")
-    begin = store.write_nowait("begin_call", "r1", 1, ident(), CAP, digest({}))
-    call_id = begin.result(timeout=20)
-    assert commit_like.result(timeout=1) > 0
-    # One transaction, one fsync, for both; the waited-for write ended the wait at once.
-    assert store.group_commit_stats[0] == before + 1
-    assert [c.call_id for c in store.unresolved_calls("r1")] == [call_id]
-    assert [e.kind for e in store.list_events("r1")][-1] == "settled"
-
-
-def test_a_waited_for_write_never_lingers(store: Store) -> None:
-    store.create_run("r1", {})
-    _linger(store, 600.0)
-    assert store.write_nowait("append_event", "r1", "waited", {}).result(timeout=20) > 0
-
-
-def test_a_lone_settled_write_becomes_durable_after_the_linger(store: Store) -> None:
-    store.create_run("r1", {})
-    _linger(store, 0.05)
-    seq = store.write_later("append_event", "r1", "alone", {}).result(timeout=20)
-    with open_store(store.url) as again:
-        assert [e.seq for e in again.list_events("r1")] == [seq]
-
-
-def test_closing_the_store_commits_a_lingering_write(store_url: str) -> None:
-    store = open_store(store_url)
-    try:
-        store.create_run("r1", {})
-        _linger(store, 600.0)
-        pending = store.write_later("append_event", "r1", "at-close", {"x": 1})
-    finally:
-        store.close()
-    assert pending.result(timeout=20) > 0
-    with open_store(store_url) as again:
-        assert [e.kind for e in again.list_events("r1")] == ["at-close"]
