@@ -7,6 +7,11 @@ coverage from the interpreter's site-packages). Its one argument is a JSON spec:
     {"args": [...pytest arguments...], "junit": PATH, "timeout": SECONDS,
      "coverage": {"source": [DIR, ...], "out": PATH} | null}
 
+or, to screen candidate patches in one interpreter (`screen`):
+
+    {"screen": [{file: text, ...}, ...], "root": DIR, "out": DIR, "args": [...],
+     "timeout": SECONDS}
+
 What it adds to a plain ``pytest.main``:
 
 - every junit ``<testcase>`` carries the test's node id as a ``nodeid`` property, so outcomes
@@ -30,7 +35,7 @@ from typing import Any
 import pytest
 
 
-class TestTimeout(Exception):  # noqa: N818 - the name is what a reader of the junit XML sees
+class TestTimeout(Exception):
     """A test ran past its per-test timeout."""
 
     __test__ = False  # not a test class, whatever pytest's collection rules say
@@ -82,8 +87,44 @@ def contexts(cov: Any) -> dict[str, dict[str, list[str]]]:
     return out
 
 
+def purge(root: str) -> None:
+    """Forget every module loaded from `root`, so the next pytest run imports the new text."""
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) or ""
+        if path.startswith(root):
+            del sys.modules[name]
+
+
+def screen(spec: dict[str, Any]) -> int:
+    """Run the selected tests once per candidate (each a set of file texts), in this process,
+    restoring the original texts after each; junit reports go to ``junit-<i>.xml``."""
+    root, out = spec["root"], spec["out"]
+    originals: dict[str, str] = {}
+    for i, candidate in enumerate(spec["screen"]):
+        try:
+            for rel, text in candidate.items():
+                path = f"{root}/{rel}"
+                if rel not in originals:
+                    with open(path, encoding="utf-8") as fh:
+                        originals[rel] = fh.read()
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            purge(root)
+            args = [*spec["args"], f"--junitxml={out}/junit-{i}.xml", "-o", "junit_family=xunit2"]
+            code = int(pytest.main(args, plugins=[Probe(float(spec["timeout"]), None)]))
+            with open(f"{out}/exit-{i}", "w", encoding="utf-8") as fh:
+                fh.write(str(code))
+        finally:
+            for rel, text in originals.items():
+                with open(f"{root}/{rel}", "w", encoding="utf-8") as fh:
+                    fh.write(text)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     spec = json.loads(argv[1])
+    if spec.get("screen") is not None:
+        return screen(spec)
     cov_spec = spec.get("coverage")
     cov = None
     if cov_spec:

@@ -230,3 +230,48 @@ def _read_contexts(path: Path, workspace: Path) -> dict[str, dict[int, tuple[str
         rel = file[len(prefix):]
         out[rel] = {int(n): tuple(tests) for n, tests in lines.items()}
     return out
+
+
+@dataclass(frozen=True)
+class Screening:
+    """Per candidate (in order): the tests that failed, or None when it was never reached
+    (the run's wall clock ended first)."""
+
+    results: tuple[tuple[str, ...] | None, ...]
+    duration: float
+    timed_out: bool
+
+
+def screen_candidates(workspace: Path, settings: SandboxSettings,
+                      candidates: Sequence[Mapping[str, str]], *, select: Sequence[str],
+                      extra_args: Sequence[str] = ()) -> Screening:
+    """Run the `select`ed tests against each candidate (file -> new text) in one sandboxed
+    interpreter. The workspace's files are restored by the host afterwards, whatever happened
+    inside (a candidate that hangs is killed with the sandbox)."""
+    out = Path(tempfile.mkdtemp(prefix="frostline-out-"))
+    touched = sorted({rel for c in candidates for rel in c})
+    saved = {rel: (workspace / rel).read_bytes() for rel in touched}
+    try:
+        args = ["-q", "-p", "no:cacheprovider", "--tb=line", "--color=no", "-rN",
+                *extra_args, *select]
+        spec = {"screen": [dict(c) for c in candidates], "root": WORKSPACE, "out": OUT,
+                "args": args, "timeout": settings.test_timeout}
+        result = run_sandboxed(["-c", _DRIVER.read_text(encoding="utf-8"), json.dumps(spec)],
+                               settings.profile(workspace.resolve(), out),
+                               extra_env=_pytest_env(workspace))
+        results: list[tuple[str, ...] | None] = []
+        for i in range(len(candidates)):
+            junit, code = out / f"junit-{i}.xml", out / f"exit-{i}"
+            if not junit.is_file() or not code.is_file():
+                results.append(None)
+                continue
+            outcomes, _ = parse_junit(junit.read_bytes())
+            failed = tuple(sorted(t for t, o in outcomes.items() if o in ("failed", "error")))
+            if int(code.read_text() or 1) in (2, 3, 4, 5) and not failed:
+                failed = ("<collection>",)
+            results.append(failed)
+        return Screening(tuple(results), result.duration, result.timed_out)
+    finally:
+        for rel, data in saved.items():
+            (workspace / rel).write_bytes(data)
+        shutil.rmtree(out, ignore_errors=True)

@@ -144,8 +144,8 @@ def bug_line(bug: str) -> int:
 
 def make_task(root: Path, bug: str, *, visible: tuple[str, ...], hidden: tuple[str, ...] = (),
               task_id: str | None = None) -> Task:
-    """A Task over the buggy textkit written at `root`."""
-    write_repo(root, bug)
+    """A Task over textkit written green at `root`; its mutation injects `bug`."""
+    write_repo(root)
     before, after = BUGS[bug]
     return Task(task_id=task_id or f"textkit-{bug}", package="textkit", version="0.1",
                 sha256="0" * 64, source_dir=str(root),
