@@ -59,7 +59,7 @@ def prepare(task: Task, arm: Arm, faults: FaultPlan, model: ChatModel | None, wo
         generators["model"] = ModelGenerator(chat)
     injector = FaultInjector(faults, task.task_id, model=chat is not None)
     tools = CodingTools(task, workspace, generators, settings.tools(), injector,
-                        workdir / "memory.jsonl")
+                        workdir / "memory.json")
     graph = graph_for(arm) if not arm.free_agent else canonical()
     observer = Observer(canonical().lattice, canonical())
     bodies = CodingBodies(task, generator="model" if chat is not None else "template",

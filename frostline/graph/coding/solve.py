@@ -43,10 +43,23 @@ from frostline.graph.modelcheck import check
 
 
 def _reason(result: RunResult) -> str:
-    failures = [e.data for e in result.ledger.events if e.kind == "state_failed"]
-    why = f"{failures[-1]['state']}: {failures[-1]['reason']}" if failures else ""
+    """Why a run ended where it did: the termination edge's reason, then the last visit's
+    failure, or the forward gates that did not hold there."""
     if result.status is RunStatus.ACCEPTED:
         return ""
+    events = list(result.ledger.events)
+    entered = max((i for i, e in enumerate(events) if e.kind == "state_entered"
+                   and e.data["state"] not in ("TERMINAL_ACCEPT", "TERMINAL_REJECT")), default=0)
+    last = events[entered:]
+    failed = [e.data for e in last if e.kind == "state_failed"]
+    if failed:
+        why = f"{failed[-1]['state']}: {failed[-1]['reason']}"
+    else:
+        held_not = [p["predicate"] for e in last if e.kind == "gate"
+                    and e.data["edge"]["kind"] == "forward" and e.data.get("gate")
+                    for p in e.data["gate"]["predicates"] if not p["holds"]]
+        state = events[entered].data["state"] if events else ""
+        why = f"{state}: no forward gate held ({'; '.join(held_not[:4])})" if held_not else ""
     head = result.reason or result.status.value
     return f"{head}: {why}" if why else head
 

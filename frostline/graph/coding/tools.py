@@ -213,10 +213,16 @@ class CodingTools:
         return validate(payload.get("tests"), payload.get("regression"), payload.get("review"))
 
     def memory_write(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        key = f"{self.task.task_id}:{payload.get('patch_digest', '')[:16]}"
+        """Record an outcome under its key (task and patch): writing a key again replaces it,
+        so the write is idempotent."""
+        key = f"{self.task.task_id}:{str(payload.get('patch_digest', ''))[:16]}"
         self.memory.parent.mkdir(parents=True, exist_ok=True)
-        with self.memory.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"key": key, **dict(payload)}, sort_keys=True) + "\n")
+        memory = json.loads(self.memory.read_text(encoding="utf-8")) \
+            if self.memory.is_file() else {}
+        memory[key] = dict(payload)
+        tmp = self.memory.with_suffix(".tmp")
+        tmp.write_text(json.dumps(memory, sort_keys=True, indent=1), encoding="utf-8")
+        tmp.replace(self.memory)
         return {"key": key, "written": 1}
 
     def reflect_failure(self, payload: Mapping[str, Any]) -> dict[str, Any]:
