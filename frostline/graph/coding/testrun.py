@@ -54,6 +54,7 @@ class SandboxSettings:
 
     wall_seconds: float = 300.0
     test_timeout: float = 20.0
+    bwrap: str = "bwrap"
     limits: ResourceLimits = field(default_factory=lambda: ResourceLimits(
         cpu_seconds=600, address_space_bytes=4 << 30, processes=64, open_files=512,
         file_size_bytes=64 << 20))
@@ -62,7 +63,7 @@ class SandboxSettings:
         return SandboxProfile(limits=self.limits, wall_seconds=self.wall_seconds,
                               output_bytes=4 << 20, tmp_bytes=256 << 20, site_packages=True,
                               rw_binds=((str(workspace), WORKSPACE), (str(out), OUT)),
-                              chdir=WORKSPACE)
+                              chdir=WORKSPACE, bwrap=self.bwrap)
 
 
 @dataclass(frozen=True)
