@@ -47,6 +47,9 @@ class TestsDidNotRun(RunError):
     __test__ = False
     code = "tests_did_not_run"
 
+    def __init__(self, message: str, **fields: Any) -> None:
+        super().__init__(f"the tests did not run: {message}", **fields)
+
 
 @dataclass(frozen=True)
 class SandboxSettings:
