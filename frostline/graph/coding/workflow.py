@@ -59,7 +59,7 @@ class CodingBodies:
         self.reused = 0
         self.regressions_caught = 0
         #: called with each patch EDIT applied, executed or replayed (re-materialises the tree)
-        self.on_applied: Callable[[Mapping[str, Any]], None] = lambda patch: None
+        self.on_applied: Callable[[Mapping[str, Any]], object] = lambda patch: None
 
     def bodies(self) -> dict[str, Body]:
         return {"RECONNAISSANCE": self.recon, "LOCALIZE": self.localize, "IMPACT": self.impact,
