@@ -103,3 +103,18 @@ def test_screening_runs_each_candidate_and_restores_the_tree(tmp_path: Path) -> 
     assert s.results[1] == ("tests/test_core.py::test_clamp_inside",)
     assert s.results[2] == ("tests/test_core.py::test_clamp_inside",)  # timed out, not hung
     assert (root / "textkit/core.py").read_text() == mutated
+
+
+def test_a_read_write_bind_needs_its_own_place() -> None:
+    from frostline.runtime.sandbox import SandboxProfile, sandbox_argv
+
+    for dest in ("/", "/tmp", "relative"):
+        with pytest.raises(ValueError, match="read-write bind"):
+            SandboxProfile(rw_binds=(("/x", dest),))
+    argv = sandbox_argv(["true"], SandboxProfile(rw_binds=(("/x", "/workspace"),),
+                                                 chdir="/workspace"), seccomp_fd=3)
+    i = argv.index("--bind")
+    assert argv[i:i + 3] == ["--bind", "/x", "/workspace"]
+    assert argv[argv.index("--chdir") + 1] == "/workspace"
+    root_ro = next(j for j in range(len(argv) - 1) if argv[j:j + 2] == ["--remount-ro", "/"])
+    assert i < root_ro  # bound before the root is made read-only, which leaves the bind as is
