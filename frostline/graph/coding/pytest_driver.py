@@ -2,7 +2,8 @@
 
 It is not imported by the host: `testrun` reads this file's text and runs it with ``python -c``
 inside bubblewrap, so it imports nothing of frostline's (only the standard library, pytest and
-coverage from the interpreter's site-packages). Its one argument is a JSON spec:
+coverage from the interpreter's site-packages). Its one argument is a JSON spec, or ``@PATH``
+of a file holding it:
 
     {"args": [...pytest arguments...], "junit": PATH, "timeout": SECONDS,
      "coverage": {"source": [DIR, ...], "out": PATH} | null}
@@ -122,7 +123,12 @@ def screen(spec: dict[str, Any]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    spec = json.loads(argv[1])
+    # "@PATH": the spec is in a file (candidate texts can exceed the kernel's argument limit)
+    if argv[1].startswith("@"):
+        with open(argv[1][1:], encoding="utf-8") as fh:
+            spec = json.load(fh)
+    else:
+        spec = json.loads(argv[1])
     if spec.get("screen") is not None:
         return screen(spec)
     cov_spec = spec.get("coverage")

@@ -123,6 +123,15 @@ def _pytest_env(workspace: Path) -> dict[str, str]:
     return {"PYTHONPATH": _pythonpath(workspace), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
+def _drive(workspace: Path, out: Path, spec: Mapping[str, Any],
+           settings: SandboxSettings) -> SandboxResult:
+    """Run the pytest driver in the sandbox; its spec travels in a file of the output folder."""
+    (out / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    return run_sandboxed(["-c", _DRIVER.read_text(encoding="utf-8"), f"@{OUT}/spec.json"],
+                         settings.profile(workspace.resolve(), out),
+                         extra_env=_pytest_env(workspace))
+
+
 def run_python(workspace: Path, args: Sequence[str], settings: SandboxSettings,
                *, wall_seconds: float | None = None) -> SandboxResult:
     """Run the sandboxed interpreter with `args` in `workspace` (bound read-write)."""
@@ -154,9 +163,7 @@ def run_pytest(workspace: Path, settings: SandboxSettings, *, select: Sequence[s
         spec = {"args": args, "junit": f"{OUT}/junit.xml", "timeout": settings.test_timeout,
                 "coverage": {"source": [WORKSPACE], "out": f"{OUT}/contexts.json"}
                 if coverage else None}
-        result = run_sandboxed(["-c", _DRIVER.read_text(encoding="utf-8"), json.dumps(spec)],
-                               settings.profile(workspace.resolve(), out),
-                               extra_env=_pytest_env(workspace))
+        result = _drive(workspace, out, spec, settings)
         return _report(result, out, workspace, coverage)
     finally:
         shutil.rmtree(out, ignore_errors=True)
@@ -260,9 +267,7 @@ def screen_candidates(workspace: Path, settings: SandboxSettings,
                 *extra_args, *select]
         spec = {"screen": [dict(c) for c in candidates], "root": WORKSPACE, "out": OUT,
                 "args": args, "timeout": settings.test_timeout}
-        result = run_sandboxed(["-c", _DRIVER.read_text(encoding="utf-8"), json.dumps(spec)],
-                               settings.profile(workspace.resolve(), out),
-                               extra_env=_pytest_env(workspace))
+        result = _drive(workspace, out, spec, settings)
         results: list[tuple[str, ...] | None] = []
         for i in range(len(candidates)):
             junit, code = out / f"junit-{i}.xml", out / f"exit-{i}"

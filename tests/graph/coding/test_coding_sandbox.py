@@ -118,3 +118,12 @@ def test_a_read_write_bind_needs_its_own_place() -> None:
     assert argv[argv.index("--chdir") + 1] == "/workspace"
     root_ro = next(j for j in range(len(argv) - 1) if argv[j:j + 2] == ["--remount-ro", "/"])
     assert i < root_ro  # bound before the root is made read-only, which leaves the bind as is
+
+
+def test_candidates_beyond_the_kernel_argument_limit_are_screened(tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo")
+    padding = "# " + "x" * 200 + "\n"
+    big = CORE + padding * 800  # ~160 KiB per candidate: more than one argv string may carry
+    s = screen_candidates(root, FAST, [{"textkit/core.py": big}] * 3,
+                          select=["tests/test_core.py::test_chunk"])
+    assert s.results == ((), (), ())
