@@ -11,7 +11,7 @@ of a file holding it:
 or, to screen candidate patches in one interpreter (`screen`):
 
     {"screen": [{file: text, ...}, ...], "root": DIR, "out": DIR, "args": [...],
-     "timeout": SECONDS}
+     "select": [...], "confirm": [...], "stop_first": BOOL, "timeout": SECONDS}
 
 What it adds to a plain ``pytest.main``:
 
@@ -97,8 +97,10 @@ def purge(root: str) -> None:
 
 
 def screen(spec: dict[str, Any]) -> int:
-    """Run the selected tests once per candidate (each a set of file texts), in this process,
-    restoring the original texts after each; junit reports go to ``junit-<i>.xml``."""
+    """Run the `select`ed tests once per candidate (each a set of file texts), in this
+    process, restoring the original texts after each; a candidate that passes them is run again
+    on the `confirm` tests, and with `stop_first` the first candidate to pass both ends the
+    screening. Junit reports go to ``junit-<i>.xml``, exit codes to ``exit-<i>``."""
     root, out = spec["root"], spec["out"]
     originals: dict[str, str] = {}
     for i, candidate in enumerate(spec["screen"]):
@@ -110,16 +112,26 @@ def screen(spec: dict[str, Any]) -> int:
                         originals[rel] = fh.read()
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(text)
-            purge(root)
-            args = [*spec["args"], f"--junitxml={out}/junit-{i}.xml", "-o", "junit_family=xunit2"]
-            code = int(pytest.main(args, plugins=[Probe(float(spec["timeout"]), None)]))
+            code = _screen_one(spec, i, spec["select"])
+            if code == 0 and spec.get("confirm"):
+                code = _screen_one(spec, i, spec["confirm"])
             with open(f"{out}/exit-{i}", "w", encoding="utf-8") as fh:
                 fh.write(str(code))
         finally:
             for rel, text in originals.items():
                 with open(f"{root}/{rel}", "w", encoding="utf-8") as fh:
                     fh.write(text)
+        if code == 0 and spec.get("stop_first"):
+            break
     return 0
+
+
+def _screen_one(spec: dict[str, Any], i: int, select: list[str]) -> int:
+    """One pytest run of candidate `i` (its junit report replaces any earlier one)."""
+    purge(spec["root"])
+    args = [*spec["args"], *select, f"--junitxml={spec['out']}/junit-{i}.xml",
+            "-o", "junit_family=xunit2"]
+    return int(pytest.main(args, plugins=[Probe(float(spec["timeout"]), None)]))
 
 
 def main(argv: list[str]) -> int:

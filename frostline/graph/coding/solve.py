@@ -87,6 +87,7 @@ def outcome_of(setup: Setup, result: RunResult, started: float,
     details = {"path": list(result.path), "visits": dict(c.visits), "steps": c.steps,
                "tool_calls": c.tool_calls, "faults": list(setup.faults.injected),
                "tried": len(setup.bodies.tried), "reused": setup.bodies.reused,
+               "tool_seconds": dict(setup.tools.seconds),
                "regressions_slipped": slipped, "stale_events": setup.observer.stale_events[:20],
                **({"note": note} if note else {}), **dict(extra or {})}
     return TaskOutcome(setup.task.task_id, setup.arm.name, ACCEPT if accepted else REJECT,

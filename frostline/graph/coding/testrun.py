@@ -255,18 +255,21 @@ class Screening:
 
 def screen_candidates(workspace: Path, settings: SandboxSettings,
                       candidates: Sequence[Mapping[str, str]], *, select: Sequence[str],
+                      confirm: Sequence[str] = (), stop_first: bool = False,
                       extra_args: Sequence[str] = ()) -> Screening:
     """Run the `select`ed tests against each candidate (file -> new text) in one sandboxed
-    interpreter. The workspace's files are restored by the host afterwards, whatever happened
-    inside (a candidate that hangs is killed with the sandbox)."""
+    interpreter; a candidate that passes them runs the `confirm` tests too, and with
+    `stop_first` the first candidate to pass both ends the screening (the rest are None).
+    The workspace's files are restored by the host afterwards, whatever happened inside (a
+    candidate that hangs is killed with the sandbox)."""
     out = Path(tempfile.mkdtemp(prefix="frostline-out-"))
     touched = sorted({rel for c in candidates for rel in c})
     saved = {rel: (workspace / rel).read_bytes() for rel in touched}
     try:
-        args = ["-q", "-p", "no:cacheprovider", "--tb=line", "--color=no", "-rN",
-                *extra_args, *select]
+        args = ["-q", "-p", "no:cacheprovider", "--tb=line", "--color=no", "-rN", *extra_args]
         spec = {"screen": [dict(c) for c in candidates], "root": WORKSPACE, "out": OUT,
-                "args": args, "timeout": settings.test_timeout}
+                "args": args, "select": list(select), "confirm": list(confirm),
+                "stop_first": stop_first, "timeout": settings.test_timeout}
         result = _drive(workspace, out, spec, settings)
         results: list[tuple[str, ...] | None] = []
         for i in range(len(candidates)):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,7 @@ class CodingTools:
         self.faults = faults
         self.memory = memory
         self.executed: list[str] = []  # tool names, in the order they actually ran
+        self.seconds: dict[str, float] = {}  # wall seconds spent per tool
 
     # -- plumbing ---------------------------------------------------------------------------
     def registry(self) -> dict[str, Tool]:
@@ -86,7 +88,12 @@ class CodingTools:
                 self.faults.raise_for(name, kind)
             if kind == "malformed_model_output":
                 payload = dict(payload, garbage=True)
-            return fn(payload)
+            started = time.monotonic()
+            try:
+                return fn(payload)
+            finally:
+                self.seconds[name] = round(self.seconds.get(name, 0.0)
+                                           + time.monotonic() - started, 3)
         return call
 
     def _manifest(self) -> RepoManifest:
@@ -182,8 +189,9 @@ class CodingTools:
                 "workspace": payload.get("workspace", "")}
 
     def repair_iterative(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """Screen candidate patches against the selected tests; the first that passes them all,
-        else the one with the fewest failures."""
+        """Screen candidate patches: the failing tests (`select`) first, then, for a candidate
+        that passes them, the tests covering the suspicious statements (`confirm`); the first
+        to pass both, else the one with the fewest failures."""
         texts: list[dict[str, str]] = []
         kept: list[Mapping[str, Any]] = []
         for c in list(payload.get("candidates", ()))[: self.settings.screen_limit]:
@@ -193,10 +201,11 @@ class CodingTools:
             except PatchRefused:
                 continue
         select = [str(t) for t in payload.get("select", ())]
+        confirm = [str(t) for t in payload.get("confirm", ()) if t not in set(select)]
         if not kept:
             return {"screened": 0, "results": [], "first_passing": -1, "best": -1}
         s = screen_candidates(self.ws.tree, self.settings.sandbox, texts, select=select,
-                              extra_args=self.task.test_args)
+                              confirm=confirm, stop_first=True, extra_args=self.task.test_args)
         results = [{"digest": c.get("digest"), "failed": None if r is None else list(r)}
                    for c, r in zip(kept, s.results, strict=True)]
         passing = [i for i, r in enumerate(s.results) if r == ()]

@@ -167,10 +167,10 @@ class CodingBodies:
         if not pool:
             raise NoCandidate("no candidate patch is left to repair with")
         impact = ctx.artifact("ImpactResult") or {}
-        select = list(dict.fromkeys([*self._failing(ctx),
-                                     *list(impact.get("affected", ()))[:IMPACT_SELECT_CAP]]))
-        res = call(ctx, "repair.iterative", {"candidates": pool, "select": select,
-                                            "workspace": self.applied})
+        failing = self._failing(ctx)
+        res = call(ctx, "repair.iterative", {
+            "candidates": pool, "select": failing, "workspace": self.applied,
+            "confirm": list(impact.get("affected", ()))[:IMPACT_SELECT_CAP]})
         for d, r in zip(res.get("digests", ()), res.get("results", ()), strict=False):
             if r.get("failed"):
                 self._mark_tried(str(d))

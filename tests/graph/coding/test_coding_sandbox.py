@@ -127,3 +127,17 @@ def test_candidates_beyond_the_kernel_argument_limit_are_screened(tmp_path: Path
     s = screen_candidates(root, FAST, [{"textkit/core.py": big}] * 3,
                           select=["tests/test_core.py::test_chunk"])
     assert s.results == ((), (), ())
+
+
+def test_screening_confirms_on_more_tests_and_stops_at_the_first_that_passes(
+        tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo", "clamp_gt")
+    mutated = (root / "textkit/core.py").read_text()
+    # passes the failing test but breaks another: the confirmation catches it
+    breaks = CORE.replace("    if value < low:\n        return low\n", "")
+    candidates = [{"textkit/core.py": breaks}, {"textkit/core.py": CORE},
+                  {"textkit/core.py": CORE}]
+    s = screen_candidates(root, FAST, candidates, select=["tests/test_core.py::test_clamp_inside"],
+                          confirm=["tests/test_core.py::test_clamp_below"], stop_first=True)
+    assert s.results == (("tests/test_core.py::test_clamp_below",), (), None)
+    assert (root / "textkit/core.py").read_text() == mutated
