@@ -12,6 +12,7 @@ from fastapi import HTTPException
 from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
 from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, RunRecord
+from frostline.embedded.answers import waits_of
 from frostline.embedded.jobs import JobBody, JobQueue, JobSpec, precheck_script
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
@@ -109,6 +110,10 @@ def run_artifacts(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
 
     for slot in store.list_slots(run_id):
         walk(slot.result, str(slot.identity), slot.capability)
+    # an A/B report's files are named by its attempts' results (it makes no calls)
+    for a in store.list_attempts(run_id):
+        if a.report.get("kind") == "ab" and a.status == "succeeded":
+            walk(a.result, f"report/{a.number}", "ab")
     return found
 
 
@@ -178,11 +183,14 @@ def run_detail(store: Store, run: RunRecord, *, executing: bool = False) -> dict
         "envelope": run.envelope,
         "attempts": [attempt_dict(a) for a in attempts],
         "timeline": timeline(store, run.run_id),
-        "frozen_sites": frozen_sites(store, run.run_id),
+        # a graph run's calls are keyed by (state, visit, ordinal), not by script sites; its
+        # path and artifacts are at /v1/runs/{id}/graph
+        "frozen_sites": frozen_sites(store, run.run_id) if run.kind != "graph" else [],
         "script": last.source if last else "",
         "gate": last.gate if last else None,
         "artifacts": list(run_artifacts(store, run.run_id).values()),
         "certificate": certificate(store, run.run_id, verify=True),
+        "waits": waits_of(store, run.run_id),
     }
 
 
@@ -238,6 +246,13 @@ class Services:
 
         def body(store: Store, spec: JobSpec) -> dict[str, Any]:
             p = spec.params
+            if spec.kind == "attempt" and p.get("resume"):
+                from frostline.embedded.resume import resumable_source
+
+                source = resumable_source(store, spec.run_id)
+                if source is None:  # resumed meanwhile: nothing waits now
+                    return {"run_id": spec.run_id, "status": None, "skipped": "not waiting"}
+                return self.execute(store, spec.run_id, source, None)
             if spec.kind == "attempt":
                 return self.execute(store, spec.run_id, str(p["source"]), p.get("args"))
             if spec.kind == "repair":

@@ -43,7 +43,20 @@ OPERATIONS = [
      "200", ["run_id", "ref"]),
     ("GET", "/v1/runs/{run_id}/events", "events_v1_runs__run_id__events_get", ["runs"], "200",
      ["run_id", "after", "follow"]),
+    ("GET", "/v1/runs/{run_id}/waits", "list_waits_v1_runs__run_id__waits_get", ["waits"], "200",
+     ["run_id"]),
+    ("POST", "/v1/runs/{run_id}/approvals/{identity}",
+     "answer_approval_v1_runs__run_id__approvals__identity__post", ["waits"], "200",
+     ["identity", "run_id"]),
+    ("POST", "/v1/runs/{run_id}/signals/{name}", "send_signal_v1_runs__run_id__signals__name__post",
+     ["waits"], "200", ["name", "run_id"]),
     ("GET", "/v1/catalog", "get_catalog_v1_catalog_get", ["meta"], "200", []),
+    ("GET", "/v1/runs/{run_id}/graph", "graph_run_v1_runs__run_id__graph_get", ["runs"], "200",
+     ["run_id"]),
+    ("GET", "/v1/runs/{run_id}/graph.svg", "graph_run_svg_v1_runs__run_id__graph_svg_get", ["runs"],
+     "200", ["run_id"]),
+    ("GET", "/v1/runs/{run_id}/report", "ab_report_v1_runs__run_id__report_get", ["runs"], "200",
+     ["run_id"]),
 ]
 
 ECHO = 'async def orchestrate(ctx, args):\n    a = await ctx.run("echo", {"n": 1})\n    return a["n"]\n'
