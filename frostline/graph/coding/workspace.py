@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import json
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -109,7 +110,11 @@ class Workspace:
         """Snapshot `source` (with `mutation` injected) unless `directory` already holds one,
         then lay the working tree anew from the snapshot."""
         ws = cls(directory)
-        if not (ws.base / ".frostline-base").is_file():
+        marker = ws.base / ".frostline-base"
+        # the snapshot of another task (or another bug) is never reused
+        identity = json.dumps({"source": str(source.resolve()), "mutation":
+                               None if mutation is None else mutation.__dict__}, sort_keys=True)
+        if not marker.is_file() or marker.read_text(encoding="utf-8") != identity:
             if not source.is_dir():
                 raise BadTask(f"the task's source tree {str(source)!r} does not exist",
                               source=str(source))
@@ -118,7 +123,7 @@ class Workspace:
                             ignore=shutil.ignore_patterns(*SKIP_DIRS - {"docs", "doc"}))
             if mutation is not None:
                 inject(ws.base, mutation)
-            (ws.base / ".frostline-base").write_text("base snapshot\n")
+            marker.write_text(identity, encoding="utf-8")
         ws.reset()
         return ws
 

@@ -146,6 +146,9 @@ def test_workspace_injects_refuses_and_materialises_idempotently(tmp_path: Path)
                          Mutation(CORE_FILE, 3, "x", "not the line", "y"))
     with pytest.raises(BadTask, match="does not exist"):
         Workspace.create(tmp_path / "ws3", tmp_path / "missing", None)
+    other = make_task(tmp_path / "src2", "chunk_slice", visible=("v",))
+    again = Workspace.create(tmp_path / "ws", Path(other.source_dir), other.mutation)
+    assert BUGS["chunk_slice"][1] in (again.tree / CORE_FILE).read_text()  # not reused
 
 
 def test_critic_counts_verified_defects_and_validate_decides(tmp_path: Path) -> None:
