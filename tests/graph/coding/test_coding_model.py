@@ -150,3 +150,29 @@ def test_without_the_single_l_contract_the_graph_still_refuses_illegal_actions(
     assert out.instruments.illegal_actions == 2
     observations = [r.body["messages"][-1]["content"] for r in server.requests[2:4]]
     assert "ILLEGAL_TRANSITION" in observations[0] and "ILLEGAL_TOOL" in observations[1]
+
+
+BREAKS_IMPORT = ('textkit/core.py\n<<<<<<< SEARCH\n"""Small text and number helpers."""\n=======\n'
+                 '"""Small text and number helpers."""\nBROKEN = undefined_name\n'
+                 '>>>>>>> REPLACE\n')
+
+
+@pytest.mark.parametrize("name", ["arm2", "arm4"])
+def test_a_new_diagnosis_makes_the_plan_stale_and_only_the_lattice_notices(
+        server: FakeOpenAIServer, tmp_path: Path, name: str) -> None:
+    """A first patch that breaks the import sends the run through TRACE and DEBUG, whose new
+    Diagnosis invalidates the Plan and the Patch. Arm 4's lattice re-plans; arm 2 repairs on
+    the stale plan, and the observer counts that decision."""
+    server.script(chat(BREAKS_IMPORT), chat(FIX))
+    out = solve(task_for(tmp_path), arm(name), FaultPlan(), model=client(server),
+                workdir=tmp_path / "w", settings=SETTINGS)
+    assert out.status == "ACCEPT" and out.instruments.resolved == 1, out.reason
+    path = out.details["path"]
+    assert path[path.index("EXECUTE") + 1] == "TRACE"
+    after_debug = path[path.index("DEBUG", path.index("TRACE")) + 1]
+    if name == "arm4":
+        assert after_debug == "PLAN" and out.instruments.stale_context == 0
+    else:
+        assert after_debug == "REPAIR" and out.instruments.stale_context > 0
+        assert {"Plan", "Patch"} <= {a for e in out.details["stale_events"] for a in e["stale"]}
+    assert out.instruments.llm_calls == 2
