@@ -4,7 +4,8 @@ The critic counts verified defects a reader would object to, from the patch and 
 a change larger than `MAX_CHANGED_LINES` lines, more than `MAX_FILES` files touched, a test or
 non-Python file touched, a definition removed, a docstring removed. (A patch that reaches REVIEW
 has already been applied by EDIT, which refuses test files and unparsable results, so those two
-are a second line.) An optional model review can add notes but never remove a verified defect.
+are a second line.) An optional model review (`model_review`) adds the model's concerns as notes;
+they are not verified defects, so they never open or close the gate.
 
 VALIDATE accepts when the failing tests pass, the full suite shows no regression and the review
 found no verified defect; when the task's failing tests still fail after a patch that passed
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import ast
 import difflib
+import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -68,6 +71,29 @@ def critic(patch: Mapping[str, Any], ws: Workspace) -> dict[str, Any]:
         notes.append(f"touches {len(new)} files (more than {MAX_FILES})")
     return {"verified_defects": len(notes), "notes": notes, "changed_lines": changed,
             "files": len(new)}
+
+
+REVIEW_PROMPT = """You review a one-bug patch to a Python repository. Reply with one JSON object:
+{"concerns": ["...", ...]} listing concrete problems the diff introduces (an empty list when
+there are none)."""
+
+
+def model_review(chat: Any, diff: str) -> tuple[list[str], str]:
+    """The model's concerns about `diff` (notes only: a model's concern is not a verified
+    defect), and an error string when the model failed or answered garbage."""
+    try:
+        reply = chat.complete([{"role": "system", "content": REVIEW_PROMPT},
+                               {"role": "user", "content": diff[:8000]}])
+    except Exception as exc:  # the optional review never fails the state
+        return [], f"{type(exc).__name__}: {exc}"[:300]
+    match = re.search(r"\{.*\}", str(getattr(reply, "text", "")), re.S)
+    try:
+        concerns = json.loads(match.group(0)).get("concerns", []) if match else None
+    except (ValueError, AttributeError):
+        concerns = None
+    if not isinstance(concerns, list):
+        return [], "the model's review was not the JSON asked for"
+    return [f"model: {str(c)[:300]}" for c in concerns[:10]], ""
 
 
 def validate(tests: Mapping[str, Any] | None, regression: Mapping[str, Any] | None,

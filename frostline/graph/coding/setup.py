@@ -30,6 +30,7 @@ class SolveSettings:
     samples: int = 3
     max_steps: int = 200
     agent_steps: int = 30
+    model_review: bool = False  # REVIEW also asks the model, when there is one (notes only)
 
     def tools(self) -> ToolSettings:
         return ToolSettings(self.sandbox, self.screen_limit, self.samples)
@@ -64,7 +65,8 @@ def prepare(task: Task, arm: Arm, faults: FaultPlan, model: ChatModel | None, wo
     observer = Observer(canonical().lattice, canonical())
     bodies = CodingBodies(task, generator="model" if chat is not None else "template",
                           lattice=bool(graph.lattice), samples=settings.samples,
-                          valid=observer.valid)
+                          valid=observer.valid,
+                          model_review=settings.model_review and chat is not None)
     return Setup(task, arm, workspace, tools, bodies, observer, chat, injector)
 
 

@@ -30,7 +30,7 @@ from frostline.graph.coding.impact import impact, plan
 from frostline.graph.coding.interface import Task
 from frostline.graph.coding.localize import localize
 from frostline.graph.coding.manifest import RepoManifest, build_manifest
-from frostline.graph.coding.review import critic, validate
+from frostline.graph.coding.review import critic, model_review, validate
 from frostline.graph.coding.testrun import (
     SandboxSettings,
     run_pytest,
@@ -216,7 +216,16 @@ class CodingTools:
                 "digests": [c.get("digest") for c in kept]}
 
     def review_critic(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        return critic(payload["patch"], self.ws)
+        review = critic(payload["patch"], self.ws)
+        chat = getattr(self.generators.get("model"), "model", None)
+        if payload.get("model_review") and chat is not None:
+            try:
+                diff = self.ws.diff(payload["patch"])
+            except PatchRefused:
+                diff = ""
+            notes, error = model_review(chat, diff)
+            review.update(model_notes=notes, model_error=error)
+        return review
 
     def validate_accept(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         return validate(payload.get("tests"), payload.get("regression"), payload.get("review"))

@@ -46,8 +46,9 @@ class CodingBodies:
     one when the run's own graph has none); `lattice` turns partial retry on."""
 
     def __init__(self, task: Task, *, generator: str, lattice: bool, samples: int,
-                 valid: Callable[[str], bool]) -> None:
+                 valid: Callable[[str], bool], model_review: bool = False) -> None:
         self.task = task
+        self.model_review = model_review
         self.generator = generator
         self.lattice = lattice
         self.samples = samples
@@ -212,7 +213,8 @@ class CodingBodies:
     def review(self, ctx: StateContext) -> Mapping[str, Any]:
         patch = ctx.inputs["Patch"]
         return self._compute(ctx, "Review", [patch["digest"]], lambda: call(ctx,
-            "review.critic", {"patch": {"edits": patch["edits"]}, "workspace": self.applied}))
+            "review.critic", {"patch": {"edits": patch["edits"]}, "workspace": self.applied,
+                              "model_review": self.model_review}))
 
     def validate(self, ctx: StateContext) -> Mapping[str, Any]:
         evidence = {"tests": ctx.artifact("TestResult"), "regression":

@@ -176,3 +176,14 @@ def test_a_new_diagnosis_makes_the_plan_stale_and_only_the_lattice_notices(
         assert after_debug == "REPAIR" and out.instruments.stale_context > 0
         assert {"Plan", "Patch"} <= {a for e in out.details["stale_events"] for a in e["stale"]}
     assert out.instruments.llm_calls == 2
+
+
+def test_the_optional_model_review_adds_notes_never_verified_defects(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    server.script(chat(FIX), chat('{"concerns": ["the boundary case value == high"]}'))
+    settings = SolveSettings(sandbox=SETTINGS.sandbox, samples=1, model_review=True)
+    out = solve(task_for(tmp_path), arm("arm4"), FaultPlan(), model=client(server),
+                workdir=tmp_path / "w", settings=settings)
+    assert out.status == "ACCEPT" and out.instruments.llm_calls == 2, out.reason
+    review_prompt = server.requests[1].body["messages"][1]["content"]
+    assert "-    if value < high:" in review_prompt and "+    if value > high:" in review_prompt
