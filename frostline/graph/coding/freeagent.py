@@ -130,6 +130,12 @@ class Agent:
             return {"candidates": [{"candidate": i, "site": c["site"], "operator": c["operator"],
                                     "replace": c["edits"][0]["replace"][-200:]}
                                    for i, c in enumerate(self.candidates[:15])]}
+        if tool == "trace.read":
+            return {"failing_tests": result.get("failing_tests", []),
+                    "failures": [{"test": f["test"], "message": f["message"][:300]}
+                                 for f in result.get("failures", ())[:3]],
+                    "suspects": [{k: c[k] for k in ("site", "function", "text", "score")}
+                                 for c in result.get("candidates", ())[:8]]}
         if tool == "regression.check":
             self.regressions_caught += int(result.get("regressions", 0) > 0)
         if tool == "code.graph" and payload.get("file"):
