@@ -133,6 +133,9 @@ class SandboxProfile:
             the host's environment).
         site_packages: put the interpreter's site-packages on sys.path (off by default: the
             child needs only the standard library and frostline).
+        rw_binds: (host path, sandbox path) pairs bound read-write, e.g. a repository whose
+            own test suite runs inside; nothing else of the host is writable.
+        chdir: the working directory inside the sandbox.
     """
 
     limits: ResourceLimits = field(default_factory=ResourceLimits)
@@ -147,6 +150,8 @@ class SandboxProfile:
     extra_ro_binds: tuple[str, ...] = ()
     extra_env: tuple[tuple[str, str], ...] = ()
     site_packages: bool = False
+    rw_binds: tuple[tuple[str, str], ...] = ()
+    chdir: str = "/tmp"
 
     def __post_init__(self) -> None:
         if self.uid <= 0:
@@ -156,6 +161,9 @@ class SandboxProfile:
         for key, _ in self.extra_env:
             if not key or "=" in key:
                 raise ValueError(f"bad environment variable name {key!r}")
+        for _, dest in self.rw_binds:
+            if not dest.startswith("/") or dest in ("/", "/tmp", "/proc", "/dev"):
+                raise ValueError(f"a read-write bind needs its own absolute path, not {dest!r}")
 
 
 def minimal_environment(profile: SandboxProfile) -> dict[str, str]:
@@ -298,11 +306,12 @@ def sandbox_argv(
         "--proc", "/proc",
         "--dev", "/dev",
         "--size", str(profile.tmp_bytes), "--tmpfs", "/tmp",
+        *[arg for src, dest in profile.rw_binds for arg in ("--bind", src, dest)],
         # bubblewrap builds the root on a tmpfs of its own; make it read-only once every
-        # mount point exists, so that only /tmp is writable.
+        # mount point exists, so that only /tmp and the read-write binds are writable.
         "--remount-ro", "/dev",
         "--remount-ro", "/",
-        "--chdir", "/tmp",
+        "--chdir", profile.chdir,
         "--seccomp", str(seccomp_fd),
         "--",
         *inner_argv,

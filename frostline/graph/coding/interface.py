@@ -112,6 +112,8 @@ class TaskOutcome:
     status: str
     reason: str = ""
     instruments: Instruments = field(default_factory=Instruments)
+    #: How the run went, for reports and the UI: path, visits, injected faults, and so on.
+    details: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,0 +1,167 @@
+"""The program that runs a repository's pytest suite inside the sandbox.
+
+It is not imported by the host: `testrun` reads this file's text and runs it with ``python -c``
+inside bubblewrap, so it imports nothing of frostline's (only the standard library, pytest and
+coverage from the interpreter's site-packages). Its one argument is a JSON spec, or ``@PATH``
+of a file holding it:
+
+    {"args": [...pytest arguments...], "junit": PATH, "timeout": SECONDS,
+     "coverage": {"source": [DIR, ...], "out": PATH} | null}
+
+or, to screen candidate patches in one interpreter (`screen`):
+
+    {"screen": [{file: text, ...}, ...], "root": DIR, "out": DIR, "args": [...],
+     "select": [...], "confirm": [...], "stop_first": BOOL, "timeout": SECONDS}
+
+What it adds to a plain ``pytest.main``:
+
+- every junit ``<testcase>`` carries the test's node id as a ``nodeid`` property, so outcomes
+  are read back by node id from the XML, never from the console;
+- a per-test timeout: SIGALRM interrupts a test's call after ``timeout`` seconds and the test
+  fails with ``TestTimeout`` (the host's wall clock still bounds the whole run);
+- with ``coverage``, coverage.py measures the run with one dynamic context per test (the node
+  id, switched around setup, call and teardown), and the executed lines per context are written
+  to ``coverage.out`` as ``{file: {line: [nodeid, ...]}}``. Lines run outside any test (imports
+  during collection) carry no context and are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+
+class TestTimeout(Exception):
+    """A test ran past its per-test timeout."""
+
+    __test__ = False  # not a test class, whatever pytest's collection rules say
+
+
+class Probe:
+    """The pytest plugin: node ids on junit test cases, the per-test timeout, coverage contexts."""
+
+    def __init__(self, timeout: float, cov: Any | None) -> None:
+        self.timeout = timeout
+        self.cov = cov
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        item.user_properties.append(("nodeid", item.nodeid))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, None]:
+        if self.cov is not None:
+            self.cov.switch_context(item.nodeid)
+        yield
+        if self.cov is not None:
+            self.cov.switch_context("")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        def expire(signum: int, frame: Any) -> None:
+            raise TestTimeout(f"{item.nodeid} ran past its {self.timeout:g} s timeout")
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+def contexts(cov: Any) -> dict[str, dict[str, list[str]]]:
+    """Executed lines per file, each with the node ids of the tests that ran it."""
+    data = cov.get_data()
+    out: dict[str, dict[str, list[str]]] = {}
+    for path in sorted(data.measured_files()):
+        by_line = data.contexts_by_lineno(path)
+        lines = {str(n): sorted(c for c in ctxs if c) for n, ctxs in by_line.items()}
+        kept = {n: c for n, c in lines.items() if c}
+        if kept:
+            out[path] = kept
+    return out
+
+
+def purge(root: str) -> None:
+    """Forget every module loaded from `root`, so the next pytest run imports the new text."""
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) or ""
+        if path.startswith(root):
+            del sys.modules[name]
+
+
+def screen(spec: dict[str, Any]) -> int:
+    """Run the `select`ed tests once per candidate (each a set of file texts), in this
+    process, restoring the original texts after each; a candidate that passes them is run again
+    on the `confirm` tests, and with `stop_first` the first candidate to pass both ends the
+    screening. Junit reports go to ``junit-<i>.xml``, exit codes to ``exit-<i>``."""
+    root, out = spec["root"], spec["out"]
+    originals: dict[str, str] = {}
+    for i, candidate in enumerate(spec["screen"]):
+        try:
+            for rel, text in candidate.items():
+                path = f"{root}/{rel}"
+                if rel not in originals:
+                    with open(path, encoding="utf-8") as fh:
+                        originals[rel] = fh.read()
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            code = _screen_one(spec, i, spec["select"])
+            if code == 0 and spec.get("confirm"):
+                code = _screen_one(spec, i, spec["confirm"])
+            with open(f"{out}/exit-{i}", "w", encoding="utf-8") as fh:
+                fh.write(str(code))
+        finally:
+            for rel, text in originals.items():
+                with open(f"{root}/{rel}", "w", encoding="utf-8") as fh:
+                    fh.write(text)
+        if code == 0 and spec.get("stop_first"):
+            break
+    return 0
+
+
+def _screen_one(spec: dict[str, Any], i: int, select: list[str]) -> int:
+    """One pytest run of candidate `i` (its junit report replaces any earlier one)."""
+    purge(spec["root"])
+    args = [*spec["args"], *select, f"--junitxml={spec['out']}/junit-{i}.xml",
+            "-o", "junit_family=xunit2"]
+    return int(pytest.main(args, plugins=[Probe(float(spec["timeout"]), None)]))
+
+
+def main(argv: list[str]) -> int:
+    # "@PATH": the spec is in a file (candidate texts can exceed the kernel's argument limit)
+    if argv[1].startswith("@"):
+        with open(argv[1][1:], encoding="utf-8") as fh:
+            spec = json.load(fh)
+    else:
+        spec = json.loads(argv[1])
+    if spec.get("screen") is not None:
+        return screen(spec)
+    cov_spec = spec.get("coverage")
+    cov = None
+    if cov_spec:
+        import coverage
+
+        cov = coverage.Coverage(data_file=None, source=list(cov_spec["source"]),
+                                config_file=False, branch=False)
+        cov.start()
+    args = [*spec["args"], f"--junitxml={spec['junit']}", "-o", "junit_family=xunit2"]
+    try:
+        code = int(pytest.main(args, plugins=[Probe(float(spec["timeout"]), cov)]))
+    finally:
+        if cov is not None:
+            cov.stop()
+    if cov is not None:
+        with open(cov_spec["out"], "w", encoding="utf-8") as fh:
+            json.dump(contexts(cov), fh)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,143 @@
+"""Repository tests in the sandbox: real bubblewrap, real pytest, real coverage."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from coding_repo import CORE, write_repo
+
+from frostline.graph.coding.testrun import (
+    SandboxSettings,
+    TestsDidNotRun,
+    run_pytest,
+    run_python,
+    screen_candidates,
+)
+from frostline.runtime.sandbox import SandboxUnavailable
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+FAST = SandboxSettings(wall_seconds=120, test_timeout=3)
+
+
+def test_outcomes_failures_and_per_test_coverage(tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo", "clamp_gt")
+    report = run_pytest(root, FAST, coverage=True,
+                        deselect=["tests/test_core.py::test_clamp_above"])
+    assert report.exit_code == 1
+    assert report.failed == ("tests/test_core.py::test_clamp_edges",
+                             "tests/test_core.py::test_clamp_inside")
+    assert "tests/test_core.py::test_clamp_above" not in report.outcomes  # deselected
+    assert len(report.passed) == 7
+    inside = next(f for f in report.failures if f.test.endswith("test_clamp_inside"))
+    assert 'File "/workspace/tests/test_core.py"' in inside.text
+    assert "AssertionError: assert 10 == 5" in inside.text
+    line = CORE.splitlines().index("    if value > high:") + 1
+    assert report.coverage["textkit/core.py"][line] == (
+        "tests/test_core.py::test_clamp_edges", "tests/test_core.py::test_clamp_inside")
+    assert not (root / ".pytest_cache").exists() and not list(root.rglob("__pycache__"))
+
+
+def test_a_hanging_test_fails_on_its_timeout_and_the_run_goes_on(tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo")
+    (root / "tests" / "test_hang.py").write_text(
+        "def test_hang():\n    while True:\n        pass\n\ndef test_after():\n    assert True\n")
+    report = run_pytest(root, SandboxSettings(wall_seconds=120, test_timeout=1),
+                        select=["tests/test_hang.py"])
+    assert report.outcomes == {"tests/test_hang.py::test_hang": "failed",
+                               "tests/test_hang.py::test_after": "passed"}
+    assert "TestTimeout" in report.failures[0].text
+
+
+def test_no_network_and_nothing_outside_the_workspace_is_writable(tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo")
+    (root / "tests" / "test_escape.py").write_text(
+        "import socket, pytest\n\n"
+        "def test_network():\n    with pytest.raises(OSError):\n"
+        "        socket.create_connection(('127.0.0.1', 5432), timeout=2)\n\n"
+        "def test_outside():\n    with pytest.raises(OSError):\n"
+        "        open('/usr/frostline-escape', 'w')\n\n"
+        "def test_inside():\n    open('written.txt', 'w').write('ok')\n")
+    report = run_pytest(root, FAST, select=["tests/test_escape.py"])
+    assert report.failed == () and len(report.passed) == 3
+    assert (root / "written.txt").read_text() == "ok"
+
+
+def test_tests_that_do_not_run_are_an_error_with_the_reason(tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo")
+    (root / "tests" / "conftest.py").write_text("raise RuntimeError('broken conftest')\n")
+    with pytest.raises(TestsDidNotRun, match="pytest"):
+        run_pytest(root, FAST)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(TestsDidNotRun, match="no tests were collected"):
+        run_pytest(empty, FAST)
+
+
+def test_a_run_past_its_wall_clock_is_killed(tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo")
+    (root / "tests" / "conftest.py").write_text("import time\ntime.sleep(60)\n")
+    with pytest.raises(TestsDidNotRun, match="wall clock"):
+        run_pytest(root, SandboxSettings(wall_seconds=3, test_timeout=1))
+
+
+def test_without_bubblewrap_nothing_runs_and_the_error_says_so(tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo")
+    missing = SandboxSettings(bwrap=str(tmp_path / "no-bwrap"))
+    with pytest.raises(SandboxUnavailable, match="bubblewrap"):
+        run_pytest(root, missing)
+    with pytest.raises(SandboxUnavailable, match="bubblewrap"):
+        run_python(root, ["-c", "pass"], missing)
+
+
+def test_screening_runs_each_candidate_and_restores_the_tree(tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo", "clamp_gt")
+    mutated = (root / "textkit/core.py").read_text()
+    hang = mutated.replace("    if low > high:", "    while True:\n        pass\n    if low > high:")
+    candidates = [{"textkit/core.py": CORE}, {"textkit/core.py": mutated},
+                  {"textkit/core.py": hang}, {"textkit/core.py": CORE}]
+    s = screen_candidates(root, SandboxSettings(wall_seconds=120, test_timeout=1), candidates,
+                          select=["tests/test_core.py::test_clamp_inside"])
+    assert s.results[0] == () and s.results[3] == ()
+    assert s.results[1] == ("tests/test_core.py::test_clamp_inside",)
+    assert s.results[2] == ("tests/test_core.py::test_clamp_inside",)  # timed out, not hung
+    assert (root / "textkit/core.py").read_text() == mutated
+
+
+def test_a_read_write_bind_needs_its_own_place() -> None:
+    from frostline.runtime.sandbox import SandboxProfile, sandbox_argv
+
+    for dest in ("/", "/tmp", "relative"):
+        with pytest.raises(ValueError, match="read-write bind"):
+            SandboxProfile(rw_binds=(("/x", dest),))
+    argv = sandbox_argv(["true"], SandboxProfile(rw_binds=(("/x", "/workspace"),),
+                                                 chdir="/workspace"), seccomp_fd=3)
+    i = argv.index("--bind")
+    assert argv[i:i + 3] == ["--bind", "/x", "/workspace"]
+    assert argv[argv.index("--chdir") + 1] == "/workspace"
+    root_ro = next(j for j in range(len(argv) - 1) if argv[j:j + 2] == ["--remount-ro", "/"])
+    assert i < root_ro  # bound before the root is made read-only, which leaves the bind as is
+
+
+def test_candidates_beyond_the_kernel_argument_limit_are_screened(tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo")
+    padding = "# " + "x" * 200 + "\n"
+    big = CORE + padding * 800  # ~160 KiB per candidate: more than one argv string may carry
+    s = screen_candidates(root, FAST, [{"textkit/core.py": big}] * 3,
+                          select=["tests/test_core.py::test_chunk"])
+    assert s.results == ((), (), ())
+
+
+def test_screening_confirms_on_more_tests_and_stops_at_the_first_that_passes(
+        tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo", "clamp_gt")
+    mutated = (root / "textkit/core.py").read_text()
+    # passes the failing test but breaks another: the confirmation catches it
+    breaks = CORE.replace("    if value < low:\n        return low\n", "")
+    candidates = [{"textkit/core.py": breaks}, {"textkit/core.py": CORE},
+                  {"textkit/core.py": CORE}]
+    s = screen_candidates(root, FAST, candidates, select=["tests/test_core.py::test_clamp_inside"],
+                          confirm=["tests/test_core.py::test_clamp_below"], stop_first=True)
+    assert s.results == (("tests/test_core.py::test_clamp_below",), (), None)
+    assert (root / "textkit/core.py").read_text() == mutated
