@@ -147,7 +147,18 @@ def _candidates(spec: PackageSpec, tree: Path, coverage: dict[str, Any],
 
 
 def _judge(spec: PackageSpec, tree: Path, deps: Sequence[Path], m: Mutation, total: int,
-           wall: float) -> verdict.Verdict:
+           wall: float, covering: frozenset[str]) -> verdict.Verdict:
+    """The verdict on `m`. When few tests execute its line, those run first: if none of them
+    fails the mutant survives without a full run (a test that never executes a line cannot
+    see it change; at worst a mutant the full suite would kill through import-time effects is
+    dropped). Every kept mutant has the full suite's failing set under every seed."""
+    if 0 < len(covering) <= total // 2:
+        quick = run_suite(spec, tree, deps, seed=verdict.SEEDS[0], mutation=m,
+                          wall_seconds=wall, select=covering)
+        if not quick.error and not quick.failing:
+            return verdict.Verdict(False, "survived")
+        if len(quick.failing) > verdict.MAX_FAILING * total:
+            return verdict.Verdict(False, "too_broad", quick.failing)
     runs: list[verdict.Run] = []
     for seed in verdict.SEEDS:
         r = run_suite(spec, tree, deps, seed=seed, mutation=m, wall_seconds=wall)
@@ -188,7 +199,8 @@ def _mutants(spec: PackageSpec, tree: Path, deps: Sequence[Path], base: SuiteRes
     with ThreadPoolExecutor(max_workers=width) as pool:
         for start in range(0, len(budget), width):
             batch = [m for m in budget[start:start + width] if (m.file, m.line) not in lines]
-            results = pool.map(lambda m: _judge(spec, tree, deps, m, figures.tests, wall), batch)
+            results = pool.map(lambda m: _judge(spec, tree, deps, m, figures.tests, wall,
+                                                base.coverage[m.file][m.line]), batch)
             for m, v in zip(batch, results, strict=True):
                 if len(kept) >= options.per_package or (m.file, m.line) in lines:
                     continue
@@ -264,6 +276,8 @@ def build(options: BuildOptions, progress: Progress = lambda _: None) -> dict[st
     specs = [PACKAGES[p] for p in PACKAGES if p in set(options.packages)]
     sealed = split.seal_split(options.out, {s.name: s.archive.sha256 for s in specs},
                               options.fraction)
+    # Held-out packages first: a build cut short still has its held-out split.
+    specs.sort(key=lambda s: s.name not in sealed["heldout"])
     progress(f"sealed the split before any task exists: held out {sealed['heldout']}")
     rows: list[dict[str, Any]] = []
     figures: list[PackageFigures] = []

@@ -67,6 +67,7 @@ def seal_split(out: Path, pins: Mapping[str, str], fraction: float = HELDOUT_FRA
     heldout = choose_heldout(pins, fraction)
     split = {"rule": _RULE, "fraction": fraction, "pins": dict(sorted(pins.items())),
              "heldout": heldout, "tuning": sorted(set(pins) - set(heldout))}
+    out.mkdir(parents=True, exist_ok=True)
     path = out / SEAL_FILE
     if path.exists():
         seal = read_seal(out)
