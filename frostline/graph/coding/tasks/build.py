@@ -271,6 +271,12 @@ def build(options: BuildOptions, progress: Progress = lambda _: None) -> dict[st
                            unknown=unknown)
     if options.per_package < 1 or options.jobs < 1:
         raise TaskSetError("--per-package and --jobs must be at least 1")
+    cache = options.cache.resolve()
+    if cache == Path("/tmp") or Path("/tmp") in cache.parents:
+        # The sandbox mounts a private /tmp over the host's: trees there would be invisible.
+        raise TaskSetError(f"the cache {cache} is under /tmp, which the sandbox replaces with "
+                           "its own; choose a cache outside /tmp (--cache or $FROSTLINE_CACHE)",
+                           cache=str(cache))
     started, load = time.monotonic(), os.getloadavg()
     options.out.mkdir(parents=True, exist_ok=True)
     specs = [PACKAGES[p] for p in PACKAGES if p in set(options.packages)]
