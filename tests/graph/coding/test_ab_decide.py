@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frostline.graph.coding.ab.decide import MIN_PAIRED, ablation, decide_all, intermediate, state_machine
+from frostline.graph.coding.ab.decide import (
+    MIN_PAIRED,
+    ablation,
+    decide_all,
+    intermediate,
+    state_machine,
+)
 from frostline.graph.coding.interface import Instruments, TaskOutcome
 
 N = 12

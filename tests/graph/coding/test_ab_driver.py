@@ -32,7 +32,7 @@ def test_every_arm_sees_the_same_tasks_and_failures_stay_contained(tmp_path: Pat
     assert set(run.not_run) == {"arm3", "free_agent", "no_failure_edges", "no_single_l"}
     assert run.not_run["arm3"] == DEFERRED["arm3"]
     ids = [t.task_id for t in tasks]
-    for name, outcomes in run.outcomes.items():
+    for outcomes in run.outcomes.values():
         assert [o.task_id for o in outcomes] == ids
         ends = {o.task_id: (o.status, o.reason) for o in outcomes}
         assert ends[ids[-2]] == ("TERMINAL_REJECT", "driver: RuntimeError: scripted failure")

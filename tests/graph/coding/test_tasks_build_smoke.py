@@ -92,7 +92,7 @@ def test_a_task_reproduces_in_the_sandbox(built: tuple[Path, dict]) -> None:
 @pytest.mark.timeout(900)
 def test_a_resumed_build_keeps_its_tasks_and_refuses_another_split(built: tuple[Path, dict]
                                                                    ) -> None:
-    out, summary = built
+    out, _ = built
     before = (out / "tasks.jsonl").read_text()
     seal = (out / SEAL_FILE).read_text()
     r = CliRunner().invoke(tasks_cli, ["build", "--out", str(out), "--packages", PACKAGE,

@@ -50,7 +50,7 @@ def test_the_seal_exists_before_any_task(tmp_path: Path) -> None:
     seal_split(tmp_path, PINS)
     seal = json.loads((tmp_path / SEAL_FILE).read_text())
     assert seal["split"]["heldout"] and "tasks" not in seal
-    with pytest.raises(TaskSetError, match="no tasks.jsonl"):
+    with pytest.raises(TaskSetError, match=r"no tasks\.jsonl"):
         load_tasks(tmp_path, "heldout")
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from frostline.graph.coding.interface import INSTRUMENT_KEYS, Instruments, TaskOutcome
 
-__all__ = ["HIGHER_IS_BETTER", "Comparison", "aggregate", "compare", "per_task", "bootstrap_ci"]
+__all__ = ["HIGHER_IS_BETTER", "Comparison", "aggregate", "bootstrap_ci", "compare", "per_task"]
 
 HIGHER_IS_BETTER = frozenset({"resolve_rate"})
 RESAMPLES = 2000

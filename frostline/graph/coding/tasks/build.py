@@ -16,6 +16,7 @@ judged in that order whatever `jobs` is, so a build is reproducible.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import random
@@ -139,7 +140,7 @@ def _candidates(spec: PackageSpec, tree: Path, coverage: dict[str, Any],
     rng = random.Random(int(spec.archive.sha256[:16], 16))
     rng.shuffle(found)
     rank: Counter[tuple[str, int]] = Counter()
-    order = []
+    order: list[tuple[int, int, Mutation]] = []
     for m in found:
         order.append((rank[(m.file, m.line)], len(order), m))
         rank[(m.file, m.line)] += 1
@@ -154,7 +155,7 @@ def _judge(spec: PackageSpec, tree: Path, deps: Sequence[Path], m: Mutation, tot
     dropped). Every kept mutant has the full suite's failing set under every seed."""
     if 0 < len(covering) <= total // 2:
         quick = run_suite(spec, tree, deps, seed=verdict.SEEDS[0], mutation=m,
-                          wall_seconds=wall, select=covering)
+                          wall_seconds=wall, select=sorted(covering))
         if not quick.error and not quick.failing:
             return verdict.Verdict(False, "survived")
         if len(quick.failing) > verdict.MAX_FAILING * total:
@@ -271,6 +272,11 @@ def build(options: BuildOptions, progress: Progress = lambda _: None) -> dict[st
                            unknown=unknown)
     if options.per_package < 1 or options.jobs < 1:
         raise TaskSetError("--per-package and --jobs must be at least 1")
+    missing = [m for m in ("pytest", "coverage") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise TaskSetError(f"building tasks runs the suites with {' and '.join(missing)}, which "
+                           "this interpreter lacks: pip install 'frostline[tasks]'",
+                           missing=missing)
     cache = options.cache.resolve()
     if cache == Path("/tmp") or Path("/tmp") in cache.parents:
         # The sandbox mounts a private /tmp over the host's: trees there would be invisible.

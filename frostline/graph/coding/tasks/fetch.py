@@ -60,7 +60,7 @@ def _index_url(archive: Archive) -> str:
 
 def _read(url: str) -> bytes:
     try:
-        with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:  # noqa: S310
+        with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:
             data: bytes = response.read()
             return data
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
