@@ -74,7 +74,8 @@ def _print(report: dict[str, Any], out: Path) -> None:
               help="A folder built by `frostline tasks build`.")
 @click.option("--split", default="heldout", show_default=True,
               help="heldout (sealed), tuning or all.")
-@click.option("--limit", type=int, default=None, help="The first N tasks of the split only.")
+@click.option("--limit", type=int, default=None,
+              help="N tasks of the split only, taken round-robin over its packages.")
 @click.option("--arms", "arms", multiple=True, metavar="NAME[,NAME…]",
               help="Arms and ablations to run (default: all of them).")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
@@ -97,7 +98,7 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     report.json and the figures; apply the decision and ablation rules."""
     from frostline.graph.coding.ab import arms as arm_table
     from frostline.graph.coding.ab.decide import decide_all
-    from frostline.graph.coding.ab.driver import DEFAULT_SOLVER, load_solver, run_ab
+    from frostline.graph.coding.ab.driver import DEFAULT_SOLVER, load_solver, run_ab, spread
     from frostline.graph.coding.ab.figures import draw, require_matplotlib
     from frostline.graph.coding.ab.report import build_report, write_report
     from frostline.graph.coding.interface import FaultPlan
@@ -115,7 +116,7 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
         tasks = load_tasks(Path(tasks_dir), split)
     except FrostlineError as exc:
         fail_with(exc, as_json, EXIT_USAGE)
-    tasks = tasks[:limit] if limit is not None else tasks
+    tasks = spread(tasks, limit)
     model, label = _model(config_file, model_name, as_json)
     solve, why = load_solver(solver or DEFAULT_SOLVER)
     results = Path(out) if out else Path(tasks_dir) / "results" / time.strftime(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from frostline.graph.coding.ab.arms import ALL_NAMES, ARMS, DEFERRED, parse_names
 from frostline.graph.coding.ab.decide import decide_all
-from frostline.graph.coding.ab.driver import load_solver, run_ab
+from frostline.graph.coding.ab.driver import load_solver, run_ab, spread
 from frostline.graph.coding.ab.report import build_report, to_markdown, write_report
 from frostline.graph.coding.interface import ABLATION_NAMES, ARM_NAMES, INSTRUMENT_KEYS, FaultPlan
 from frostline.graph.coding.tasks.split import load_tasks
@@ -79,3 +79,12 @@ def test_the_report_has_the_contract_shape(tmp_path: Path) -> None:
     paths = write_report(tmp_path / "r", report, run)
     assert all(p.stat().st_size for p in paths)
     assert len((tmp_path / "r" / "outcomes.jsonl").read_text().splitlines()) == 4 * len(tasks)
+
+
+def test_a_limited_slice_spans_the_packages(tmp_path: Path) -> None:
+    tasks = load_tasks(sealed_tasks(tmp_path / "t", 4), "all")
+    assert spread(tasks, None) == tasks
+    head = spread(tasks, 3)
+    assert len({t.package for t in head}) == 3
+    assert [t.task_id for t in head] == [f"{p}-0" for p in ("alpha", "beta", "gamma")]
+    assert len(spread(tasks, 100)) == len(tasks)

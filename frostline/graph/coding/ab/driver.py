@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from frostline.graph.coding.ab.arms import ARMS, DEFERRED
 from frostline.graph.coding.interface import Arm, FaultPlan, Task, TaskOutcome
 
-__all__ = ["DEFAULT_SOLVER", "ABRun", "Solver", "load_solver", "run_ab"]
+__all__ = ["DEFAULT_SOLVER", "ABRun", "Solver", "load_solver", "run_ab", "spread"]
 
 #: Where the coding workflow's `solve` lives.
 DEFAULT_SOLVER = "frostline.graph.coding.solve:solve"
@@ -50,6 +50,20 @@ class ABRun:
     wall_s: float = 0.0
     jobs: int = 1
     model: str | None = None
+
+
+def spread(tasks: Sequence[Task], limit: int | None) -> list[Task]:
+    """The first `limit` tasks taken round-robin over packages (each package's own order
+    kept), so a small slice still spans the packages; all of them when `limit` is None."""
+    if limit is None:
+        return list(tasks)
+    seen: dict[str, int] = {}
+    ranked = []
+    for position, task in enumerate(tasks):
+        rank = seen.get(task.package, 0)
+        seen[task.package] = rank + 1
+        ranked.append((rank, position, task))
+    return [t for _, _, t in sorted(ranked, key=lambda x: (x[0], x[1]))[:limit]]
 
 
 def load_solver(spec: str = DEFAULT_SOLVER) -> tuple[Solver | None, str]:
