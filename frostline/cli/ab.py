@@ -30,25 +30,25 @@ from frostline.graph.coding.interface import INSTRUMENT_KEYS
 
 
 def _model(config_file: str | None, name: str | None, as_json: bool) -> tuple[Any, str | None]:
-    """The configured model to hand to `solve` (a `ModelConfig`), or none."""
+    """A chat client for the configured model (`[models.NAME]`) to hand to `solve`, or none."""
     from frostline.config import load_config
+    from frostline.repair.endpoints import model_client
 
     try:
-        models = load_config(config_file).models
-    except FrostlineError as exc:
-        fail_with(exc, as_json, EXIT_USAGE)
-    if name is not None:
-        if name not in models:
+        config = load_config(config_file)
+        models = config.models
+        if name is not None and name not in models:
             fail(f"no [models.{name}] in the configuration; configured: "
                  f"{', '.join(models) or 'none'}", EXIT_USAGE, as_json)
-        return models[name], name
-    if len(models) > 1:
-        fail(f"several models are configured ({', '.join(models)}); choose one with --model",
-             EXIT_USAGE, as_json)
-    if models:
-        only = next(iter(models))
-        return models[only], only
-    return None, None
+        if name is None and len(models) > 1:
+            fail(f"several models are configured ({', '.join(models)}); choose one with "
+                 "--model", EXIT_USAGE, as_json)
+        chosen = name if name is not None else next(iter(models), None)
+        if chosen is None:
+            return None, None
+        return model_client(chosen, config), chosen
+    except FrostlineError as exc:
+        fail_with(exc, as_json, EXIT_USAGE)
 
 
 def _print(report: dict[str, Any], out: Path) -> None:

@@ -33,11 +33,12 @@ def test_json_maps_every_arm_to_its_nine_instruments(tasks_dir: Path, tmp_path: 
                         "--faults", "0.2", "--out", str(tmp_path / "res"))
     assert code == 0
     assert list(out["arms"]) == list(ALL_NAMES)
-    for name in ("free_agent", "arm3", "no_failure_edges", "no_single_l"):
+    for name in ("free_agent", "arm3", "no_single_l"):
         assert out["arms"][name]["not_run"] and out["arms"][name]["tasks"] == 0
     assert "deferred" in out["arms"]["arm3"]["not_run"]
     assert "model" in out["arms"]["free_agent"]["not_run"]
-    for name in ("arm1", "arm2", "arm4", "no_gates", "no_allowlists", "no_lattice"):
+    for name in ("arm1", "arm2", "arm4", "no_gates", "no_allowlists", "no_lattice",
+                 "no_failure_edges"):
         assert set(out["arms"][name]) == {"tasks", *INSTRUMENT_KEYS}
         assert out["arms"][name]["tasks"] == 6
     assert {d["verdict"] for d in out["decisions"]} <= {"kept", "removed", "deleted", "undecided"}
@@ -55,10 +56,14 @@ def test_limit_and_arms_select(tasks_dir: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "r" / "ablations.png").exists()
 
 
-def test_a_configured_model_runs_the_model_arms(tasks_dir: Path, tmp_path: Path) -> None:
+def test_a_configured_model_runs_the_model_arms(tasks_dir: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     config = tmp_path / "frostline.toml"
     config.write_text('[models.local]\nbase_url = "http://127.0.0.1:9/v1"\n'
-                      'api_key_env = "NO_KEY"\nmodel = "m"\n')
+                      'api_key_env = "AB_TEST_KEY"\nmodel = "m"\n')
+    code, out = _invoke("--tasks", str(tasks_dir), "--config", str(config), "--no-figures")
+    assert code == 2 and "AB_TEST_KEY" in out["error"]["message"]  # the key is not set
+    monkeypatch.setenv("AB_TEST_KEY", "k")
     code, out = _invoke("--tasks", str(tasks_dir), "--solver", DOUBLE, "--config", str(config),
                         "--arms", "free_agent,arm4", "--no-figures", "--out", str(tmp_path / "r"))
     assert code == 0 and out["arms"]["free_agent"]["tasks"] == 6

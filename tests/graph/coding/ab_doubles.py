@@ -48,3 +48,9 @@ def scripted_solve_double(task: Task, arm: Arm, faults: FaultPlan, *, model: Any
     )
     status = "ACCEPT" if resolved else "TERMINAL_REJECT"
     return TaskOutcome(task.task_id, arm.name, status, "" if resolved else "out_of_budget", ins)
+
+
+def declining_solve_double(task: Task, arm: Arm, faults: FaultPlan, *, model: Any = None,
+                           workdir: Path) -> TaskOutcome:
+    """Declines every task, as `solve` does for an arm it cannot run."""
+    return TaskOutcome(task.task_id, arm.name, "not_run", f"{arm.name} declined by the double")

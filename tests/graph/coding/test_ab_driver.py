@@ -10,14 +10,13 @@ from frostline.graph.coding.ab.driver import load_solver, run_ab, spread
 from frostline.graph.coding.ab.report import build_report, to_markdown, write_report
 from frostline.graph.coding.interface import ABLATION_NAMES, ARM_NAMES, INSTRUMENT_KEYS, FaultPlan
 from frostline.graph.coding.tasks.split import load_tasks
-from tests.graph.coding.ab_doubles import DIE, EXPLODE, scripted_solve_double
+from tests.graph.coding.ab_doubles import DIE, EXPLODE, declining_solve_double, scripted_solve_double
 from tests.graph.coding.ab_fixtures import sealed_tasks
 
 
 def test_the_table_names_every_arm_and_ablation() -> None:
     assert tuple(ARMS) == ALL_NAMES == (*ARM_NAMES, *ABLATION_NAMES)
-    assert {n for n, a in ARMS.items() if a.needs_model} == {"free_agent", "no_failure_edges",
-                                                             "no_single_l"}
+    assert {n for n, a in ARMS.items() if a.needs_model} == {"free_agent", "no_single_l"}
     for name in ABLATION_NAMES:  # one mechanism off at a time, from arm 4
         differs = {k for k, v in vars(ARMS[name]).items() if k not in ("name", "needs_model")
                    and v != getattr(ARMS["arm4"], k)}
@@ -29,7 +28,7 @@ def test_every_arm_sees_the_same_tasks_and_failures_stay_contained(tmp_path: Pat
     tasks = load_tasks(sealed_tasks(tmp_path / "t", 6, (EXPLODE, DIE)), "heldout")
     run = run_ab(tasks, list(ALL_NAMES), scripted_solve_double, faults=FaultPlan(0.1, 7),
                  jobs=2, workdir=tmp_path / "work")
-    assert set(run.not_run) == {"arm3", "free_agent", "no_failure_edges", "no_single_l"}
+    assert set(run.not_run) == {"arm3", "free_agent", "no_single_l"}
     assert run.not_run["arm3"] == DEFERRED["arm3"]
     ids = [t.task_id for t in tasks]
     for outcomes in run.outcomes.values():
@@ -88,3 +87,19 @@ def test_a_limited_slice_spans_the_packages(tmp_path: Path) -> None:
     assert len({t.package for t in head}) == 3
     assert [t.task_id for t in head] == [f"{p}-0" for p in ("alpha", "beta", "gamma")]
     assert len(spread(tasks, 100)) == len(tasks)
+
+
+def test_the_table_agrees_with_the_workflows_own() -> None:
+    import pytest
+
+    bodies = pytest.importorskip("frostline.graph.coding.arms",
+                                 reason="the coding workflow's arms are not installed here")
+    for name, arm in bodies.ARMS.items():
+        assert ARMS[name] == arm
+
+
+def test_an_arm_solve_declines_is_not_run(tmp_path: Path) -> None:
+    tasks = load_tasks(sealed_tasks(tmp_path / "t", 2), "heldout")
+    run = run_ab(tasks, ["arm4"], declining_solve_double, faults=FaultPlan(),
+                 workdir=tmp_path / "w")
+    assert run.not_run == {"arm4": "arm4 declined by the double"} and not run.outcomes

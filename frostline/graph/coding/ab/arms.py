@@ -15,11 +15,14 @@ a strict superset of the one before), and arm 4 with one mechanism removed at a 
 | no_gates         | arm4, transitions fire unconditionally                       | no    |
 | no_allowlists    | arm4, any tool callable from any state                       | no    |
 | no_lattice       | arm4, rerun everything on any failure                        | no    |
-| no_failure_edges | arm4, the model decides what to do on failure                | yes   |
+| no_failure_edges | arm4 without retry/rollback/termination edges (what a failure | no    |
+|                  | leads to is up to the workflow's fallback, see its `solve`)  |       |
 | no_single_l      | arm4, the model owns next step, tool choice and termination  | yes   |
 
 With no model configured, the arms that need one are reported as not run with the reason;
 the others run with the empty L column (the template generator), a permitted, correct state.
+The flags are the ones the coding workflow's own table (`frostline.graph.coding.arms`) uses;
+a test holds the two equal wherever both are installed.
 """
 
 from __future__ import annotations
@@ -41,8 +44,7 @@ ARMS: dict[str, Arm] = {
     "no_gates": replace(_ARM4, name="no_gates", gates=False),
     "no_allowlists": replace(_ARM4, name="no_allowlists", allowlists=False),
     "no_lattice": replace(_ARM4, name="no_lattice", lattice=False),
-    "no_failure_edges": replace(_ARM4, name="no_failure_edges", failure_edges=False,
-                                needs_model=True),
+    "no_failure_edges": replace(_ARM4, name="no_failure_edges", failure_edges=False),
     "no_single_l": replace(_ARM4, name="no_single_l", single_l=False, needs_model=True),
 }
 ALL_NAMES: tuple[str, ...] = (*ARM_NAMES, *ABLATION_NAMES)

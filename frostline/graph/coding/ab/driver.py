@@ -31,6 +31,7 @@ __all__ = ["DEFAULT_SOLVER", "ABRun", "Solver", "load_solver", "run_ab", "spread
 #: Where the coding workflow's `solve` lives.
 DEFAULT_SOLVER = "frostline.graph.coding.solve:solve"
 REJECT = "TERMINAL_REJECT"
+NOT_RUN = "not_run"
 
 
 class Solver(Protocol):
@@ -163,7 +164,13 @@ def run_ab(tasks: Sequence[Task], names: Sequence[str], solver: Solver | None, *
     for name in runnable:
         batch = [(solver, task, ARMS[name], faults, model, workdir / name / task.task_id)
                  for task in tasks]
-        run.outcomes[name] = _run_jobs(batch, max(1, jobs)) if tasks else []
+        outcomes = _run_jobs(batch, max(1, jobs)) if tasks else []
+        # A task `solve` itself declined to run (status not_run) is not a measurement.
+        ran = [o for o in outcomes if o.status != NOT_RUN]
+        if outcomes and not ran:
+            run.not_run[name] = outcomes[0].reason or "solve did not run it"
+            continue
+        run.outcomes[name] = ran
         done = sum(o.instruments.resolved for o in run.outcomes[name])
         progress(f"{name}: {done}/{len(tasks)} resolved")
     run.wall_s = round(time.monotonic() - started, 2)
