@@ -10,7 +10,12 @@ from frostline.graph.coding.ab.driver import load_solver, run_ab, spread
 from frostline.graph.coding.ab.report import build_report, to_markdown, write_report
 from frostline.graph.coding.interface import ABLATION_NAMES, ARM_NAMES, INSTRUMENT_KEYS, FaultPlan
 from frostline.graph.coding.tasks.split import load_tasks
-from tests.graph.coding.ab_doubles import DIE, EXPLODE, declining_solve_double, scripted_solve_double
+from tests.graph.coding.ab_doubles import (
+    DIE,
+    EXPLODE,
+    declining_solve_double,
+    scripted_solve_double,
+)
 from tests.graph.coding.ab_fixtures import sealed_tasks
 
 
