@@ -37,6 +37,7 @@ from frostline.cli.common import (
     opened_store,
     text,
 )
+from frostline.contract.records import LOCAL_PRINCIPAL
 from frostline.errors import FrostlineError, GraphLoadError
 from frostline.graph.allowlist import LocalToolRouter
 from frostline.graph.bodies import load_bodies
@@ -162,20 +163,23 @@ def _describe(event: LedgerEvent) -> str:
                    "running the same RUN_ID again resumes it without repeating committed calls.")
 @click.option("--store", "store_url", default=None, metavar="URL",
               help="Store URL for --run (default: $FROSTLINE_STORE, else ./.frostline/).")
+@click.option("--owner", default=None, metavar="NAME",
+              help=f"The principal a new durable run belongs to (default: {LOCAL_PRINCIPAL!r}); "
+                   "its graph view is then in the API and the UI for NAME's token.")
 @config_option
 def run_cmd(graph_spec: str, bodies_spec: str, as_json: bool, run_id: str, durable_run: str | None,
-            store_url: str | None, config_file: str | None) -> None:
+            store_url: str | None, owner: str | None, config_file: str | None) -> None:
     """Run GRAPH with the state bodies of MODULE_OR_FILE, printing the ledger as it goes.
 
     Graph tools the bodies module does not define are answered by the configured capabilities
     of the same name (--config, $FROSTLINE_CONFIG or ./frostline.toml)."""
     g = _load(graph_spec, as_json)
     with opened_capabilities(config_file, as_json) as registry:
-        _run(g, bodies_spec, as_json, run_id, durable_run, store_url, registry)
+        _run(g, bodies_spec, as_json, run_id, durable_run, store_url, registry, owner)
 
 
 def _run(g: Graph, bodies_spec: str, as_json: bool, run_id: str, durable_run: str | None,
-         store_url: str | None, registry: Any) -> NoReturn:
+         store_url: str | None, registry: Any, owner: str | None = None) -> NoReturn:
     from frostline.graph.configured import configured_tools
 
     def show(event: LedgerEvent) -> None:
@@ -190,7 +194,7 @@ def _run(g: Graph, bodies_spec: str, as_json: bool, run_id: str, durable_run: st
         made["tools"] = {**configured_tools(registry, g.tools, defined,
                                             durable=durable_run is not None), **defined}
         if durable_run is not None:
-            _run_durable(g, made, durable_run, store_url, show, as_json)
+            _run_durable(g, made, durable_run, store_url, show, as_json, owner)
         engine = Engine(g, made["bodies"], model=made.get("model"),
                         router=LocalToolRouter(made["tools"]), sinks=[CallbackSink(show)],
                         run_id=run_id)
@@ -219,13 +223,14 @@ def _report(g: Graph, result: RunResult, as_json: bool) -> None:
 
 
 def _run_durable(g: Graph, made: Mapping[str, Any], run_id: str, store_url: str | None,
-                 show: Callable[[LedgerEvent], None], as_json: bool) -> NoReturn:
+                 show: Callable[[LedgerEvent], None], as_json: bool,
+                 owner: str | None = None) -> NoReturn:
     """`graph run --run`: one attempt of a durable graph run; exits with the run's code."""
     from frostline.graph.durable import run_durable
 
     with opened_store(store_url, as_json) as store:
         outcome = run_durable(store, run_id, g, made["bodies"], made.get("tools") or {},
-                              model=made.get("model"), sinks=[CallbackSink(show)])
+                              model=made.get("model"), sinks=[CallbackSink(show)], owner=owner)
     if as_json:
         emit_json({"durable": {k: v for k, v in outcome.to_json().items() if k != "result"}},
                   indent=None)

@@ -39,6 +39,7 @@ from frostline.capabilities.envelope import Envelope, LedgerPolicy
 from frostline.capabilities.provider import CallContext, ProviderResult
 from frostline.contract.identity import Identity, digest
 from frostline.contract.prefix import load_prefix
+from frostline.contract.records import run_key
 from frostline.errors import (
     AttemptUnresolved,
     FrostlineError,
@@ -53,6 +54,7 @@ from frostline.graph.graph import Graph
 from frostline.graph.ledger import LedgerEvent, LedgerSink
 from frostline.graph.slot import ModelClient, SlotLimits
 from frostline.runtime.broker import Broker, BrokerStats
+from frostline.runtime.certificates import persist as persist_certificate
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.store.base import Store
 
@@ -265,8 +267,10 @@ def default_envelope() -> Envelope:
 def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Body],
                 tools: ToolRegistry, *, model: ModelClient | None = None,
                 envelope: Envelope | None = None, sinks: Iterable[LedgerSink] = (),
-                limits: SlotLimits | None = None, max_steps: int = 10_000) -> DurableOutcome:
-    """Run (or resume) graph run `run_id` in `store`, every tool call through the broker.
+                limits: SlotLimits | None = None, max_steps: int = 10_000,
+                owner: str | None = None) -> DurableOutcome:
+    """Run (or resume) graph run `run_id` of `owner` (default: the local principal) in
+    `store`, every tool call through the broker.
 
     A new run is created with kind "graph"; an existing one must be a graph run of the same
     graph. Each call opens an attempt: committed tool calls replay, the rest execute once.
@@ -283,8 +287,9 @@ def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Bo
     # Refuse bad bodies or a red graph before anything is written to the store.
     Engine(graph, bodies, model=model, limits=limits, run_id=run_id, max_steps=max_steps)
     graph_digest = digest(graph.to_json())
+    name, run_id = run_id, run_key(owner, run_id)
     try:
-        env = _ensure_run(store, run_id, graph, graph_digest, envelope, catalog)
+        env = _ensure_run(store, run_id, graph, graph_digest, envelope, catalog, owner, name)
         with store.run_lock(run_id):
             close_crashed_attempts(store, run_id)
             return _attempt(store, run_id, graph, graph_digest, bodies, registry, catalog, env,
@@ -294,11 +299,12 @@ def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Bo
 
 
 def _ensure_run(store: Store, run_id: str, graph: Graph, graph_digest: str,
-                envelope: Envelope | None, catalog: Catalog) -> Envelope:
+                envelope: Envelope | None, catalog: Catalog, owner: str | None,
+                name: str) -> Envelope:
     run = store.get_run(run_id)
     if run is None:
         env = envelope or default_envelope()
-        store.create_run(run_id, env.to_dict(), kind="graph")
+        store.create_run(name, env.to_dict(), kind="graph", owner=owner)
         return env
     if run.kind != "graph":
         raise FrostlineError(f"run {run_id!r} is a {run.kind} run, not a graph run; pick another "
@@ -376,6 +382,8 @@ def _finish(store: Store, run_id: str, number: int, status: str, result: RunResu
               "provider_calls": stats.provider_calls if stats is not None else 0,
               "divergences": stats.divergences if stats is not None else [],
               "calls": rows}
+    # like a script attempt's: what the run has committed so far, chained to the last one
+    persist_certificate(store, run_id, number)
     store.finish_attempt(run_id, number, status=status, error=error, stats=totals,
                          invoked=[str(c["identity"]) for c in rows],
                          result=result.to_json() if result is not None else None)

@@ -9,6 +9,7 @@ initial state, forward edges run downwards, and edges that go back up are drawn 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from html import escape
 
@@ -122,7 +123,7 @@ def _layout(graph: Graph) -> _Layout:
     return _Layout(pos, side, width, height)
 
 
-def _svg_edge(i: int, t: Transition, layout: _Layout) -> str:
+def _svg_edge(i: int, t: Transition, layout: _Layout, taken: int = 0) -> str:
     w, h = _W, _H
     colour, dash = STYLE[t.kind]
     (x1, y1), (x2, y2) = layout.pos[t.from_], layout.pos[t.to]
@@ -139,14 +140,18 @@ def _svg_edge(i: int, t: Transition, layout: _Layout) -> str:
         ex, ey = x2 + w, y2 + h / 2
         bow = 60 + (i % 7) * 18
         path_d = f"M{sx:.1f},{sy:.1f} C{sx + bow:.1f},{sy:.1f} {ex + bow:.1f},{ey:.1f} {ex:.1f},{ey:.1f}"
-    return (f'<path d="{path_d}" fill="none" stroke="{colour}" stroke-width="1.6"{dash_attr} '
-            f'marker-end="url(#arrow-{t.kind.value})" class="edge {t.kind.value}">'
+    # an edge the run took is drawn heavier and says how often
+    width, cls = (3.6, " taken") if taken else (1.6, "")
+    if taken:
+        title += escape(f" (taken {taken}x)")
+    return (f'<path d="{path_d}" fill="none" stroke="{colour}" stroke-width="{width}"{dash_attr} '
+            f'marker-end="url(#arrow-{t.kind.value})" class="edge {t.kind.value}{cls}">'
             f"<title>{title}</title></path>")
 
 
-def _svg_state(graph: Graph, s: str, x: float, y: float) -> str:
+def _svg_state(graph: Graph, s: str, x: float, y: float, visits: int = 0) -> str:
     terminal = s in graph.terminals
-    fill = "#f3f4f6" if terminal else "#ffffff"
+    fill = "#dbeafe" if visits else "#f3f4f6" if terminal else "#ffffff"
     stroke_w = 2.5 if terminal else 1.2
     rx = 18 if terminal else 4
     tools = ", ".join(graph.contracts[s].permitted_tools)
@@ -154,7 +159,16 @@ def _svg_state(graph: Graph, s: str, x: float, y: float) -> str:
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{_W}" height="{_H}" rx="{rx}" fill="{fill}" '
             f'stroke="#111" stroke-width="{stroke_w}"/>'
             f'<text x="{x + _W / 2:.1f}" y="{y + _H / 2 + 5:.1f}" font-size="13" '
-            f'text-anchor="middle">{escape(s)}</text></g>')
+            f'text-anchor="middle">{escape(s)}</text>{_badge(x, y, visits)}</g>')
+
+
+def _badge(x: float, y: float, visits: int) -> str:
+    """The visit count of a state the run entered, in its top-right corner."""
+    if not visits:
+        return ""
+    return (f'<g class="visits" data-visits="{visits}"><circle cx="{x + _W - 4:.1f}" '
+            f'cy="{y + 4:.1f}" r="11" fill="#1d4ed8"/><text x="{x + _W - 4:.1f}" y="{y + 8:.1f}" '
+            f'font-size="11" fill="#fff" text-anchor="middle">{visits}</text></g>')
 
 
 def _svg_legend(width: float) -> list[str]:
@@ -170,8 +184,11 @@ def _svg_legend(width: float) -> list[str]:
     return out
 
 
-def to_svg(graph: Graph) -> str:
-    """A standalone SVG drawing of `graph`."""
+def to_svg(graph: Graph, visits: Mapping[str, int] | None = None,
+           taken: Mapping[tuple[str, str, str], int] | None = None) -> str:
+    """A standalone SVG drawing of `graph`; with `visits` (state -> count) and `taken`
+    ((from, to, kind) -> count) the path a run took is drawn over it."""
+    visits, taken = visits or {}, taken or {}
     layout = _layout(graph)
     width, height = layout.width, layout.height
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
@@ -179,13 +196,14 @@ def to_svg(graph: Graph) -> str:
            "<defs>"]
     for kind, (colour, _) in STYLE.items():
         out.append(f'<marker id="arrow-{kind.value}" viewBox="0 0 10 10" refX="9" refY="5" '
-                   f'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
+                   f'markerWidth="11" markerHeight="11" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
                    f'<path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>')
     out.append("</defs>")
     out.append(f'<text x="{_MARGIN}" y="{_MARGIN}" font-size="18" font-weight="bold">'
                f'phase graph: {escape(graph.name)}</text>')
-    out += [_svg_edge(i, t, layout) for i, t in enumerate(graph.transitions)]
-    out += [_svg_state(graph, s, x, y) for s, (x, y) in layout.pos.items()]
+    out += [_svg_edge(i, t, layout, taken.get((t.from_, t.to, t.kind.value), 0))
+            for i, t in enumerate(graph.transitions)]
+    out += [_svg_state(graph, s, x, y, visits.get(s, 0)) for s, (x, y) in layout.pos.items()]
     out += _svg_legend(width)
     out.append("</g></svg>")
     return "\n".join(out) + "\n"

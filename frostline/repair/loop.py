@@ -194,6 +194,9 @@ def task_from_store(store: Store, run_id: str, *, catalog: Catalog = DEFAULT_CAT
     run = store.get_run(run_id)
     if run is None:
         raise RunNotFound(f"no run {run_id!r} in the store", run_id=run_id)
+    if run.kind != "script":
+        raise DefinitionError(f"run {run_id!r} is a {run.kind} run; only a script run is "
+                              "repaired by rewriting its script", run_id=run_id, kind=run.kind)
     attempts = store.list_attempts(run_id)
     ran = [a for a in attempts if a.status not in _NOT_RUN]
     if not ran:

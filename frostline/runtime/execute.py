@@ -158,6 +158,10 @@ def _ensure_run(store: Store, run_id: str, envelope: Envelope | Mapping[str, Any
                                   f"{run_key(owner, 'NAME')!r}", run_id=run_id, owner=owner)
         run = store.create_run(run_id[len(prefix):], _new_envelope(envelope, catalog).to_dict(),
                                owner=owner)
+    elif run.kind != "script":
+        # a graph run's calls are not a script's sites: its prefix would mean nothing here
+        raise DefinitionError(f"run {run_id!r} is a {run.kind} run; a script attempt needs a "
+                              "script run: pick another run id", run_id=run_id, kind=run.kind)
     return Envelope.from_dict(run.envelope, catalog)
 
 

@@ -24,14 +24,25 @@ from frostline.service.dependencies import ServiceState, attach_state
 from frostline.service.headers import SecurityHeaders
 from frostline.service.limits import PrincipalLimits, ServiceLimits
 from frostline.service.links import with_run_links
-from frostline.service.routes import artifacts, attempts, contract, events, jobs, runs, ui
+from frostline.service.routes import (
+    artifacts,
+    attempts,
+    contract,
+    events,
+    graphs,
+    jobs,
+    reports,
+    runs,
+    ui,
+)
 from frostline.service.routes import catalog as catalog_routes
 from frostline.service.schemas import MAX_BODY_BYTES
 from frostline.store.base import Store
 
 # In this order in the OpenAPI description.
 ROUTERS = (runs.router, attempts.router, jobs.router, contract.router, artifacts.router,
-           events.router, catalog_routes.router, ui.router)
+           events.router, catalog_routes.router, graphs.router, reports.router,
+           ui.router)
 
 
 DOCS_URL, REDOC_URL = "/docs", "/redoc"

@@ -109,6 +109,10 @@ def run_artifacts(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
 
     for slot in store.list_slots(run_id):
         walk(slot.result, str(slot.identity), slot.capability)
+    # an A/B report's files are named by its attempts' results (it makes no calls)
+    for a in store.list_attempts(run_id):
+        if a.report.get("kind") == "ab" and a.status == "succeeded":
+            walk(a.result, f"report/{a.number}", "ab")
     return found
 
 
@@ -178,7 +182,9 @@ def run_detail(store: Store, run: RunRecord, *, executing: bool = False) -> dict
         "envelope": run.envelope,
         "attempts": [attempt_dict(a) for a in attempts],
         "timeline": timeline(store, run.run_id),
-        "frozen_sites": frozen_sites(store, run.run_id),
+        # a graph run's calls are keyed by (state, visit, ordinal), not by script sites; its
+        # path and artifacts are at /v1/runs/{id}/graph
+        "frozen_sites": frozen_sites(store, run.run_id) if run.kind != "graph" else [],
         "script": last.source if last else "",
         "gate": last.gate if last else None,
         "artifacts": list(run_artifacts(store, run.run_id).values()),

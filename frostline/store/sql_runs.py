@@ -19,7 +19,7 @@ _RUN_COLS = "run_id, envelope, status, owner, kind, created_at, name"
 _ATTEMPT_COLS = ("run_id, number, source, source_digest, annotated, report, status, gate, "
                  "invoked, orphans, result, error, stats, started_at, finished_at, args, "
                  "catalog_digest")
-RUN_KINDS = ("script", "graph")
+RUN_KINDS = ("script", "graph", "ab")  # ab: a report of `frostline ab --store`
 
 
 class RunQueries(SqlBackend):

@@ -44,6 +44,12 @@ OPERATIONS = [
     ("GET", "/v1/runs/{run_id}/events", "events_v1_runs__run_id__events_get", ["runs"], "200",
      ["run_id", "after", "follow"]),
     ("GET", "/v1/catalog", "get_catalog_v1_catalog_get", ["meta"], "200", []),
+    ("GET", "/v1/runs/{run_id}/graph", "graph_run_v1_runs__run_id__graph_get", ["runs"], "200",
+     ["run_id"]),
+    ("GET", "/v1/runs/{run_id}/graph.svg", "graph_run_svg_v1_runs__run_id__graph_svg_get", ["runs"],
+     "200", ["run_id"]),
+    ("GET", "/v1/runs/{run_id}/report", "ab_report_v1_runs__run_id__report_get", ["runs"], "200",
+     ["run_id"]),
 ]
 
 ECHO = 'async def orchestrate(ctx, args):\n    a = await ctx.run("echo", {"n": 1})\n    return a["n"]\n'

@@ -59,13 +59,13 @@ async function showRuns() {
   const data = await (await api("/v1/runs")).json();
   const rows = data.runs.map((r) => {
     const tr = el("tr", { class: "link", "data-run": r.run_id, onclick: () => { location.hash = "#/runs/" + encodeURIComponent(r.run_id); } },
-      el("td", { class: "mono" }, r.run_id), el("td", {}, chip(r.status)), el("td", {}, r.attempts),
+      el("td", { class: "mono" }, r.run_id), el("td", { class: "muted" }, r.kind || "script"), el("td", {}, chip(r.status)), el("td", {}, r.attempts),
       el("td", {}, usd(r.spend_usd)), el("td", { class: "muted" }, when(r.created_at)));
     return tr;
   });
   view.replaceChildren(el("section", { class: "card" },
     el("h1", {}, "Runs"),
-    rows.length ? el("table", { id: "runs" }, el("thead", {}, el("tr", {}, ["Run", "Status", "Attempts", "Spend", "Created"].map((h) => el("th", {}, h)))), el("tbody", {}, rows))
+    rows.length ? el("table", { id: "runs" }, el("thead", {}, el("tr", {}, ["Run", "Kind", "Status", "Attempts", "Spend", "Created"].map((h) => el("th", {}, h)))), el("tbody", {}, rows))
       : el("p", { class: "muted" }, "No runs yet. Start one with `frostline demo` or POST /v1/runs.")));
 }
 
@@ -126,6 +126,78 @@ async function artifactsView(run) {
     figs.length ? el("div", { class: "thumbs", id: "artifacts" }, figs) : el("p", { class: "muted" }, "No image artifacts."));
 }
 
+function ledgerSummary(e) {
+  const d = e.data || {};
+  if (e.kind === "state_entered") return d.state + " (visit " + d.visit + ")";
+  if (e.kind === "edge") return d.from + " → " + d.to + " [" + d.kind + "]" + (d.reason ? " " + d.reason : "");
+  if (e.kind === "artifact") return d.artifact + " v" + d.version + (d.changed === false ? " (unchanged)" : "");
+  if (e.kind === "invalidation") return d.changed + " made stale: " + (d.stale || []).join(", ");
+  if (e.kind === "tool_call") return (d.tool || "") + " " + (d.identity || "");
+  if (e.kind === "terminal") return d.state + " " + d.status + (d.reason ? " (" + d.reason + ")" : "");
+  return clip(JSON.stringify(d), 160);
+}
+
+async function graphView(run) {
+  const base = "/v1/runs/" + encodeURIComponent(run.run_id);
+  const g = await (await api(base + "/graph")).json();
+  const img = el("img", { id: "graph-svg", alt: "graph " + g.graph + " with the path the run took" });
+  api(base + "/graph.svg").then((r) => r.blob()).then((b) => { img.src = URL.createObjectURL(b); }).catch(() => {});
+  const term = g.terminal ? g.terminal.state + " " + (g.terminal.reason || "") : "not reached";
+  const path = el("p", { class: "mono path", id: "graph-path" }, g.path.join(" → "));
+  const visits = el("table", { id: "graph-visits" }, el("thead", {}, el("tr", {}, el("th", {}, "State"), el("th", {}, "Visits"))),
+    el("tbody", {}, g.states.filter((s) => g.visits[s]).map((s) => el("tr", {}, el("td", { class: "mono" }, s), el("td", {}, g.visits[s])))));
+  const artifacts = el("table", { id: "graph-artifacts" },
+    el("thead", {}, el("tr", {}, ["Artifact", "Version", "Freshness", "Produced by", "Digest"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, g.artifacts.map((a) => el("tr", {}, el("td", { class: "mono" }, a.artifact), el("td", {}, a.version),
+      el("td", {}, chip(a.freshness === "VALID" ? "valid" : "stale")), el("td", { class: "mono" }, a.produced_by || ""),
+      el("td", { class: "mono muted" }, (a.digest || "").slice(0, 12))))));
+  const ledger = el("table", { id: "graph-ledger" }, el("thead", {}, el("tr", {}, ["#", "Event", "What"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, g.ledger.map((e) => el("tr", {}, el("td", {}, e.seq), el("td", { class: "mono" }, e.kind), el("td", { class: "err" }, ledgerSummary(e))))));
+  return [
+    el("div", { class: "grid" }, stat("Graph", g.graph), stat("Steps", g.path.length), stat("Terminal", term),
+      stat("Illegal actions", g.illegal_actions)),
+    el("section", { class: "card" }, el("h2", {}, "Path taken"), path, el("div", { class: "graph" }, img),
+      el("p", { class: "muted" }, "Visited states carry their visit count; edges the run took are drawn heavier.")),
+    el("div", { class: "two" },
+      el("section", { class: "card" }, el("h2", {}, "Artifacts"), artifacts),
+      el("section", { class: "card" }, el("h2", {}, "Visits per state"), visits)),
+    el("section", { class: "card" }, el("h2", {}, "Ledger (attempt " + g.attempt + ")"), el("div", { class: "scroll" }, ledger)),
+  ];
+}
+
+const INSTRUMENTS = ["resolve_rate", "tokens", "wall_s", "llm_calls", "illegal_actions", "redundant_actions", "repeated_work", "regressions", "stale_context"];
+
+function fmt(v) { return typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : (v ?? ""); }
+
+function decisionRows(decisions) {
+  const items = Array.isArray(decisions) ? decisions
+    : Object.entries(decisions || {}).map(([k, v]) => Object.assign({ name: k }, typeof v === "object" && v ? v : { verdict: v }));
+  return items.map((d) => el("tr", {}, el("td", { class: "mono" }, d.name || d.arm || d.mechanism || ""),
+    el("td", {}, chip(String(d.verdict || d.decision || (d.kept === true ? "kept" : d.kept === false ? "removed" : "")))),
+    el("td", { class: "err" }, d.evidence || d.reason || clip(JSON.stringify(d), 200))));
+}
+
+async function reportView(run) {
+  const base = "/v1/runs/" + encodeURIComponent(run.run_id);
+  const data = await (await api(base + "/report")).json();
+  const arms = data.report.arms || {};
+  const head = el("tr", {}, el("th", {}, "Arm"), el("th", {}, "Tasks"), INSTRUMENTS.map((k) => el("th", {}, k.replace("_", " "))));
+  const rows = Object.entries(arms).map(([name, a]) => el("tr", { "data-arm": name }, el("td", { class: "mono" }, name), el("td", {}, a.tasks ?? ""),
+    a.not_run ? el("td", { class: "muted", colspan: String(INSTRUMENTS.length) }, "not run: " + a.not_run)
+      : INSTRUMENTS.map((k) => el("td", {}, fmt(a[k])))));
+  const figs = [];
+  for (const f of (data.files || []).filter((x) => (x.mime || "").startsWith("image/"))) {
+    const img = el("img", { alt: f.name });
+    figs.push(el("figure", {}, img, el("figcaption", {}, f.name)));
+    api(base + "/artifacts/" + encodeURIComponent(f.artifact)).then((r) => r.blob()).then((b) => { img.src = URL.createObjectURL(b); }).catch(() => {});
+  }
+  return [
+    el("section", { class: "card" }, el("h2", {}, "Arms and ablations"), el("div", { class: "scroll" }, el("table", { id: "ab-arms" }, el("thead", {}, head), el("tbody", {}, rows)))),
+    el("section", { class: "card" }, el("h2", {}, "Decisions"), el("table", { id: "ab-decisions" }, el("tbody", {}, decisionRows(data.report.decisions)))),
+    el("section", { class: "card" }, el("h2", {}, "Figures"), figs.length ? el("div", { class: "figures", id: "ab-figures" }, figs) : el("p", { class: "muted" }, "No figures.")),
+  ];
+}
+
 async function showRun(runId) {
   const run = await (await api("/v1/runs/" + encodeURIComponent(runId))).json();
   const budget = (run.envelope.budget || {}).usd || 0;
@@ -136,8 +208,17 @@ async function showRun(runId) {
     el("tbody", {}, run.attempts.map((a) => el("tr", {}, el("td", {}, a.attempt), el("td", {}, chip(a.status)),
       el("td", {}, (a.stats || {}).executed ?? ""), el("td", {}, (a.stats || {}).replayed ?? ""),
       el("td", {}, a.orphans.length), el("td", { class: "muted err", title: a.error ? (a.error.message || "") : "" }, a.error ? clip(a.error.message || "", 140) : "")))));
+  const title = el("h1", {}, run.kind === "graph" ? "Graph run " : "Run ", el("span", { class: "mono", id: "run-id" }, run.run_id), " ", chip(run.status));
+  if (run.kind === "ab") {
+    view.replaceChildren(el("h1", {}, "A/B report ", el("span", { class: "mono", id: "run-id" }, run.run_id)), ...(await reportView(run)));
+    return;
+  }
+  if (run.kind === "graph") {
+    view.replaceChildren(title, ...(await graphView(run)), el("section", { class: "card" }, el("h2", {}, "Attempts"), attempts));
+    return;
+  }
   view.replaceChildren(
-    el("h1", {}, "Run ", el("span", { class: "mono", id: "run-id" }, run.run_id), " ", chip(run.status)),
+    title,
     el("div", { class: "grid" },
       stat("Spend", usd(run.spend_usd) + " / " + usd(budget), el("div", { class: "bar" }, el("span", { style: "width:" + pct + "%" }))),
       stat("Attempts", run.attempts.length),
