@@ -2,7 +2,8 @@
 
 Exit codes (the table of `frostline.cli.common`): 0 the report was written (whatever it
 decides); 2 bad input: a missing tasks folder, an unknown split, a broken seal, an unknown arm,
-a bad --faults/--jobs/--limit, an unknown --model, matplotlib missing without --no-figures.
+a bad --faults/--jobs/--limit, an unknown --model, matplotlib missing without --no-figures, a
+--record NAME taken by a run of another kind; 7 the store for --record cannot be reached.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from frostline.cli.common import (
     emit_json,
     fail,
     fail_with,
+    opened_store,
+    store_option,
     text,
 )
 from frostline.errors import FrostlineError
@@ -49,6 +52,19 @@ def _model(config_file: str | None, name: str | None, as_json: bool) -> tuple[An
         return model_client(chosen, config), chosen
     except FrostlineError as exc:
         fail_with(exc, as_json, EXIT_USAGE)
+
+
+def _record(store_url: str | None, name: str, owner: str | None, report: dict[str, Any],
+            config: dict[str, Any], files: list[Path], as_json: bool) -> str:
+    """Keep the report and its files in the store as a run of kind "ab"; its key."""
+    from frostline.graph.coding.recorded import record_report
+
+    with opened_store(store_url, as_json) as store:
+        try:
+            return record_report(store, name, report, {f.name: f.read_bytes() for f in files},
+                                 config=config, owner=owner)
+        except FrostlineError as exc:
+            fail_with(exc, as_json, EXIT_USAGE)
 
 
 def _print(report: dict[str, Any], out: Path) -> None:
@@ -89,11 +105,17 @@ def _print(report: dict[str, Any], out: Path) -> None:
 @click.option("--solver", default=None, metavar="MODULE:FUNC",
               help="The solve function (default: the coding workflow's).")
 @click.option("--no-figures", is_flag=True, help="Skip the matplotlib figures.")
+@click.option("--record", "record_name", default=None, metavar="NAME",
+              help="Also keep the report in the store as the A/B run NAME (API and web UI).")
+@click.option("--owner", default=None, metavar="NAME",
+              help="The principal the recorded run belongs to (default: local).")
+@store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report object as JSON.")
 @config_option
 def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], jobs: int,
        fault_rate: float, fault_seed: int, out: str | None, model_name: str | None,
-       solver: str | None, no_figures: bool, as_json: bool, config_file: str | None) -> None:
+       solver: str | None, no_figures: bool, record_name: str | None, owner: str | None,
+       store_url: str | None, as_json: bool, config_file: str | None) -> None:
     """Run the arms and ablations of seed 002 §8 on the same tasks; write report.md,
     report.json and the figures; apply the decision and ablation rules."""
     from frostline.graph.coding.ab import arms as arm_table
@@ -128,9 +150,15 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     report = build_report(run, decide_all(run.outcomes, run.not_run, names),
                           tasks_dir=tasks_dir, split=split)
     figures = [] if no_figures else draw(report, results)
-    write_report(results, report, run, figures)
+    written = write_report(results, report, run, figures)
+    recorded = None
+    if record_name is not None:
+        config = {"tasks": tasks_dir, "split": split, "limit": limit, "arms": names,
+                  "jobs": jobs, "faults": fault_rate, "fault_seed": fault_seed, "model": label}
+        recorded = _record(store_url, record_name, owner, report, config,
+                           [*written[:2], *map(Path, figures)], as_json)
     if as_json:
-        emit_json({**report, "results": str(results)})
+        emit_json({**report, "results": str(results), "recorded": recorded})
     else:
         _print(report, results)
     raise SystemExit(EXIT_OK)

@@ -112,3 +112,20 @@ def test_missing_matplotlib_is_a_clear_error(tasks_dir: Path, monkeypatch: pytes
     code, out = _invoke("--tasks", str(tasks_dir), "--solver", DOUBLE)
     assert code == 2 and out["error"]["code"] == "missing_extra"
     assert "frostline[ab]" in out["error"]["message"]
+
+
+def test_record_keeps_the_report_in_the_store(tasks_dir: Path, tmp_path: Path) -> None:
+    from frostline.graph.coding.recorded import latest_report
+    from frostline.store import open_store
+
+    url = f"sqlite:///{tmp_path}/s.db"
+    code, out = _invoke("--tasks", str(tasks_dir), "--solver", DOUBLE, "--arms", "arm4",
+                        "--out", str(tmp_path / "r"), "--record", "ab1", "--owner", "alice",
+                        "--store", url)
+    assert code == 0 and out["recorded"] == "@alice/ab1"
+    with open_store(url) as store:
+        kept = latest_report(store, "@alice/ab1")
+        assert kept is not None and kept["report"]["arms"] == out["arms"]
+        assert {f["name"] for f in kept["files"]} == {"report.md", "report.json",
+                                                      "resolve_vs_tokens.png",
+                                                      "resolve_vs_wall.png", "ablations.png"}
