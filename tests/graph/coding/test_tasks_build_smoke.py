@@ -21,7 +21,7 @@ from frostline.graph.coding.tasks.fetch import INDEX_ENV
 from frostline.graph.coding.tasks.mutate import apply, bytecode_identical
 from frostline.graph.coding.tasks.pins import PACKAGES
 from frostline.graph.coding.tasks.split import SEAL_FILE, load_tasks, seal_split
-from frostline.graph.coding.tasks.suite import run_suite
+from frostline.graph.coding.tasks.suite import run_suite, sandbox_profile, task_pytest_args
 from frostline.graph.coding.tasks.verdict import MAX_FAILING
 
 PACKAGE, PER_PACKAGE = "parse", 3
@@ -87,6 +87,37 @@ def test_a_task_reproduces_in_the_sandbox(built: tuple[Path, dict]) -> None:
                        select=[*task.visible_failing, *task.hidden])
     assert original.green
     assert set(task.visible_failing) <= mutant.failing
+
+
+@pytest.mark.timeout(900)
+def test_task_pytest_args_are_enough_for_another_runner(built: tuple[Path, dict]) -> None:
+    """A runner that knows nothing of the pins (plain pytest, in the sandbox, from a copy of
+    the tree with the mutation applied) reproduces the visible failures with these args."""
+    from dataclasses import replace as _replace
+
+    from frostline.runtime.sandbox_process import run_sandboxed
+
+    out, _ = built
+    task = load_tasks(out, "heldout")[0]
+    code = (
+        "import json, os, shutil, sys\n"
+        "task = json.loads(sys.argv[1])\n"
+        "shutil.copytree(task['source_dir'], '/tmp/w')\n"
+        "path = os.path.join('/tmp/w', task['file'])\n"
+        "text = open(path).read().split('\\n')\n"
+        "text[task['line'] - 1] = task['after']\n"
+        "open(path, 'w').write('\\n'.join(text))\n"
+        "os.chdir('/tmp/w')\n"
+        "import pytest\n"
+        "sys.exit(pytest.main(['-q', '-rf', *task['args']]))\n")
+    arg = json.dumps({"source_dir": task.source_dir, "file": task.mutation.file,
+                      "line": task.mutation.line, "after": task.mutation.after,
+                      "args": task_pytest_args(task, task.visible_failing)})
+    profile = _replace(sandbox_profile(120), extra_ro_binds=(task.source_dir, *task.dep_paths))
+    result = run_sandboxed(["-c", code, arg], profile)
+    assert result.returncode == 1, result.stderr.decode()[-2000:]
+    report = result.stdout.decode()
+    assert all(f"FAILED {t}" in report for t in task.visible_failing), report[-2000:]
 
 
 @pytest.mark.timeout(900)

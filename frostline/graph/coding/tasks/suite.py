@@ -15,14 +15,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from frostline.graph.coding.interface import Mutation
+from frostline.graph.coding.interface import Mutation, Task
 from frostline.graph.coding.tasks import probe
 from frostline.graph.coding.tasks.pins import PackageSpec
 from frostline.runtime.limits import ResourceLimits
 from frostline.runtime.sandbox import SandboxProfile
 from frostline.runtime.sandbox_process import run_sandboxed
 
-__all__ = ["SuiteResult", "pytest_args", "run_suite", "sandbox_profile"]
+__all__ = ["SuiteResult", "pytest_args", "run_suite", "sandbox_profile", "task_pytest_args"]
 
 _PROBE_SOURCE = Path(probe.__file__).read_text(encoding="utf-8")
 
@@ -66,6 +66,15 @@ def pytest_args(spec: PackageSpec, select: Sequence[str] = ()) -> list[str]:
     `select` names (node ids)."""
     return ["-q", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", probe.WORKDIR,
             "--tb=no", *spec.test_args, *(select or spec.test_paths)]
+
+
+def task_pytest_args(task: Task, select: Sequence[str] = ()) -> list[str]:
+    """The pytest arguments that run `task`'s suite (or the tests `select` names) from the root
+    of a copy of its tree, for any runner: `test_args`, then pytest's `pythonpath` option
+    putting the import root and the test dependencies on sys.path (the runner must make
+    `task.dep_paths` readable where it runs, e.g. read-only binds), then what to collect."""
+    paths = " ".join([task.import_root, *task.dep_paths])
+    return [*task.test_args, "-o", f"pythonpath={paths}", *(select or task.test_paths)]
 
 
 def _coverage_map(raw: Mapping[str, Any]) -> dict[str, dict[int, frozenset[str]]]:
