@@ -32,6 +32,7 @@ Shape (keys may be added, never renamed)::
     provider = "openai"
     model = "gpt-image-1"
     price_usd = 0.04
+    approval = "required"               # each call waits for a person's approval first
 
     [models.fast]
     kind = "openai"
@@ -57,6 +58,7 @@ ENV_VAR = "FROSTLINE_CONFIG"
 DEFAULT_FILE = "frostline.toml"
 PROVIDER_KINDS = ("local", "openai", "mcp", "python")
 MODEL_KINDS = ("openai",)
+APPROVALS = ("required", "none")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -123,6 +125,7 @@ class CapabilityConfig:
     price_usd: float | None = None
     effect: str | None = None  # one of EFFECTS
     description: str | None = None
+    approval: str | None = None  # one of APPROVALS: "required" puts a human approval first
 
 
 @dataclass(frozen=True)
@@ -365,7 +368,8 @@ def _python(r: _Reader, name: str, t: Mapping[str, Any], p: str) -> PythonProvid
 def _capability(r: _Reader, name: str, t: Mapping[str, Any],
                 providers: Mapping[str, ProviderConfig]) -> CapabilityConfig:
     p = f'capabilities."{name}".'
-    r.only(t, p, ("provider", "model", "tool", "price_usd", "effect", "description"))
+    r.only(t, p, ("provider", "model", "tool", "price_usd", "effect", "description",
+                  "approval"))
     provider = r.typed(t, "provider", p, str, f"one of the providers ({', '.join(providers)})")
     if provider is not None and provider not in providers and provider != "local":
         raise r.fail(p + "provider", "the name of a [providers.NAME] table (or \"local\"); "
@@ -377,7 +381,14 @@ def _capability(r: _Reader, name: str, t: Mapping[str, Any],
         name, provider, r.typed(t, "model", p, str, "a model name"),
         r.typed(t, "tool", p, str, "the MCP tool's name"),
         r.number(t, "price_usd", p, default=None), effect,
-        r.typed(t, "description", p, str, "a string"))
+        r.typed(t, "description", p, str, "a string"), _approval(r, t, p))
+
+
+def _approval(r: _Reader, t: Mapping[str, Any], p: str) -> str | None:
+    approval = r.typed(t, "approval", p, str, f"one of {', '.join(APPROVALS)}")
+    if approval is not None and approval not in APPROVALS:
+        raise r.fail(p + "approval", f"one of {', '.join(APPROVALS)}", approval)
+    return None if approval is None else str(approval)
 
 
 def _model(r: _Reader, name: str, t: Mapping[str, Any]) -> ModelConfig:

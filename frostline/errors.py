@@ -18,6 +18,10 @@
         ├── RunBusy                another process holds the run's lock
         │   └── AlreadyQueued      the run already has a job waiting or running
         ├── ProviderError          the provider rejected or failed a call
+        │   └── ApprovalRejected   a person rejected a call that needed approval
+        ├── Waiting                the attempt reached a wait with no answer (status waiting)
+        ├── WaitRefused            an answer cannot be taken (AlreadyAnswered, UnknownWait,
+        │                          RunFinished, AnswerInvalid)
         ├── ProviderUnavailable    a configured provider cannot be started or reached
         ├── ResultTooDeep          a result nests too deeply to be kept and shown again
         └── CallDenied             the broker refused a call before dispatch
@@ -132,6 +136,49 @@ class ProviderError(RunError):
     """A provider refused or failed a call. `status` mirrors an HTTP status when there is one."""
 
     code = "provider"
+
+
+class ApprovalRejected(ProviderError):
+    """A call whose capability requires approval was rejected; the script may catch it."""
+
+    code = "approval_rejected"
+
+
+class Waiting(RunError):
+    """The attempt reached a wait (an approval, an event, a timer) with no answer yet: it
+    ends with status `waiting`, and the next attempt replays up to the wait."""
+
+    code = "waiting"
+
+
+class WaitRefused(RunError):
+    """An answer to a wait that cannot be taken; nothing was changed."""
+
+    code = "wait_refused"
+
+
+class AlreadyAnswered(WaitRefused):
+    """The wait already has an answer; the first one stands."""
+
+    code = "already_answered"
+
+
+class UnknownWait(WaitRefused):
+    """No such wait in the run (it was never reached, or the identity is wrong)."""
+
+    code = "unknown_wait"
+
+
+class RunFinished(WaitRefused):
+    """The run has finished: nothing it would ever wait for can be answered."""
+
+    code = "run_finished"
+
+
+class AnswerInvalid(WaitRefused):
+    """The answer is malformed (not JSON, too large, a bad field)."""
+
+    code = "answer_invalid"
 
 
 class ProviderUnavailable(RunError):

@@ -1,6 +1,7 @@
 """The capability catalog: what a script may ask for, what it costs, whether it has effects.
 
-The catalog is plain data. `DEFAULT_CATALOG` holds the nine shipped entries; users build their
+The catalog is plain data. `DEFAULT_CATALOG` holds the nine shipped entries and the three
+waits (`WAIT_CAPABILITIES`: calls whose result arrives from outside, answered by the host); users build their
 own with `Catalog([...])` or `DEFAULT_CATALOG.extended(...)`, or load one from JSON with
 `Catalog.from_json`. Nothing in frostline reads a global registry: the catalog is passed in.
 
@@ -49,6 +50,9 @@ class Capability:
     description: str = ""
     retry_safe: bool = False  # a repeat with the same payload has no further effect
     output_schema: Mapping[str, Any] | None = None  # JSON schema of the result, when declared
+    # Each call is preceded by an implicit human approval (`approval = "required"` in the
+    # configuration file) and dispatched only once approved.
+    approval_required: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -93,6 +97,8 @@ class Capability:
             "retry_safe": self.retry_safe,
             "effect": self.effect,
             "output_schema": None if self.output_schema is None else dict(self.output_schema),
+            # Only when set, so the digest of every catalog without approvals is unchanged.
+            **({"approval_required": True} if self.approval_required else {}),
         }
 
     @classmethod
@@ -100,7 +106,8 @@ class Capability:
         if not isinstance(data, Mapping):
             raise CatalogError("a capability entry is a JSON object")
         known = {"name", "side_effecting", "input_schema", "price_usd", "production",
-                 "idempotency_keys", "description", "retry_safe", "effect", "output_schema"}
+                 "idempotency_keys", "description", "retry_safe", "effect", "output_schema",
+                 "approval_required"}
         extra = set(data) - known
         if extra:
             raise CatalogError(f"unknown capability field(s): {', '.join(sorted(extra))}")
@@ -198,6 +205,33 @@ def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> di
 _STR = {"type": "string", "minLength": 1, "maxLength": 20000}
 _REF = {"type": "string", "pattern": ARTIFACT_REF_PATTERN}
 
+_EVENT = {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"}
+_INSTANT = {"type": "string", "maxLength": 64,
+            "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$"}
+_YEAR_S = 366 * 24 * 3600
+
+# The waits: read-only (reading an answer again has no effect), priced 0, counted against the
+# `calls` budget like any call. No provider serves them: the host answers from the store.
+WAIT_ENTRIES = (
+    Capability("human.approve", False,
+               _obj({"ask": _STR}, {"for": {"type": "string", "minLength": 1, "maxLength": 200},
+                                    "data": {}}),
+               0.0, description="Wait for a person's approval; result: {approved, by, reason, at}."),
+    Capability("event.wait", False,
+               _obj({"event": _EVENT},
+                    {"timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": _YEAR_S}}),
+               0.0, description="Wait for a named event; result: its JSON body, or "
+               "{\"timed_out\": true, ...} after timeout_s."),
+    Capability("timer.sleep", False,
+               {"type": "object", "additionalProperties": False,
+                "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": _YEAR_S},
+                               "until": _INSTANT},
+                "oneOf": [{"required": ["seconds"]}, {"required": ["until"]}]},
+               0.0, description="Sleep durably for seconds, or until an ISO instant; result: "
+               "{woke_at, due_at}."),
+)
+WAIT_CAPABILITIES = frozenset(c.name for c in WAIT_ENTRIES)
+
 DEFAULT_CATALOG = Catalog([
     Capability("storyboard.plan", False,
                _obj({"brief": _STR, "shots": {"type": "integer", "minimum": 1, "maximum": 64}},
@@ -226,4 +260,5 @@ DEFAULT_CATALOG = Catalog([
                0.05, production=False, description="Generate audio (catalog-only, dry run)."),
     Capability("echo", True, {"type": "object"}, 0.0,
                description="Return the payload; counts real executions (tests and examples)."),
+    *WAIT_ENTRIES,
 ])

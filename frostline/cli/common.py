@@ -57,6 +57,8 @@ EXIT_CODES: dict[str, tuple[int, str]] = {
     "sandbox_unavailable": (8, "the sandbox cannot be established here; fix the machine or "
                                "pass --runner process"),
     "stuck": (9, "a graph run ended in no terminal state (stuck, or the step limit)"),
+    "waiting": (10, "the run waits for an approval, an event or a timer; answer it, then "
+                    "`frostline resume`"),
 }
 
 EXIT_OK = EXIT_CODES["ok"][0]
@@ -69,6 +71,7 @@ EXIT_REJECTED = EXIT_CODES["rejected"][0]
 EXIT_STORE_UNAVAILABLE = EXIT_CODES["store_unavailable"][0]
 EXIT_SANDBOX_UNAVAILABLE = EXIT_CODES["sandbox_unavailable"][0]
 EXIT_STUCK = EXIT_CODES["stuck"][0]
+EXIT_WAITING = EXIT_CODES["waiting"][0]
 
 _NAME_OF = {code: name for name, (code, _) in EXIT_CODES.items()}
 
@@ -76,7 +79,9 @@ _NAME_OF = {code: name for name, (code, _) in EXIT_CODES.items()}
 _EXIT_OF_ERROR_CODE = {"store_unavailable": EXIT_STORE_UNAVAILABLE,
                        "sandbox_unavailable": EXIT_SANDBOX_UNAVAILABLE,
                        "divergence": EXIT_DIVERGED, "unresolved": EXIT_UNRESOLVED,
-                       "rejected": EXIT_REJECTED, "gate_stopped": EXIT_STOPPED}
+                       "rejected": EXIT_REJECTED, "gate_stopped": EXIT_STOPPED,
+                       "waiting": EXIT_WAITING, "unknown_wait": EXIT_USAGE,
+                       "answer_invalid": EXIT_USAGE}
 
 # Wide enough that rich never wraps or truncates a line of output that is not a terminal.
 UNBOUNDED_WIDTH = 1_000_000

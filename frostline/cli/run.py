@@ -113,7 +113,7 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
     if as_json:
         emit_json(outcome.to_dict())
     else:
-        _print_outcome(outcome, source)
+        print_outcome(outcome, source)
     sys.exit(outcome.exit_code)
 
 
@@ -128,7 +128,7 @@ def _envelope(envelope_file: Path | None, catalog: Catalog, as_json: bool) -> En
         fail(f"envelope {str(envelope_file)!r}: {err.message}", EXIT_USAGE, as_json, err)
 
 
-def _print_outcome(o: AttemptOutcome, source: str) -> None:
+def print_outcome(o: AttemptOutcome, source: str) -> None:
     out = console()
     table = Table(title=text(f"run {o.run_id} · attempt {o.attempt}"), title_justify="left")
     for col in ("identity", "capability", "outcome", "digest", "note"):
@@ -230,6 +230,12 @@ def _print_run(data: dict[str, Any]) -> None:
         out.print(f"[bold red]unresolved[/] {text(c['identity'])} ({text(c['capability'])}, "
                   f"dispatched in attempt {c['attempt']}): reconcile with --result @FILE or "
                   "--abandon", highlight=False)
+    for w in data.get("waits", []):
+        if w["answer"] is None:
+            what = {"approval": "an approval", "event": f"the event {w['name']}",
+                    "timer": f"a timer due {w['due_at']}"}.get(w["kind"], w["kind"])
+            out.print(f"[magenta]waits[/] at {text(w['identity'])} for {text(what)}: "
+                      f"{text(json.dumps(w['payload'])[:200])}", highlight=False)
 
 
 # ----------------------------------------------------------------------------------- reconcile

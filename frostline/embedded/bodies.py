@@ -95,6 +95,13 @@ def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CA
 
     def body(store: Store, spec: JobSpec) -> dict[str, Any]:
         p = spec.params
+        if spec.kind == "attempt" and p.get("resume"):
+            from frostline.embedded.resume import resumable_source
+
+            source = resumable_source(store, spec.run_id)
+            if source is None:  # answered twice, or resumed meanwhile: nothing waits now
+                return {"run_id": spec.run_id, "status": None, "skipped": "not waiting"}
+            return attempt(store, spec.run_id, source, None, None)
         if spec.kind == "attempt":
             return attempt(store, spec.run_id, str(p["source"]), p.get("args"),
                            p.get("envelope"))

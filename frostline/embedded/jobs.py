@@ -176,6 +176,12 @@ class HandBack(Exception):
     committed replays, and a call it dispatched without a commit follows the crash rules."""
 
 
+def resume_spec(run_id: str) -> JobSpec:
+    """The job that resumes a waiting run: an attempt with the script of its latest attempt,
+    chosen when the job runs (`frostline.embedded.resume`)."""
+    return JobSpec("attempt", run_id, {"resume": True})
+
+
 def precheck_script(script: str, envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG
                     ) -> None:
     """Refuse a script the checker rejects before anything is queued or recorded."""

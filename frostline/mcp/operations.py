@@ -15,6 +15,7 @@ from typing import Any
 from frostline.capabilities.envelope import Envelope
 from frostline.contract.gate import frozen_map
 from frostline.contract.identity import Identity
+from frostline.contract.records import LOCAL_PRINCIPAL
 from frostline.errors import DefinitionError, RunNotFound
 from frostline.providers.registry import CapabilityRegistry
 from frostline.runtime.describe import describe_run
@@ -82,6 +83,25 @@ def reconcile_call(store: Store, run_id: str, identity: str, *, result: Any = No
         call = store.reconcile_call(run_id, ident, abandon=abandon, result=result)
     return {"run_id": run_id, "identity": str(ident), "status": call.status.value,
             "capability": call.capability, "call_id": call.call_id}
+
+
+def approve(store: Store, run_id: str, identity: str, *, approved: bool = True,
+            reason: str | None = None) -> dict[str, Any]:
+    """Approve (or reject) the approval wait `identity` of the run, once; run_script with the
+    run's script then goes on from the wait."""
+    from frostline.embedded.answers import approve as answer
+
+    _existing(store, run_id)
+    return {"run_id": run_id, **answer(store, run_id, identity, by=LOCAL_PRINCIPAL,
+                                       approved=approved, reason=reason)}
+
+
+def signal(store: Store, run_id: str, name: str, data: Any = None) -> dict[str, Any]:
+    """Send the event `name` with the JSON body `data` to the run (kept until a wait for it)."""
+    from frostline.embedded.answers import signal as send
+
+    _existing(store, run_id)
+    return send(store, run_id, name, data)
 
 
 def _check_run_id(run_id: str) -> None:

@@ -1,4 +1,4 @@
-"""The MCP server: the six tools, runs and artifacts as resources, and the two transports.
+"""The MCP server: the eight tools, runs and artifacts as resources, and the two transports.
 
 Built on the `mcp` SDK's low-level `Server`, so each tool's input schema and annotations are
 written here as the contract they are:
@@ -10,6 +10,8 @@ written here as the contract they are:
     gate_script     yes       yes         frozen-site counterexamples, nothing spent
     show_run        yes       yes         `show --json`
     reconcile_call  no        no          write back or abandon an unresolved call
+    approve         no        no          approve or reject what a waiting run asks, once
+    signal          no        no          send an event to a run (kept until a wait takes it)
 
 `run_script` also declares whether it may be destructive or reach the open world: true when the
 configured catalog has a side-effecting capability, or a provider outside this host.
@@ -99,6 +101,19 @@ def tools(registry: CapabilityRegistry) -> list[types.Tool]:
                "result": {"description": "the known result (JSON)"},
                "abandon": {"type": "boolean"}}, ["run_id", "identity"], read_only=False,
               idempotent=False),
+        _tool("approve", "Approve (or with approved=false reject) the approval a waiting run "
+              "asks at `identity` (show_run lists its waits). One answer per wait: a second is "
+              "refused. Then run_script with the run's script goes on from the wait.",
+              {"run_id": _RUN_ID, "identity": {"type": "string", "description":
+                                               "the wait's identity, as show_run lists it"},
+               "approved": {"type": "boolean", "default": True},
+               "reason": {"type": "string", "maxLength": 2000}},
+              ["run_id", "identity"], read_only=False, idempotent=False),
+        _tool("signal", "Send the event `name` with the JSON body `data` to a run: the "
+              "earliest event.wait for that name receives it, or it is kept until one is "
+              "reached.", {"run_id": _RUN_ID, "name": {"type": "string"},
+                           "data": {"description": "the event's body (JSON)"}},
+              ["run_id", "name", "data"], read_only=False, idempotent=False),
     ]
 
 
@@ -152,6 +167,8 @@ def _handlers(store: Store, registry: CapabilityRegistry, runner: Runner) -> dic
         "gate_script": blocking(functools.partial(ops.gate_script, store)),
         "show_run": blocking(functools.partial(ops.show_run, store)),
         "reconcile_call": blocking(functools.partial(ops.reconcile_call, store)),
+        "approve": blocking(functools.partial(ops.approve, store)),
+        "signal": blocking(functools.partial(ops.signal, store)),
     }
 
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from frostline.capabilities.catalog import DEFAULT_CATALOG, Capability, Catalog
+from frostline.capabilities.catalog import DEFAULT_CATALOG, WAIT_ENTRIES, Capability, Catalog
 from frostline.capabilities.provider import CallContext, Provider, ProviderResult
 from frostline.config import (
     CapabilityConfig,
@@ -161,6 +161,9 @@ class _Builder:
             for cap in DEFAULT_CATALOG:
                 if c.builtin or cap.name in c.capabilities:
                     self._add(cap, LOCAL)
+        for cap in WAIT_ENTRIES:  # the waits are the host's own: always in the catalog
+            if cap.name not in self.entries:
+                self._add(cap, LOCAL)
         for p in c.providers.values():
             self.kinds[p.name] = p.kind
             if isinstance(p, MCPProvider):
@@ -238,6 +241,8 @@ class _Builder:
             cap = cap.with_effect(c.effect)
         if c.description is not None:
             cap = replace(cap, description=c.description)
+        if c.approval is not None:
+            cap = replace(cap, approval_required=c.approval == "required")
         self.entries[c.name] = cap
 
     def _route(self, c: CapabilityConfig, cap: Capability) -> None:

@@ -65,6 +65,7 @@ from frostline.runtime.call import BrokerStats, Call, Reply, RunStop, stop_reply
 from frostline.runtime.dispatch import Dispatcher, StoreSink
 from frostline.runtime.rule import Rule, Spend, usage_tokens
 from frostline.runtime.settlement import Settlement
+from frostline.runtime.waits import WaitDesk
 from frostline.store.base import Store
 
 __all__ = ["REPLAY_BATCH", "Broker", "BrokerStats", "Reply", "StoreSink"]
@@ -88,7 +89,8 @@ class Broker:
                  catalog: Catalog = DEFAULT_CATALOG,
                  unresolved: Mapping[Identity, CallRecord] | None = None,
                  prior_calls: int = 0, prior_spend_usd: float = 0.0,
-                 nonce: str | None = None, fail_open: bool = False) -> None:
+                 nonce: str | None = None, fail_open: bool = False,
+                 waits: bool = True) -> None:
         self.store = store
         self.run_id = run_id
         self.attempt = attempt
@@ -113,9 +115,12 @@ class Broker:
                           stop=self._stop, trail=self._trail)
         self.ledger = self._rule.ledger
         self.unresolved = self._rule.unresolved
+        # The waits of this attempt (approvals, events, timers); off for a graph run's tools.
+        self.waits = WaitDesk(store, run_id, attempt, catalog, self._stop) if waits else None
         self._dispatcher = Dispatcher(store, run_id, attempt, providers=providers,
                                       writes=self._writes, trail=self._trail, spend=spend,
-                                      stats=self.stats, stop=self._stop, fail_open=fail_open)
+                                      stats=self.stats, stop=self._stop, fail_open=fail_open,
+                                      waits=self.waits)
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @property

@@ -33,9 +33,10 @@ def raise_reply(err: FrostlineError) -> Reply:
 
 # What became of one invoked identity. `denied`: refused before dispatch (grant, budget,
 # ledger); `invalid`: the payload failed its schema or has no digest; `stopped`: the run
-# stopped before its dispatch; `store_unavailable`: the store failed while it was handled.
+# stopped before its dispatch; `store_unavailable`: the store failed while it was handled;
+# `waiting`: a wait with no answer yet ended the attempt.
 Outcome = Literal["replayed", "executed", "denied", "invalid", "diverged", "unresolved",
-                  "failed", "stopped", "store_unavailable"]
+                  "failed", "stopped", "store_unavailable", "waiting"]
 
 
 class CallRow(TypedDict, total=False):

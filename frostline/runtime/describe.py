@@ -10,7 +10,8 @@ from frostline.store.base import Store
 
 
 def describe_run(store: Store, run_id: str) -> dict[str, Any]:
-    """The JSON of `frostline show`: run, attempts, identity × attempt outcomes, unresolved."""
+    """The JSON of `frostline show`: run, attempts, identity × attempt outcomes, unresolved
+    calls, and the waits the run reached with their answers."""
     run = store.get_run(run_id)
     if run is None:
         raise RunNotFound(f"no run {run_id!r} in the store {store.url}", run_id=run_id)
@@ -38,4 +39,6 @@ def describe_run(store: Store, run_id: str) -> dict[str, Any]:
             "attempts": rows, "committed": len(slots), "identities": identities,
             "unresolved": unresolved,
             "catalog_changes": [e.data for e in store.list_events(run_id)
-                                if e.kind == "catalog_changed"]}
+                                if e.kind == "catalog_changed"],
+            "waits": [{**w.to_dict(), "answer": None if a is None else a.to_dict()}
+                      for w, a in store.list_waits(run_id)]}

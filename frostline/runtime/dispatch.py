@@ -6,7 +6,9 @@ durable by then; each must have succeeded, and nothing may have stopped the run 
 The commit is *settled* instead: the reply goes back while it becomes durable, and the next
 dispatch, or the broker's drain, finds out whether it did. A crash in that window leaves the
 attempt record pending, as a crash between the provider's return and the commit would; the
-next attempt fails closed on it. A provider rejection is recorded as a failed call (never
+next attempt fails closed on it. A wait (`frostline.runtime.waits`) is decided before its
+attempt record: its answer is committed as its result, or the run stops waiting with no record
+left pending. A provider rejection is recorded as a failed call (never
 committed) and reaches the script as a catchable `ProviderError`.
 """
 
@@ -33,6 +35,7 @@ from frostline.runtime.call import (
 )
 from frostline.runtime.rule import Spend, usage_tokens
 from frostline.runtime.settlement import OnDone, Settlement
+from frostline.runtime.waits import Delivery, WaitDesk
 from frostline.store.base import Store
 from frostline.store.jsontext import json_text
 
@@ -76,7 +79,7 @@ class Dispatcher:
 
     def __init__(self, store: Store, run_id: str, attempt: int, *, providers: Provider,
                  writes: Settlement, trail: AuditTrail, spend: Spend, stats: BrokerStats,
-                 stop: RunStop, fail_open: bool = False) -> None:
+                 stop: RunStop, fail_open: bool = False, waits: WaitDesk | None = None) -> None:
         self._run_id = run_id
         self._attempt = attempt
         self.providers = providers
@@ -86,6 +89,7 @@ class Dispatcher:
         self._stats = stats
         self._stop = stop
         self._fail_open = fail_open
+        self._waits = waits
         self._sink = StoreSink(store, run_id)
         self._slots: asyncio.Semaphore | None = None  # created in the running loop
 
@@ -96,6 +100,13 @@ class Dispatcher:
         async with self._slots:
             if self._stop.error is not None:  # stopped while this call waited for a slot
                 return self._undispatched(call, None)
+            delivered: Delivery | None = None
+            if self._waits is not None and self._waits.concerns(call.capability):
+                decided = await self._waits.decide(call)
+                if isinstance(decided, dict):  # waiting, diverged or rejected: not dispatched
+                    self._spend.release(call.price)
+                    return decided
+                delivered = decided
             earlier = self._writes.queued  # writes queued before this attempt record
             call_id = await self._begin(call)
             # Queue order makes those writes durable by now; each must have succeeded, and
@@ -103,14 +114,17 @@ class Dispatcher:
             await self._writes.settled(earlier)
             if self._stop.error is not None:
                 return self._undispatched(call, call_id)
-            self._stats.provider_calls += 1
-            self._stats.spend_usd += call.price
-            try:
-                produced = await self.providers.invoke(
-                    call.capability, call.payload,
-                    CallContext(self._run_id, call.text, call.key, self._sink))
-            except Exception as exc:
-                return self._failed(call, call_id, exc)
+            if delivered is not None:  # a wait's answer is its result; no provider runs
+                produced = ProviderResult(delivered.result)
+            else:
+                self._stats.provider_calls += 1
+                self._stats.spend_usd += call.price
+                try:
+                    produced = await self.providers.invoke(
+                        call.capability, call.payload,
+                        CallContext(self._run_id, call.text, call.key, self._sink))
+                except Exception as exc:
+                    return self._failed(call, call_id, exc)
             self._spend.tokens += usage_tokens(produced.usage)
             if call_id is None:  # fail-open: the attempt write failed; try once more now
                 call_id = await self._begin(call)

@@ -302,7 +302,8 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
     """The status of a drained attempt, its orphans and certificate, and its record."""
     stop = broker.stop_error
     if stop is not None:
-        status = {"divergence": "diverged", "unresolved": "unresolved"}.get(stop.code, "failed")
+        status = {"divergence": "diverged", "unresolved": "unresolved",
+                  "waiting": "waiting"}.get(stop.code, "failed")
         error: dict[str, Any] | None = stop.to_dict()
     elif script.ok and json_depth(script.result) > MAX_JSON_DEPTH:
         status, error = "failed", ResultTooDeep(
@@ -314,8 +315,10 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
     else:
         status, error = "failed", script.error
 
-    # 6. orphans and the certificate
-    report_o = orphan_report(prefix.identities(), broker.invoked, env.orphan_policy)
+    # 6. orphans and the certificate (a waiting attempt has not reached its end: the
+    # identities after its wait are not orphans yet)
+    invoked = broker.invoked if status != "waiting" else prefix.identities()
+    report_o = orphan_report(prefix.identities(), invoked, env.orphan_policy)
     if report_o.orphans:
         store.append_event(run_id, "orphans", {"attempt": number, **report_o.to_dict()})
     if report_o.fails_run and status == "succeeded":

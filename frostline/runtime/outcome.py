@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 EXIT_CODES = {"succeeded": 0, "failed": 1, "gate_stopped": 3, "diverged": 4, "unresolved": 5,
-              "rejected": 6}
+              "rejected": 6, "waiting": 10}
 # A failed attempt whose error has a row of its own in the command line's exit-code table.
 FAILURE_EXIT_CODES = {"store_unavailable": 7, "sandbox_unavailable": 8}
 

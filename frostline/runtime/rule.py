@@ -22,7 +22,7 @@ from typing import Any
 
 import jsonschema
 
-from frostline.capabilities.catalog import Capability, Catalog
+from frostline.capabilities.catalog import WAIT_CAPABILITIES, Capability, Catalog
 from frostline.capabilities.envelope import Budget, Envelope
 from frostline.capabilities.provider import Provider
 from frostline.contract.identity import Identity, digest
@@ -139,7 +139,8 @@ class Rule:
             servable = self._servable[capability] = (
                 envelope.granted(capability, self.catalog)
                 and self.catalog.get(capability) is not None
-                and capability in self.providers.capabilities())
+                and (capability in self.providers.capabilities()
+                     or capability in WAIT_CAPABILITIES))
         if not servable:
             return None
         try:
@@ -169,7 +170,8 @@ class Rule:
                 f"capability {capability} is not granted by this run's envelope; add it to "
                 "'grants'", capability=capability, identity=call.text))
         cap = self.catalog.get(capability)
-        if cap is None or capability not in self.providers.capabilities():
+        if cap is None or (capability not in self.providers.capabilities()
+                           and capability not in WAIT_CAPABILITIES):  # the host answers waits
             return self._deny(call, GrantDenied(
                 f"no provider serves {capability} on this host", capability=capability,
                 identity=call.text))

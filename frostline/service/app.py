@@ -24,6 +24,7 @@ from frostline.service.dependencies import ServiceState, attach_state
 from frostline.service.headers import SecurityHeaders
 from frostline.service.limits import PrincipalLimits, ServiceLimits
 from frostline.service.links import with_run_links
+from frostline.service.resumer import Resumer
 from frostline.service.routes import (
     artifacts,
     attempts,
@@ -34,6 +35,7 @@ from frostline.service.routes import (
     reports,
     runs,
     ui,
+    waits,
 )
 from frostline.service.routes import catalog as catalog_routes
 from frostline.service.schemas import MAX_BODY_BYTES
@@ -41,8 +43,8 @@ from frostline.store.base import Store
 
 # In this order in the OpenAPI description.
 ROUTERS = (runs.router, attempts.router, jobs.router, contract.router, artifacts.router,
-           events.router, catalog_routes.router, graphs.router, reports.router,
-           ui.router)
+           events.router, waits.router, catalog_routes.router, graphs.router,
+           reports.router, ui.router)
 
 
 DOCS_URL, REDOC_URL = "/docs", "/redoc"
@@ -50,24 +52,35 @@ DOCS_URL, REDOC_URL = "/docs", "/redoc"
 
 def create_app(store: Store, *, services: operations.Services | None = None,
                catalog: Catalog = DEFAULT_CATALOG, limits: ServiceLimits | None = None,
-               docs: bool = False, pool_size: int | None = None) -> FastAPI:
+               docs: bool = False, pool_size: int | None = None,
+               resume_interval_s: float = 1.0) -> FastAPI:
     """Build the API over `store`. `services` injects providers, runner and model clients, or
     the queue of the workers that run the jobs (without one, jobs run on an in-process pool of
     `pool_size` threads, by default two more than one principal may hold at once, so a
     principal at its limit leaves room for the others); `limits` bounds each principal (defaults: `ServiceLimits()`); `docs`
     serves the interactive API docs, which load their scripts from a CDN (off by default; the
-    OpenAPI description is always at /openapi.json)."""
+    OpenAPI description is always at /openapi.json); `resume_interval_s` is how often the
+    embedded default looks for waiting runs to resume (0: never, only on an answer)."""
     services = services or operations.Services.default(catalog=catalog)
     limits = limits or ServiceLimits()
     size = pool_size or max(DEFAULT_WORKERS, limits.executing_attempts + 2)
     queue: JobQueue = (services.make_queue(store) if services.make_queue is not None
                        else LocalPool(store, services.body(), workers=size))
 
+    # On the embedded default this process resumes waiting runs itself (timers included);
+    # with workers, they schedule what is due and an answer queues the resume at once.
+    resumer = (Resumer(store, queue, interval_s=resume_interval_s)
+               if services.make_queue is None and resume_interval_s > 0 else None)
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if resumer is not None:
+            resumer.start()
         try:
             yield
         finally:
+            if resumer is not None:
+                resumer.stop()
             queue.close()
 
     app = FastAPI(

@@ -15,18 +15,24 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from frostline.errors import (
+    AlreadyAnswered,
     DefinitionError,
     FrostlineError,
     RunBusy,
+    RunFinished,
     RunNotFound,
     ScriptRejected,
     StoreUnavailable,
+    UnknownWait,
 )
 from frostline.service.limits import LimitExceeded
 
 # Checked in order with isinstance; any other FrostlineError is a 400.
 _STATUS: dict[type[FrostlineError], int] = {
     RunNotFound: 404,
+    UnknownWait: 404,
+    AlreadyAnswered: 409,
+    RunFinished: 409,
     ScriptRejected: 422,
     DefinitionError: 400,
     RunBusy: 409,

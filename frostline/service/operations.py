@@ -12,6 +12,7 @@ from fastapi import HTTPException
 from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
 from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, RunRecord
+from frostline.embedded.answers import waits_of
 from frostline.embedded.jobs import JobBody, JobQueue, JobSpec, precheck_script
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
@@ -189,6 +190,7 @@ def run_detail(store: Store, run: RunRecord, *, executing: bool = False) -> dict
         "gate": last.gate if last else None,
         "artifacts": list(run_artifacts(store, run.run_id).values()),
         "certificate": certificate(store, run.run_id, verify=True),
+        "waits": waits_of(store, run.run_id),
     }
 
 
@@ -244,6 +246,13 @@ class Services:
 
         def body(store: Store, spec: JobSpec) -> dict[str, Any]:
             p = spec.params
+            if spec.kind == "attempt" and p.get("resume"):
+                from frostline.embedded.resume import resumable_source
+
+                source = resumable_source(store, spec.run_id)
+                if source is None:  # resumed meanwhile: nothing waits now
+                    return {"run_id": spec.run_id, "status": None, "skipped": "not waiting"}
+                return self.execute(store, spec.run_id, source, None)
             if spec.kind == "attempt":
                 return self.execute(store, spec.run_id, str(p["source"]), p.get("args"))
             if spec.kind == "repair":

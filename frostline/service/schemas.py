@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 MAX_SCRIPT_CHARS = 256 * 1024
 MAX_BODY_BYTES = 1024 * 1024
@@ -59,6 +59,15 @@ class ReconcileRequest(_Strict):
     identity: str = Field(min_length=3, max_length=2048)
     abandon: bool = False
     result: Any = None
+
+
+class ApprovalAnswer(_Strict):
+    approved: StrictBool = True
+    reason: str | None = Field(default=None, max_length=2000)
+
+
+class SignalBody(_Strict):
+    data: Any = Field(description="the event's body: any JSON data")
 
 
 class ErrorDetail(BaseModel):

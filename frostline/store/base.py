@@ -21,6 +21,7 @@ from typing import Any
 
 from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
+from frostline.contract.waits import AnswerRecord, WaitRecord
 from frostline.store.principals import TokenRecord
 
 
@@ -162,6 +163,28 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]: ...
+
+    # waits --------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def settle_wait(self, wait: WaitRecord, now: float) -> tuple[WaitRecord, AnswerRecord | None]:
+        """Record a reached wait (its first reach is kept) and return it with its answer, if
+        it has one or can take one now (a kept event, a due timer); one transaction."""
+
+    @abc.abstractmethod
+    def answer_wait(self, run_id: str, identity: str, value: Any, *, by: str,
+                    kind: str = "approval") -> AnswerRecord:
+        """Answer a reached wait once (UnknownWait, AlreadyAnswered, RunFinished refuse)."""
+
+    @abc.abstractmethod
+    def send_signal(self, run_id: str, name: str, body: Any) -> dict[str, Any]:
+        """Keep an event for the run; delivered to the earliest unanswered wait of its name."""
+
+    @abc.abstractmethod
+    def list_waits(self, run_id: str) -> list[tuple[WaitRecord, AnswerRecord | None]]: ...
+
+    @abc.abstractmethod
+    def waiting_runs(self, limit: int = 1000) -> list[str]:
+        """The keys of runs whose latest attempt ended waiting."""
 
     # principals ---------------------------------------------------------------------------------
     @abc.abstractmethod

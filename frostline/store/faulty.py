@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
+from frostline.contract.waits import AnswerRecord, WaitRecord
 from frostline.errors import StoreUnavailable
 from frostline.store.base import Store
 from frostline.store.principals import TokenRecord
@@ -174,6 +175,24 @@ class FaultyStore(Store):
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]:
         return self._r("list_events", lambda: self.inner.list_events(run_id, after=after,
                                                                      limit=limit))
+
+    # waits
+    def settle_wait(self, wait: WaitRecord, now: float) -> tuple[WaitRecord, AnswerRecord | None]:
+        return self._w("settle_wait", lambda: self.inner.settle_wait(wait, now))
+
+    def answer_wait(self, run_id: str, identity: str, value: Any, *, by: str,
+                    kind: str = "approval") -> AnswerRecord:
+        return self._w("answer_wait", lambda: self.inner.answer_wait(
+            run_id, identity, value, by=by, kind=kind))
+
+    def send_signal(self, run_id: str, name: str, body: Any) -> dict[str, Any]:
+        return self._w("send_signal", lambda: self.inner.send_signal(run_id, name, body))
+
+    def list_waits(self, run_id: str) -> list[tuple[WaitRecord, AnswerRecord | None]]:
+        return self._r("list_waits", lambda: self.inner.list_waits(run_id))
+
+    def waiting_runs(self, limit: int = 1000) -> list[str]:
+        return self._r("waiting_runs", lambda: self.inner.waiting_runs(limit))
 
     # principals
     def create_token(self, principal: str, *, expires_in_s: float | None = None) -> str:

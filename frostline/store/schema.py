@@ -267,6 +267,44 @@ MIGRATIONS: tuple[Migration, ...] = (
         )""",
         "ALTER TABLE attempts ADD COLUMN catalog_digest TEXT",
     )),
+    # Runs that wait: each wait an attempt reached (kept from its first reach, so a timer's
+    # due time survives restarts), the one answer each wait takes (its primary key refuses a
+    # second), and the events sent to a run, kept until a wait of that name takes one.
+    Migration(10, "waits, answers and signals", common=(
+        """CREATE TABLE waits (
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            identity TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('approval', 'event', 'timer')),
+            capability TEXT NOT NULL,
+            name TEXT,
+            payload {json} NOT NULL,
+            digest TEXT NOT NULL,
+            reached_at {real} NOT NULL,
+            due_at {real},
+            attempt INTEGER NOT NULL,
+            PRIMARY KEY (run_id, identity)
+        )""",
+        """CREATE TABLE wait_answers (
+            run_id TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            value {json} NOT NULL,
+            digest TEXT NOT NULL,
+            answered_by TEXT NOT NULL,
+            at {real} NOT NULL,
+            PRIMARY KEY (run_id, identity),
+            FOREIGN KEY (run_id, identity) REFERENCES waits (run_id, identity)
+        )""",
+        """CREATE TABLE signals (
+            seq {serial},
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            name TEXT NOT NULL,
+            body {json} NOT NULL,
+            identity TEXT,
+            at {real} NOT NULL
+        )""",
+        "CREATE INDEX signals_open ON signals (run_id, name, seq)",
+        "CREATE INDEX waits_due ON waits (due_at)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -15,11 +15,13 @@ from frostline.store.sql_catalogs import CatalogQueries
 from frostline.store.sql_history import HistoryQueries
 from frostline.store.sql_principals import PrincipalQueries
 from frostline.store.sql_runs import RUN_KINDS, RunQueries
+from frostline.store.sql_waits import WaitQueries
 
 __all__ = ["RUN_KINDS", "SLOT_COLUMNS", "SqlStore"]
 
 
-class SqlStore(RunQueries, CallQueries, HistoryQueries, CatalogQueries, PrincipalQueries):
+class SqlStore(RunQueries, CallQueries, HistoryQueries, CatalogQueries, PrincipalQueries,
+               WaitQueries):
     """The Store methods as SQL; `SQLiteStore` and `PostgresStore` add the dialect. Each base
     holds the queries of one part of the record (runs, the prefix, history, the catalogs
-    attempts ran under, principals)."""
+    attempts ran under, principals, waits)."""

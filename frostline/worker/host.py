@@ -38,11 +38,12 @@ from typing import Any, cast
 from procrastinate.worker import Worker
 
 from frostline.embedded.bodies import Interrupts
-from frostline.embedded.jobs import JobBody
+from frostline.embedded.jobs import JobBody, JobSpec
 from frostline.store.base import Store
 from frostline.store.url import redact
 from frostline.worker import schema
 from frostline.worker.journal import JournaledStore, LockJournal
+from frostline.worker.queue import ProcrastinateQueue
 from frostline.worker.tasks import CONTEXT_KEY, QUEUE, HostContext, make_app
 
 log = logging.getLogger("frostline.worker")
@@ -101,8 +102,10 @@ class WorkerHost:
         run_store: Any = store
         if settings.lock_journal:
             run_store = JournaledStore(store, LockJournal(settings.lock_journal, self.name))
+        self._queue_store = store  # the PostgreSQL store itself (its schema names the jobs')
+        self._scheduler: ProcrastinateQueue | None = None
         self.context = HostContext(cast(Store, run_store), make_body(self.interrupts),
-                                   self.interrupts, self.name)
+                                   self.interrupts, self.name, schedule=self._schedule)
         self.health = (f"frostline worker {self.name}: store {redact(store.url.split('?')[0])} (schema "
                        f"{store_schema}), jobs schema {self.jobs_schema}, queues "
                        f"{', '.join(settings.queues)}, concurrency {settings.concurrency}, "
@@ -113,6 +116,12 @@ class WorkerHost:
         self._signals = 0
         self._old_ids: list[int] = []
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _schedule(self, spec: JobSpec, at: float) -> object:
+        """Queue `spec` to start at `at` (a waiting run's resume when its timer is due)."""
+        if self._scheduler is None:  # job threads share one; its pool is thread-safe
+            self._scheduler = ProcrastinateQueue(self._queue_store)
+        return self._scheduler.schedule(self.context.store, spec, at)
 
     def run(self, *, handle_signals: bool = True) -> int:
         """Work until SIGTERM or SIGINT (or `stop()`); 0 after a graceful stop."""

@@ -9,6 +9,7 @@ two submitters cannot both pass the check.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import threading
 from typing import Any
@@ -112,6 +113,22 @@ class ProcrastinateQueue:
             raise StoreUnavailable(f"cannot queue a job at {self._where}: {exc}",
                                    backend="postgres", operation="submit") from exc
         return record_queued(store, spec, attempt=attempt, queue_job_id=job_id)
+
+    def schedule(self, store: Store, spec: JobSpec, at: float) -> Submission:
+        """Queue `spec` to start at `at` (POSIX seconds): a waiting run's resume when its
+        timer is due. Unlike `submit` it takes no queueing lock (the job that schedules it
+        still holds it); the run lock still serializes it, and a run that no longer waits
+        when it starts ends it without an attempt."""
+        when = datetime.datetime.fromtimestamp(at, datetime.UTC)
+        try:
+            with self._connections().connection() as conn, conn.transaction():
+                job_id = self.app.configure_task(
+                    TASK, lock=spec.run_id, queue=self.queue, schedule_at=when,
+                    connection=conn).defer(job=spec.to_args())
+        except psycopg.Error as exc:
+            raise StoreUnavailable(f"cannot schedule a job at {self._where}: {exc}",
+                                   backend="postgres", operation="schedule") from exc
+        return record_queued(store, spec, attempt=None, queue_job_id=job_id)
 
     def workers(self) -> list[dict[str, Any]]:
         """Registered workers, with their last heartbeat and the jobs they run."""

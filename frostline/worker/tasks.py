@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,8 @@ class HostContext:
     body: JobBody
     interrupts: Interrupts
     name: str
+    # Queue a job to start at a time (POSIX seconds): a waiting run's resume at its timer.
+    schedule: Callable[[JobSpec, float], object] | None = None
 
 
 class HandBackStrategy(BaseRetryStrategy):
@@ -89,8 +92,26 @@ def job_task(context: procrastinate.JobContext, job: dict[str, Any]) -> dict[str
     except (HandBack, RunBusy, StoreUnavailable) as exc:
         _record_requeue(host, spec, exc)
         raise
+    if outcome.get("status") == "waiting":
+        _schedule_wake(host, spec)
     return {"status": outcome.get("status"), "attempt": outcome.get("attempt")
             if isinstance(outcome.get("attempt"), int) else None}
+
+
+def _schedule_wake(host: HostContext, spec: JobSpec) -> None:
+    """A run that ended waiting on a timer (or an event's timeout) is resumed when it is
+    due; an answer, by contrast, queues its resume when it is committed."""
+    from frostline.embedded.answers import next_due_at
+    from frostline.embedded.jobs import resume_spec
+
+    if host.schedule is None:
+        return
+    try:
+        due = next_due_at(host.store, spec.run_id)
+        if due is not None:
+            host.schedule(resume_spec(spec.run_id), due)
+    except StoreUnavailable as exc:  # the serve sweep or `frostline resume` still can
+        log.warning("could not schedule the resume of run %s: %s", spec.run_id, exc.message)
 
 
 def _record_requeue(host: HostContext, spec: JobSpec, exc: BaseException) -> None:

@@ -16,11 +16,15 @@ EXPECTED = {
     "video.edit": (True, 0.60, False),
     "audio.generate": (True, 0.05, False),
     "echo": (True, 0.0, True),
+    # the waits (issue 16): answered by the host, read-only, priced 0
+    "human.approve": (False, 0.0, True),
+    "event.wait": (False, 0.0, True),
+    "timer.sleep": (False, 0.0, True),
 }
 REF = "sha256:" + "ab" * 32
 
 
-def test_nine_entries_with_flags_and_prices():
+def test_nine_entries_and_the_waits_with_flags_and_prices():
     assert set(DEFAULT_CATALOG.names()) == set(EXPECTED)
     for name, (side, price, prod) in EXPECTED.items():
         cap = DEFAULT_CATALOG[name]
@@ -38,6 +42,10 @@ def test_nine_entries_with_flags_and_prices():
         ("video.generate", {"prompt": "p", "duration_s": 60}, {"prompt": "p", "duration_s": 61}),
         ("video.edit", {"video": REF, "prompt": "p"}, {"prompt": "p"}),
         ("audio.generate", {"prompt": "p", "duration_s": 5}, {"prompt": "p"}),
+        ("timer.sleep", {"seconds": 2}, {"seconds": 2, "until": "2030-01-01T00:00:00Z"}),
+        ("timer.sleep", {"until": "2030-01-01T00:00:00Z"}, {"until": "tomorrow"}),
+        ("event.wait", {"event": "paid", "timeout_s": 5}, {"event": "bad name"}),
+        ("human.approve", {"ask": "ok?", "for": "ops", "data": [1]}, {"ask": ""}),
         ("echo", {"n": 1, "anything": [1, 2]}, None),
     ],
 )

@@ -54,7 +54,7 @@ def test_without_a_file_the_catalog_is_the_built_in_one(tmp_path, monkeypatch):
     monkeypatch.delenv("FROSTLINE_CONFIG", raising=False)
     code, out = invoke("catalog", "--json")
     data = json.loads(out)
-    assert code == 0 and data["config"] is None and len(data["capabilities"]) == 9
+    assert code == 0 and data["config"] is None and len(data["capabilities"]) == 12  # nine and the three waits
 
 
 def test_catalog_check_starts_each_server_and_reports_errors(tmp_path):

@@ -71,7 +71,8 @@ def test_the_table_is_the_readme_table_and_the_runtime_agrees():
     codes = [code for code, _ in EXIT_CODES.values()]
     assert codes == sorted(set(codes))  # one meaning per code
     statuses = {"succeeded": "ok", "failed": "failed", "gate_stopped": "stopped",
-                "diverged": "diverged", "unresolved": "unresolved", "rejected": "rejected"}
+                "diverged": "diverged", "unresolved": "unresolved", "rejected": "rejected",
+                "waiting": "waiting"}
     assert {s: CODE[n] for s, n in statuses.items()} == runtime_outcome.EXIT_CODES
     assert {
         "store_unavailable": CODE["store_unavailable"],
@@ -83,6 +84,9 @@ STORE_COMMANDS = [
     ("run", "s.py", "--run", "r"),
     ("show", "r"),
     ("reconcile", "r", "orchestrate/#0@:0", "--abandon"),
+    ("approve", "r", "orchestrate/#0@:0"),
+    ("signal", "r", "go", "--data", "{}"),
+    ("resume", "r", "--runner", "process"),
     ("gate", "r", "s.py"),
     ("cert", "r"),
     ("orphans", "r"),
@@ -102,7 +106,8 @@ STORE_COMMANDS = [
     ("workers",),
 ]
 READS = [c for c in STORE_COMMANDS if c[0] in {"show", "reconcile", "gate", "cert", "orphans",
-                                              "repair", "runs", "artifacts"}
+                                              "repair", "runs", "artifacts", "approve",
+                                              "signal", "resume"}
          or c[:2] in {("token", "list"), ("token", "revoke")}]
 
 

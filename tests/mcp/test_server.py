@@ -59,7 +59,9 @@ async def scenario(session: ClientSession) -> None:
     await session.initialize()
     listed = {t.name: t for t in (await session.list_tools()).tools}
     assert set(listed) == {"catalog", "check_script", "run_script", "gate_script", "show_run",
-                           "reconcile_call"}
+                           "reconcile_call", "approve", "signal"}
+    for name in ("approve", "signal"):
+        assert listed[name].annotations.read_only_hint is False
     for name in ("catalog", "check_script", "gate_script", "show_run"):
         assert listed[name].annotations.read_only_hint is True
     run_tool = listed["run_script"].annotations
@@ -98,6 +100,7 @@ async def scenario(session: ClientSession) -> None:
     nothing = await session.call_tool("reconcile_call", {"run_id": "m1", "identity":
                                                          "orchestrate/#0@:0", "abandon": True})
     assert nothing.is_error
+    await waits(session)
 
     resources = {str(r.uri) for r in (await session.list_resources()).resources}
     assert "frostline://runs/m1" in resources
@@ -107,6 +110,37 @@ async def scenario(session: ClientSession) -> None:
     blob = (await session.read_resource(f"frostline://artifacts/{ref.split(':', 1)[1]}"))
     assert blob.contents[0].mime_type == "image/png"
     assert base64.b64decode(blob.contents[0].blob).startswith(b"\x89PNG")
+
+
+WAITS = """
+async def orchestrate(ctx, args):
+    ok = await ctx.run("human.approve", {"ask": "send?"})
+    ev = await ctx.run("event.wait", {"event": "ready"})
+    return {"approved": ok["approved"], "event": ev}
+"""
+
+
+async def waits(session: ClientSession) -> None:
+    """A run that waits: approved and signalled through the tools, then run again."""
+    first = structured(await session.call_tool("run_script", {"run_id": "w1", "script": WAITS}))
+    assert first["status"] == "waiting" and first["exit_code"] == 10
+    shown = structured(await session.call_tool("show_run", {"run_id": "w1"}))
+    [wait] = shown["waits"]
+    assert wait["kind"] == "approval" and wait["payload"] == {"ask": "send?"}
+    answer = structured(await session.call_tool("approve", {
+        "run_id": "w1", "identity": wait["identity"], "reason": "fine"}))
+    assert answer["value"]["approved"] is True
+    again = await session.call_tool("approve", {"run_id": "w1", "identity": wait["identity"],
+                                                "approved": False})
+    assert again.is_error and "already_answered" in again.content[0].text
+    sent = structured(await session.call_tool("signal", {"run_id": "w1", "name": "ready",
+                                                         "data": {"k": 1}}))
+    assert sent["delivered_to"] is None  # kept: the run has not reached that wait yet
+    done = structured(await session.call_tool("run_script", {"run_id": "w1", "script": WAITS}))
+    assert done["status"] == "succeeded"
+    assert done["result"] == {"approved": True, "event": {"k": 1}}
+    bad = await session.call_tool("signal", {"run_id": "w1", "name": "late", "data": 1})
+    assert bad.is_error and "run_finished" in bad.content[0].text
 
 
 def run_session(connect: Callable[[], Any]) -> None:

@@ -3,7 +3,7 @@
 
 const view = document.getElementById("view");
 const TOKEN_KEY = "frostline.token";
-const OUTCOMES = ["replayed", "executed", "diverged", "orphan", "semantic_repeat", "failed", "denied", "unresolved"];
+const OUTCOMES = ["replayed", "executed", "diverged", "orphan", "semantic_repeat", "failed", "denied", "unresolved", "waiting"];
 
 function token() { return sessionStorage.getItem(TOKEN_KEY); }
 
@@ -63,7 +63,11 @@ async function showRuns() {
       el("td", {}, usd(r.spend_usd)), el("td", { class: "muted" }, when(r.created_at)));
     return tr;
   });
-  view.replaceChildren(el("section", { class: "card" },
+  const waiting = data.runs.filter((r) => r.status === "waiting");
+  const asks = waiting.length ? el("section", { class: "card waits", id: "waiting-runs" },
+    el("h2", {}, waiting.length + " run" + (waiting.length > 1 ? "s" : "") + " waiting"),
+    el("ul", {}, waiting.map((r) => el("li", {}, el("a", { href: "#/runs/" + encodeURIComponent(r.run_id), "data-waiting": r.run_id, class: "mono" }, r.run_id))))) : "";
+  view.replaceChildren(asks, el("section", { class: "card" },
     el("h1", {}, "Runs"),
     rows.length ? el("table", { id: "runs" }, el("thead", {}, el("tr", {}, ["Run", "Kind", "Status", "Attempts", "Spend", "Created"].map((h) => el("th", {}, h)))), el("tbody", {}, rows))
       : el("p", { class: "muted" }, "No runs yet. Start one with `frostline demo` or POST /v1/runs.")));
@@ -124,6 +128,57 @@ async function artifactsView(run) {
   }
   return el("section", { class: "card" }, el("h2", {}, "Artifacts"),
     figs.length ? el("div", { class: "thumbs", id: "artifacts" }, figs) : el("p", { class: "muted" }, "No image artifacts."));
+}
+
+async function answer(run, path, body) {
+  await api("/v1/runs/" + encodeURIComponent(run.run_id) + "/" + path, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+}
+
+function waitItem(run, w) {
+  const done = w.answer !== null;
+  const what = w.kind === "approval" ? (w.capability === "human.approve" ? "approval" : "approval of a " + w.capability + " call")
+    : w.kind === "event" ? "event " + w.name : "timer due " + (w.due_at || "");
+  const item = el("div", { class: "wait" + (done ? " answered" : ""), "data-wait": w.identity },
+    el("div", {}, el("span", { class: "mono" }, w.identity), " · ", what),
+    el("pre", { class: "payload" }, JSON.stringify(w.payload, null, 2)));
+  const problem = el("p", { class: "error" });
+  if (done) {
+    const v = w.answer.value;
+    item.append(el("p", { class: "muted answer" }, w.kind === "approval"
+      ? (v.approved ? "approved" : "rejected") + " by " + v.by + (v.reason ? ": " + v.reason : "")
+      : "answered by " + w.answer.by + ": " + clip(JSON.stringify(v), 200)));
+  } else if (w.kind === "approval") {
+    const reason = el("input", { class: "reason", placeholder: "reason (optional)", maxlength: "2000" });
+    const send = (approved) => async () => {
+      try {
+        await answer(run, "approvals/" + encodeURIComponent(w.identity), { approved, reason: reason.value || null });
+        await showRun(run.run_id);
+      } catch (e) { problem.textContent = e.message; }
+    };
+    item.append(reason, el("div", { class: "actions" },
+      el("button", { class: "approve", onclick: send(true) }, "Approve"),
+      el("button", { class: "reject", onclick: send(false) }, "Reject")), problem);
+  } else if (w.kind === "event") {
+    const data = el("input", { class: "event-data", placeholder: "event body (JSON)", value: "{}" });
+    const send = async () => {
+      let body;
+      try { body = JSON.parse(data.value); } catch (e) { problem.textContent = "the event body is not JSON"; return; }
+      try { await answer(run, "signals/" + encodeURIComponent(w.name), { data: body }); await showRun(run.run_id); } catch (e) { problem.textContent = e.message; }
+    };
+    item.append(data, el("div", { class: "actions" }, el("button", { class: "signal", onclick: send }, "Send event")), problem);
+  }
+  return item;
+}
+
+function waitsView(run) {
+  const waits = run.waits || [];
+  if (!waits.length) return "";
+  const open = waits.filter((w) => w.answer === null);
+  return el("section", { class: "card waits", id: "waits" },
+    el("h2", {}, open.length ? "Waiting for " + open.length + " answer" + (open.length > 1 ? "s" : "") : "Waits"),
+    el("p", { class: "muted" }, "An answer is taken once; the run goes on with it in its next attempt."),
+    waits.map((w) => waitItem(run, w)));
 }
 
 function ledgerSummary(e) {
@@ -224,6 +279,7 @@ async function showRun(runId) {
       stat("Attempts", run.attempts.length),
       stat("Frozen sites", run.frozen_sites.length),
       stat("Certificate", chip(consistent ? "consistent" : "inconsistent"), el("div", { class: "k mono" }, (cert.chain_digest || "").slice(0, 16)))),
+    waitsView(run),
     timelineTable(run),
     el("div", { class: "two" }, scriptView(run), el("div", {}, await artifactsView(run), el("section", { class: "card" }, el("h2", {}, "Attempts"), attempts))));
 }

@@ -1,0 +1,95 @@
+"""Answers to a run's waits: an approval (or a rejection) at an identity, an event by name.
+
+The one place every surface (the command line, the HTTP API, the MCP server, the UI) commits
+an answer, so each refuses the same bad input the same way and changes nothing when it does:
+an unknown run or wait, a second answer (the first stands), a malformed answer, a run that has
+finished. What a wait receives is what the next attempt of the run gets as the call's result.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from frostline.contract.records import RunRecord
+from frostline.contract.waits import approval_value, check_signal, iso
+from frostline.errors import AnswerInvalid, RunNotFound
+from frostline.store.base import Store
+
+
+def _run(store: Store, run_id: str) -> RunRecord:
+    run = store.get_run(run_id)
+    if run is None:
+        raise RunNotFound(f"no run {run_id!r} in this store", run_id=run_id)
+    return run
+
+
+def approve(store: Store, run_id: str, identity: str, *, by: str, approved: bool = True,
+            reason: str | None = None,
+            clock: Callable[[], float] = time.time) -> dict[str, Any]:
+    """Approve (or reject) the approval wait `identity` of the run; returns the answer.
+
+    Example: ``approve(store, "r1", "orchestrate/#1@:0", by="alice", reason="looks right")``
+    """
+    _run(store, run_id)
+    if not isinstance(identity, str) or not identity or len(identity) > 1000:
+        raise AnswerInvalid("identity must be a wait's identity, e.g. orchestrate/#0@:0")
+    value = approval_value(approved, by, reason, clock())
+    return store.answer_wait(run_id, identity, value, by=by, kind="approval").to_dict()
+
+
+def signal(store: Store, run_id: str, name: str, data: Any) -> dict[str, Any]:
+    """Send the event `name` with the JSON body `data` to the run: it goes to the earliest
+    wait for `name` without an answer, or is kept for the next one that is reached."""
+    _run(store, run_id)
+    try:
+        size = len(json.dumps(data, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise AnswerInvalid(f"the event body must be JSON data: {exc}") from None
+    check_signal(name, data, size)
+    return {"run_id": run_id, "event": name, **store.send_signal(run_id, name, data)}
+
+
+def waits_of(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """The waits the run reached, each with its answer (None while it waits)."""
+    _run(store, run_id)
+    return [{**w.to_dict(), "answer": None if a is None else a.to_dict()}
+            for w, a in store.list_waits(run_id)]
+
+
+def open_waits(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """The waits of the run that have no answer yet (what it waits for)."""
+    return [w for w in waits_of(store, run_id) if w["answer"] is None]
+
+
+def ready(store: Store, run_id: str, now: float) -> bool:
+    """Whether a waiting run would get further if it were resumed now: one of its waits has
+    an answer it has not received, or a timer (or a timeout) is due."""
+    for wait, answer in store.list_waits(run_id):
+        if answer is None and wait.due_at is not None and wait.due_at <= now:
+            return True
+    latest = store.list_attempts(run_id)
+    stopped_on = _stopped_on(latest[-1].error if latest else None)
+    answered = {w.identity for w, a in store.list_waits(run_id) if a is not None}
+    return bool(stopped_on & answered)
+
+
+def next_due_at(store: Store, run_id: str) -> float | None:
+    """When the earliest unanswered timer or timeout of the run is due, or None."""
+    due = [w.due_at for w, a in store.list_waits(run_id) if a is None and w.due_at is not None]
+    return min(due) if due else None
+
+
+def next_due(store: Store, run_id: str) -> str | None:
+    """`next_due_at` as an ISO instant."""
+    return iso(next_due_at(store, run_id))
+
+
+def _stopped_on(error: Any) -> set[str]:
+    if not isinstance(error, dict) or error.get("code") != "waiting":
+        return set()
+    waits = error.get("waits") or []
+    return {str(w.get("identity")) for w in waits if isinstance(w, dict)} | (
+        {str(error["identity"])} if error.get("identity") else set())

@@ -1,0 +1,69 @@
+"""The waits in the web UI, in a real headless Chromium (issue 16): a waiting run is listed as
+waiting, its approval is shown with the payload in view, and approving it from the page lets
+the service resume the run."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None,
+                                reason="chromium is not installed (apt-get install chromium)")
+
+SCRIPT = """
+async def orchestrate(ctx, args):
+    ok = await ctx.run("human.approve", {"ask": "delete the staging bucket?",
+                                        "data": {"bucket": "staging-7"}})
+    return ok["approved"]
+"""
+
+
+def _status(live, run: str) -> str:
+    with live.client(live.alice) as c:
+        return str(c.get(f"/v1/runs/{run}").json()["status"])
+
+
+def test_approve_a_waiting_run_from_the_page(live, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with live.client(live.alice) as c:
+        for name in ("keep", "drop"):
+            c.post("/v1/runs", json={"script": SCRIPT, "run_id": name}, params={"wait": 60})
+    deadline = time.monotonic() + 60
+    while {_status(live, "keep"), _status(live, "drop")} != {"waiting"}:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(live.url + "/")
+        page.fill("#token", live.alice)
+        page.click("button[type=submit]")
+        page.wait_for_selector("#waiting-runs [data-waiting='keep']")
+        page.click("#waiting-runs [data-waiting='drop']")
+        page.wait_for_selector("#waits .wait button.reject")
+        assert "staging-7" in page.inner_text("#waits .payload")  # the payload is in view
+        page.fill("#waits .reason", "not today")
+        page.click("#waits button.reject")
+        page.wait_for_selector("#waits .answer:has-text('rejected by alice: not today')")
+        page.goto(live.url + "/#/runs/keep")
+        page.wait_for_selector("#waits button.approve")
+        page.click("#waits button.approve")
+        page.wait_for_selector("#waits .answer:has-text('approved by alice')")
+        shot = tmp_path / "waits.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
+        browser.close()
+    deadline = time.monotonic() + 60
+    while (_status(live, "keep"), _status(live, "drop")) != ("succeeded", "succeeded"):
+        assert time.monotonic() < deadline, (_status(live, "keep"), _status(live, "drop"))
+        time.sleep(0.05)
+    with live.client(live.alice) as c:
+        results = {n: c.get(f"/v1/runs/{n}").json()["attempts"][-1]["result"]
+                   for n in ("keep", "drop")}
+    assert results == {"keep": True, "drop": False}
