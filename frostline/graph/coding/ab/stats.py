@@ -62,10 +62,9 @@ def bootstrap_ci(diffs: Sequence[float], *, resamples: int = RESAMPLES,
         return float(diffs[0]), float(diffs[0])
     rng = random.Random(seed)
     means = sorted(sum(rng.choices(diffs, k=n)) / n for _ in range(resamples))
-    tail = (1 - confidence) / 2
-    lo = means[int(tail * (resamples - 1))]
-    hi = means[int((1 - tail) * (resamples - 1) + 0.5)]
-    return lo, hi
+    # Symmetric order statistics, so negating every difference negates the interval exactly.
+    k = int((1 - confidence) / 2 * resamples)
+    return means[k], means[resamples - 1 - k]
 
 
 @dataclass(frozen=True)
