@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "orphans": ("frostline.cli.contract", "orphans_command"),
     "repair": ("frostline.cli.repair", "repair_command"),
     "graph": ("frostline.cli.graph", "graph"),
+    "tasks": ("frostline.cli.tasks", "tasks"),
+    "ab": ("frostline.cli.ab", "ab"),
     "serve": ("frostline.cli.serve", "serve"),
     "token": ("frostline.cli.token", "token"),
     "catalog": ("frostline.cli.catalog", "catalog"),

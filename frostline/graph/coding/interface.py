@@ -35,7 +35,9 @@ class Task:
     """One row of tasks.jsonl. `source_dir` is the unpacked, green package tree (a cache path,
     never in git); `test_args` are extra pytest arguments the package needs (`--ignore`,
     `-o addopts=`); `visible_failing` are the failing tests the workflow is shown, `hidden` the
-    ones that decide resolution and are never shown to it."""
+    ones that decide resolution and are never shown to it. To run the suite: `import_root`
+    (relative to `source_dir`) and `dep_paths` (unpacked test dependencies, cache paths) go
+    first on `sys.path`, and pytest collects `test_paths` with `test_args`."""
 
     task_id: str
     package: str
@@ -47,6 +49,9 @@ class Task:
     hidden: tuple[str, ...]
     test_args: tuple[str, ...] = ()
     split: str = "tuning"
+    test_paths: tuple[str, ...] = ()
+    import_root: str = "."
+    dep_paths: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -55,7 +60,7 @@ class Task:
     def from_json(cls, data: dict[str, Any]) -> Task:
         d = dict(data)
         d["mutation"] = Mutation(**d["mutation"])
-        for key in ("visible_failing", "hidden", "test_args"):
+        for key in ("visible_failing", "hidden", "test_args", "test_paths", "dep_paths"):
             d[key] = tuple(d.get(key, ()))
         return cls(**d)
 

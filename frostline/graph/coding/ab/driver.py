@@ -1,0 +1,177 @@
+"""The A/B driver: every chosen arm on the identical tasks, in a pool of worker processes.
+
+`run_ab` decides first which arms cannot run (deferred, or needing a model when none is
+configured) and records why; every other (arm, task) pair is one job for `solve(task, arm,
+faults, *, model=None, workdir)`, run in its own forked process (at most `jobs` at once), in a
+fresh working folder. The same `FaultPlan` (rate and seed) goes to every arm, so every arm meets the
+same faults at the same calls. A job that raises ends its task in TERMINAL_REJECT with the error
+as its reason, and the driver goes on with the next one. Wall time is the driver's own clock
+around the call, never the solver's word.
+
+The driver only measures: it reads tasks and writes under its results folder, nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any, Protocol
+
+from frostline.graph.coding.ab.arms import ARMS, DEFERRED
+from frostline.graph.coding.interface import Arm, FaultPlan, Task, TaskOutcome
+
+__all__ = ["DEFAULT_SOLVER", "ABRun", "Solver", "load_solver", "run_ab", "spread"]
+
+#: Where the coding workflow's `solve` lives.
+DEFAULT_SOLVER = "frostline.graph.coding.solve:solve"
+REJECT = "TERMINAL_REJECT"
+NOT_RUN = "not_run"
+
+
+class Solver(Protocol):
+    def __call__(self, task: Task, arm: Arm, faults: FaultPlan, *, model: Any = None,
+                 workdir: Path) -> TaskOutcome: ...
+
+
+@dataclass
+class ABRun:
+    """What the driver measured: outcomes per arm in task order, and the arms not run."""
+
+    tasks: list[Task]
+    arms: list[str]
+    outcomes: dict[str, list[TaskOutcome]] = field(default_factory=dict)
+    not_run: dict[str, str] = field(default_factory=dict)
+    faults: FaultPlan = field(default_factory=FaultPlan)
+    wall_s: float = 0.0
+    jobs: int = 1
+    model: str | None = None
+
+
+def spread(tasks: Sequence[Task], limit: int | None) -> list[Task]:
+    """The first `limit` tasks taken round-robin over packages (each package's own order
+    kept), so a small slice still spans the packages; all of them when `limit` is None."""
+    if limit is None:
+        return list(tasks)
+    seen: dict[str, int] = {}
+    ranked = []
+    for position, task in enumerate(tasks):
+        rank = seen.get(task.package, 0)
+        seen[task.package] = rank + 1
+        ranked.append((rank, position, task))
+    return [t for _, _, t in sorted(ranked, key=lambda x: (x[0], x[1]))[:limit]]
+
+
+def load_solver(spec: str = DEFAULT_SOLVER) -> tuple[Solver | None, str]:
+    """The solve function named `module:attr`, or (None, why it cannot be loaded)."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        return None, (f"the coding workflow's solve function ({spec}) is not part of this "
+                      f"installation: {exc}")
+    solver = getattr(module, attr or "solve", None)
+    if not callable(solver):
+        return None, f"{spec} is not a callable solve function"
+    return solver, ""
+
+
+def _solve_one(solver: Solver, task: Task, arm: Arm, faults: FaultPlan, model: Any,
+               workdir: Path) -> TaskOutcome:
+    """One job (in a worker process): a fresh folder, the driver's clock, errors as rejects."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    started = time.monotonic()
+    try:
+        outcome = solver(task, arm, faults, model=model, workdir=workdir)
+        if not isinstance(outcome, TaskOutcome):
+            raise TypeError(f"solve returned {type(outcome).__name__}, not a TaskOutcome")
+    except Exception as exc:  # the task ends, the run goes on
+        outcome = TaskOutcome(task.task_id, arm.name, REJECT,
+                              f"driver: {type(exc).__name__}: {exc}"[:500])
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)  # a task's workspace is not a result
+    outcome.instruments.wall_s = round(time.monotonic() - started, 3)
+    outcome.instruments.resolved = 1 if outcome.instruments.resolved else 0
+    return outcome
+
+
+def unavailable(names: Sequence[str], model: Any, solver_reason: str) -> dict[str, str]:
+    """Why each arm of `names` cannot run, for those that cannot."""
+    reasons: dict[str, str] = {}
+    for name in names:
+        if name in DEFERRED:
+            reasons[name] = DEFERRED[name]
+        elif solver_reason:
+            reasons[name] = solver_reason
+        elif ARMS[name].needs_model and model is None:
+            reasons[name] = ("needs a model and none is configured (a [models.NAME] table in "
+                             "the configuration, chosen with --model)")
+    return reasons
+
+
+def _child(conn: Connection, job: tuple[Any, ...]) -> None:
+    conn.send(_solve_one(*job))
+    conn.close()
+
+
+def _run_jobs(jobs: list[tuple[Any, ...]], width: int) -> list[TaskOutcome]:
+    """Each job in its own forked process, at most `width` at once. A process that dies
+    without answering (a crash the job could not catch) ends only its own task, rejected."""
+    ctx = multiprocessing.get_context("fork")
+    results: list[TaskOutcome | None] = [None] * len(jobs)
+    running: dict[Any, tuple[int, Any, Connection]] = {}
+    queue = list(enumerate(jobs))
+    while queue or running:
+        while queue and len(running) < width:
+            index, job = queue.pop(0)
+            parent, child = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_child, args=(child, job), daemon=True)
+            proc.start()
+            child.close()
+            running[proc.sentinel] = (index, proc, parent)
+        for sentinel in wait(list(running)):
+            index, proc, parent = running.pop(sentinel)
+            try:
+                results[index] = parent.recv() if parent.poll() else None
+            except (EOFError, OSError):
+                results[index] = None
+            parent.close()
+            proc.join()
+            if results[index] is None:
+                task, arm = jobs[index][1], jobs[index][2]
+                results[index] = TaskOutcome(task.task_id, arm.name, REJECT,
+                                             f"driver: the worker process died (exit code "
+                                             f"{proc.exitcode})")
+    return [r for r in results if r is not None]
+
+
+def run_ab(tasks: Sequence[Task], names: Sequence[str], solver: Solver | None, *,
+           faults: FaultPlan, model: Any = None, model_label: str | None = None, jobs: int = 1,
+           workdir: Path, solver_reason: str = "",
+           progress: Callable[[str], None] = lambda _: None) -> ABRun:
+    """Run every runnable arm of `names` on every task of `tasks`."""
+    run = ABRun(tasks=list(tasks), arms=list(names), faults=faults, jobs=jobs, model=model_label)
+    run.not_run = unavailable(names, model, solver_reason if solver is None else "")
+    runnable = [n for n in names if n not in run.not_run]
+    started = time.monotonic()
+    for name in runnable:
+        batch = [(solver, task, ARMS[name], faults, model, workdir / name / task.task_id)
+                 for task in tasks]
+        outcomes = _run_jobs(batch, max(1, jobs)) if tasks else []
+        # A task `solve` itself declined to run (status not_run) is not a measurement.
+        ran = [o for o in outcomes if o.status != NOT_RUN]
+        if outcomes and not ran:
+            run.not_run[name] = outcomes[0].reason or "solve did not run it"
+            continue
+        run.outcomes[name] = ran
+        done = sum(o.instruments.resolved for o in run.outcomes[name])
+        progress(f"{name}: {done}/{len(tasks)} resolved")
+    run.wall_s = round(time.monotonic() - started, 2)
+    return run
