@@ -12,7 +12,12 @@ from frostline.graph.coding.faults import FaultInjector
 from frostline.graph.coding.generate import ChatModel, Generator, ModelGenerator, TemplateGenerator
 from frostline.graph.coding.instruments import CountingChat, Observer
 from frostline.graph.coding.interface import Arm, FaultPlan, Task
-from frostline.graph.coding.testrun import SandboxSettings, TestsDidNotRun, run_pytest
+from frostline.graph.coding.testrun import (
+    SandboxSettings,
+    TestsDidNotRun,
+    run_pytest,
+    task_args,
+)
 from frostline.graph.coding.tools import CodingTools, ToolSettings
 from frostline.graph.coding.variants import canonical, graph_for
 from frostline.graph.coding.workflow import CodingBodies
@@ -78,7 +83,8 @@ def final_check(setup: Setup, submitted: bool, baseline_failing: list[str],
         return 0, 0, ""
     task = setup.task
     try:
-        report = run_pytest(setup.workspace.tree, settings.sandbox, extra_args=task.test_args)
+        report = run_pytest(setup.workspace.tree, settings.sandbox, extra_args=task_args(task),
+                            paths=task.test_paths)
     except (TestsDidNotRun, FrostlineError) as exc:
         return 0, 0, f"the hidden check could not run: {exc}"
     decisive = set(task.hidden) or set(task.visible_failing)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,9 @@ def solve(task: Task, arm: Arm, faults: FaultPlan, *, model: ChatModel | None = 
     """
     started = time.monotonic()
     settings = settings or SolveSettings()
+    if task.dep_paths:  # the suite imports its test dependencies from where they were unpacked
+        settings = replace(settings, sandbox=replace(
+            settings.sandbox, ro_binds=(*settings.sandbox.ro_binds, *task.dep_paths)))
     if (arm.needs_model or arm.free_agent) and model is None:
         return TaskOutcome(task.task_id, arm.name, NOT_RUN,
                            f"{arm.name} needs a model endpoint and none is configured")

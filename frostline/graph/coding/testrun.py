@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from frostline.errors import RunError
+from frostline.graph.coding.interface import Task
 from frostline.runtime.limits import ResourceLimits
 from frostline.runtime.sandbox import SandboxProfile
 from frostline.runtime.sandbox_process import SandboxResult, run_sandboxed
@@ -58,6 +59,7 @@ class SandboxSettings:
     wall_seconds: float = 300.0
     test_timeout: float = 20.0
     bwrap: str = "bwrap"
+    ro_binds: tuple[str, ...] = ()  # host paths the suite reads (a task's test dependencies)
     limits: ResourceLimits = field(default_factory=lambda: ResourceLimits(
         cpu_seconds=600, address_space_bytes=4 << 30, processes=64, open_files=512,
         file_size_bytes=64 << 20))
@@ -66,7 +68,8 @@ class SandboxSettings:
         return SandboxProfile(limits=self.limits, wall_seconds=self.wall_seconds,
                               output_bytes=4 << 20, tmp_bytes=256 << 20, site_packages=True,
                               rw_binds=((str(workspace), WORKSPACE), (str(out), OUT)),
-                              chdir=WORKSPACE, bwrap=self.bwrap)
+                              chdir=WORKSPACE, bwrap=self.bwrap,
+                              extra_ro_binds=self.ro_binds)
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,7 @@ def run_python(workspace: Path, args: Sequence[str], settings: SandboxSettings,
 
 def run_pytest(workspace: Path, settings: SandboxSettings, *, select: Sequence[str] = (),
                deselect: Sequence[str] = (), extra_args: Sequence[str] = (),
-               coverage: bool = False) -> TestReport:
+               coverage: bool = False, paths: Sequence[str] = ()) -> TestReport:
     """Run pytest on `workspace` in the sandbox and read the outcome from its junit XML.
 
     Raises:
@@ -159,7 +162,8 @@ def run_pytest(workspace: Path, settings: SandboxSettings, *, select: Sequence[s
     out = Path(tempfile.mkdtemp(prefix="frostline-out-"))
     try:
         args = ["-q", "-p", "no:cacheprovider", "--tb=native", "--color=no", "-rN",
-                *extra_args, *(a for d in deselect for a in ("--deselect", d)), *select]
+                *extra_args, *(a for d in deselect for a in ("--deselect", d)),
+                *(select or paths)]
         spec = {"args": args, "junit": f"{OUT}/junit.xml", "timeout": settings.test_timeout,
                 "coverage": {"source": [WORKSPACE], "out": f"{OUT}/contexts.json"}
                 if coverage else None}
@@ -287,3 +291,12 @@ def screen_candidates(workspace: Path, settings: SandboxSettings,
         for rel, data in saved.items():
             (workspace / rel).write_bytes(data)
         shutil.rmtree(out, ignore_errors=True)
+
+
+def task_args(task: Task) -> tuple[str, ...]:
+    """The pytest arguments `task`'s suite needs besides what to collect: its own, then its
+    import root and test dependencies on sys.path (pytest's `pythonpath` option)."""
+    if task.import_root in ("", ".") and not task.dep_paths:
+        return tuple(task.test_args)
+    paths = " ".join([task.import_root or ".", *task.dep_paths])
+    return (*task.test_args, "-o", f"pythonpath={paths}")

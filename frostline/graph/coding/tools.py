@@ -36,6 +36,7 @@ from frostline.graph.coding.testrun import (
     run_pytest,
     run_python,
     screen_candidates,
+    task_args,
 )
 from frostline.graph.coding.workspace import PatchRefused, Workspace
 
@@ -117,7 +118,8 @@ class CodingTools:
             tree = scratch / "tree"
             shutil.copytree(self.ws.base, tree, symlinks=True)
             report = run_pytest(tree, self.settings.sandbox, deselect=self._hidden(),
-                                extra_args=self.task.test_args, coverage=True)
+                                extra_args=task_args(self.task), coverage=True,
+                                paths=self.task.test_paths)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         graph = build_code_graph(self.ws.base, m.files)
@@ -175,12 +177,14 @@ class CodingTools:
     def test_run(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         select = [str(t) for t in payload.get("select", ())]
         report = run_pytest(self.ws.tree, self.settings.sandbox, select=select,
-                            deselect=self._hidden(), extra_args=self.task.test_args)
+                            deselect=self._hidden(), extra_args=task_args(self.task),
+                            paths=self.task.test_paths)
         return {**report.to_json(), "workspace": payload.get("workspace", "")}
 
     def regression_check(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         report = run_pytest(self.ws.tree, self.settings.sandbox, deselect=self._hidden(),
-                            extra_args=self.task.test_args)
+                            extra_args=task_args(self.task),
+                            paths=self.task.test_paths)
         baseline = set(payload.get("baseline_failing", ()))
         regressed = [t for t in report.failed if t not in baseline]
         still = [t for t in report.failed if t in baseline]
@@ -205,7 +209,7 @@ class CodingTools:
         if not kept:
             return {"screened": 0, "results": [], "first_passing": -1, "best": -1}
         s = screen_candidates(self.ws.tree, self.settings.sandbox, texts, select=select,
-                              confirm=confirm, stop_first=True, extra_args=self.task.test_args)
+                              confirm=confirm, stop_first=True, extra_args=task_args(self.task))
         results = [{"digest": c.get("digest"), "failed": None if r is None else list(r)}
                    for c, r in zip(kept, s.results, strict=True)]
         passing = [i for i, r in enumerate(s.results) if r == ()]
