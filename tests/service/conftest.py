@@ -78,3 +78,34 @@ def serving_app(app: Any, store: Store) -> Iterator[Live]:
         server.should_exit = True
         thread.join(timeout=10)
         store.close()
+
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@contextmanager
+def signed_in(live: Live, token: str, chromium: str) -> Iterator[Any]:
+    """A headless Chromium page on `live`'s UI, signed in with `token`, until the block ends."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(live.url + "/")
+            page.fill("#token", token)
+            page.click("button[type=submit]")
+            yield page
+        finally:
+            browser.close()
+
+
+def poll(page: Any, script: str, what: str) -> None:
+    """Wait until `script` (a JS function) returns true, polled with `evaluate`: the UI's
+    Content-Security-Policy refuses the string eval that `wait_for_function` needs."""
+    for _ in range(200):
+        if page.evaluate(script):
+            return
+        page.wait_for_timeout(50)
+    pytest.fail(f"{what} never happened")

@@ -11,6 +11,7 @@ from PIL import Image, ImageDraw
 
 from frostline.errors import FrostlineError
 from frostline.graph.coding.recorded import latest_report, record_report
+from tests.service.conftest import poll, signed_in
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 REPORT = {
@@ -68,29 +69,15 @@ def test_recording_again_adds_an_attempt_and_bad_reports_record_nothing(live):
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 def test_a_report_in_the_browser(live, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     record_report(live.store, "ab1", REPORT, {"resolve_vs_tokens.png": _png("tokens"),
                                               "instruments.png": _png("ablations")}, owner="alice")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.goto(live.url + "/")
-        page.fill("#token", live.alice)
-        page.click("button[type=submit]")
+    with signed_in(live, live.alice, CHROMIUM) as page:
         page.wait_for_selector("tr[data-run='ab1']")
         page.click("tr[data-run='ab1']")
         page.wait_for_selector("#ab-arms")
         assert page.inner_text("tr[data-arm='arm4'] td:nth-child(3)") == "0.900"
         assert "no model is configured" in page.inner_text("tr[data-arm='free_agent']")
         assert "kept" in page.inner_text("#ab-decisions")
-        for _ in range(200):  # polled with evaluate: the page's policy refuses string evals
-            if page.evaluate("() => [...document.querySelectorAll('#ab-figures img')]"
-                             ".filter(i => i.src.startsWith('blob:') && i.naturalWidth > 0).length") == 2:
-                break
-            page.wait_for_timeout(50)
-        else:
-            pytest.fail("the figures never loaded")
-        browser.close()
+        poll(page, "() => [...document.querySelectorAll('#ab-figures img')]"
+                   ".filter(i => i.src.startsWith('blob:') && i.naturalWidth > 0).length == 2",
+             "both figures loading")

@@ -13,6 +13,7 @@ import pytest
 from frostline.graph.bodies import load_bodies
 from frostline.graph.durable import run_durable
 from frostline.graph.shipped import canonical_graph
+from tests.service.conftest import poll, signed_in
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "graph" / "fix_failing_test.py"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -77,18 +78,9 @@ def test_graph_view_is_owner_scoped_and_only_for_graph_runs(live):
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 def test_graph_run_in_the_browser(live, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     _graph_run(live.store)
     g = live.client(live.alice).get("/v1/runs/fix/graph").json()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.goto(live.url + "/")
-        page.fill("#token", live.alice)
-        page.click("button[type=submit]")
+    with signed_in(live, live.alice, CHROMIUM) as page:
         page.wait_for_selector("tr[data-run='fix']")
         page.click("tr[data-run='fix']")
         page.wait_for_selector("#graph-ledger")
@@ -97,15 +89,9 @@ def test_graph_run_in_the_browser(live, tmp_path):
         assert page.locator("#graph-artifacts tbody tr").count() == len(g["artifacts"])
         assert page.locator("#graph-visits tbody tr").count() == len(g["visits"])
         assert page.locator("#graph-ledger tbody tr").count() == len(g["ledger"])
-        # polled with evaluate: the page's policy refuses the string eval of wait_for_function
-        for _ in range(200):
-            if page.evaluate("() => { const i = document.querySelector('#graph-svg'); "
-                             "return i.src.startsWith('blob:') && i.naturalWidth > 0; }"):
-                break
-            page.wait_for_timeout(50)
-        else:
-            pytest.fail("the graph drawing never loaded")
+        poll(page, "() => { const i = document.querySelector('#graph-svg'); "
+                   "return i.src.startsWith('blob:') && i.naturalWidth > 0; }",
+             "the graph drawing loading")
         shot = tmp_path / "graph-run.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
-        browser.close()

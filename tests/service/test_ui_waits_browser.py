@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from tests.service.conftest import signed_in
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None,
                                 reason="chromium is not installed (apt-get install chromium)")
@@ -27,8 +29,6 @@ def _status(live, run: str) -> str:
 
 
 def test_approve_a_waiting_run_from_the_page(live, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     with live.client(live.alice) as c:
         for name in ("keep", "drop"):
             c.post("/v1/runs", json={"script": SCRIPT, "run_id": name}, params={"wait": 60})
@@ -36,14 +36,7 @@ def test_approve_a_waiting_run_from_the_page(live, tmp_path):
     while {_status(live, "keep"), _status(live, "drop")} != {"waiting"}:
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.goto(live.url + "/")
-        page.fill("#token", live.alice)
-        page.click("button[type=submit]")
+    with signed_in(live, live.alice, CHROMIUM) as page:
         page.wait_for_selector("#waiting-runs [data-waiting='keep']")
         page.click("#waiting-runs [data-waiting='drop']")
         page.wait_for_selector("#waits .wait button.reject")
@@ -58,7 +51,6 @@ def test_approve_a_waiting_run_from_the_page(live, tmp_path):
         shot = tmp_path / "waits.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
-        browser.close()
     deadline = time.monotonic() + 60
     while (_status(live, "keep"), _status(live, "drop")) != ("succeeded", "succeeded"):
         assert time.monotonic() < deadline, (_status(live, "keep"), _status(live, "drop"))
