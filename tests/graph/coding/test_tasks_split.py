@@ -120,3 +120,55 @@ def test_bad_folders_are_clear_errors(tmp_path: Path, setup: str, message: str) 
         split = "train"
     with pytest.raises(TaskSetError, match=message):
         load_tasks(out, split)
+
+
+def test_a_heldout_split_sealed_before_the_tuning_split_exists(tmp_path: Path) -> None:
+    split = seal_split(tmp_path, PINS)
+    held = [_row(p, n, "heldout") for p in split["heldout"] for n in range(2)]
+    (tmp_path / TASKS_FILE).write_text("".join(json.dumps(r) + "\n" for r in held))
+    seal_tasks(tmp_path, held, finished=False)
+    assert len(load_tasks(tmp_path, "heldout")) == len(held)
+    for name in ("tuning", "all"):
+        with pytest.raises(TaskSetError, match="still being built") as err:
+            load_tasks(tmp_path, name)
+        assert err.value.fields["reason"] == "unfinished"
+    rows = held + [_row(p, 0, "tuning") for p in split["tuning"]]
+    (tmp_path / TASKS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    seal_tasks(tmp_path, rows)
+    assert load_tasks(tmp_path, "heldout") and load_tasks(tmp_path, "all")
+
+
+def test_the_build_seals_its_heldout_rows_before_building_tuning_packages(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The package builder is replaced by one that makes rows (a real build takes minutes);
+    what is tested is the order of sealing around it."""
+    from frostline.graph.coding.tasks import build as build_mod
+
+    seen: list[tuple[str, str, int | None]] = []
+
+    def fake_package(spec, split_name, options, progress):  # type: ignore[no-untyped-def]
+        try:
+            held_now: int | None = len(load_tasks(tmp_path, "heldout"))
+        except TaskSetError:
+            held_now = None
+        seen.append((spec.name, split_name, held_now))
+        figures = build_mod.PackageFigures(spec.name, spec.version, spec.archive.sha256,
+                                           split_name, options.per_package)
+        rows = [Task(task_id=f"{spec.name}-0", package=spec.name, version=spec.version,
+                     sha256=spec.archive.sha256, source_dir="/nowhere",
+                     mutation=Mutation("m.py", 1, "number", "x = 1", "x = 2"),
+                     visible_failing=("t::a",), hidden=("t::b",), split=split_name).to_json()]
+        return figures, rows
+
+    monkeypatch.setattr(build_mod, "_build_package", fake_package)
+    names = sorted(build_mod.PACKAGES)[:5]
+    # The cache is never read here; it only has to be a folder the sandbox could see.
+    options = build_mod.BuildOptions(out=tmp_path, packages=tuple(names), per_package=1,
+                                     cache=Path.home() / ".cache" / "frostline")
+    summary = build_mod.build(options)
+    held = [s for s in seen if s[1] == "heldout"]
+    tuning = [s for s in seen if s[1] == "tuning"]
+    assert held and tuning and seen.index(held[-1]) < seen.index(tuning[0])
+    assert all(h[2] is None for h in held)  # nothing sealed while held-out packages build
+    assert all(t[2] == len(held) for t in tuning)  # sealed before any tuning package
+    assert summary["tasks"] == len(names) and len(load_tasks(tmp_path, "all")) == len(names)

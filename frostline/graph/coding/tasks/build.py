@@ -252,6 +252,11 @@ def _build_package(spec: PackageSpec, split_name: str, options: BuildOptions,
     return figures, rows
 
 
+def _write_tasks(out: Path, rows: Sequence[dict[str, Any]], *, finished: bool) -> None:
+    _atomic(out / split.TASKS_FILE, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    split.seal_tasks(out, rows, finished=finished)
+
+
 def _atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -293,14 +298,19 @@ def build(options: BuildOptions, progress: Progress = lambda _: None) -> dict[st
     progress(f"sealed the split before any task exists: held out {sealed['heldout']}")
     rows: list[dict[str, Any]] = []
     figures: list[PackageFigures] = []
+    held_left = len(sealed["heldout"])
     for spec in specs:
         name = "heldout" if spec.name in sealed["heldout"] else "tuning"
         f, r = _build_package(spec, name, options, progress)
         figures.append(f)
         rows += r
-    _atomic(options.out / split.TASKS_FILE, "".join(json.dumps(r, sort_keys=True) + "\n"
-                                                    for r in rows))
-    split.seal_tasks(options.out, rows)
+        held_left -= name == "heldout"
+        if held_left == 0 and name == "heldout" and len(figures) < len(specs):
+            # Every held-out package is built: seal them now, so the held-out split can be
+            # measured while the tuning packages are still being built.
+            _write_tasks(options.out, rows, finished=False)
+            progress(f"sealed {len(rows)} held-out tasks; building the tuning packages")
+    _write_tasks(options.out, rows, finished=True)
     summary = _summary(options, figures, rows, time.monotonic() - started, load)
     _atomic(options.out / "build.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary

@@ -84,12 +84,16 @@ def rows_digest(rows: Sequence[Mapping[str, Any]]) -> str:
     return digest(sorted(rows, key=lambda r: str(r["task_id"])))
 
 
-def seal_tasks(out: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Record the held-out rows' digest in the seal (once the tasks exist)."""
+def seal_tasks(out: Path, rows: Sequence[Mapping[str, Any]], *, finished: bool = True) -> None:
+    """Record the held-out rows' digest in the seal, once every held-out package is built.
+
+    A build seals its held-out rows as soon as they are all built (`finished=False` while
+    tuning packages remain), so the held-out split can be measured before the tuning split
+    exists; the digest never changes afterwards, since held-out packages are built first."""
     seal = read_seal(out)
     held = [r for r in rows if r["split"] == "heldout"]
     seal["tasks"] = {"heldout_sha256": rows_digest(held), "heldout": len(held),
-                     "tuning": len(rows) - len(held)}
+                     "tuning": len(rows) - len(held), "finished": finished}
     _write(out / SEAL_FILE, seal)
 
 
@@ -164,4 +168,9 @@ def load_tasks(out: Path, split: str = "heldout") -> list[Task]:
     rows = _read_rows(out)
     if split in ("heldout", "all"):
         _verify(out, rows)
+    if split in ("tuning", "all") and not read_seal(out).get("tasks", {}).get("finished", True):
+        raise TaskSetError(f"{out} is still being built: its held-out split is sealed but the "
+                           f"tuning packages are not all built; finish the build (run `frostline "
+                           f"tasks build` again with the same options) or use --split heldout",
+                           path=str(out), reason="unfinished")
     return [Task.from_json(r) for r in rows if split == "all" or r["split"] == split]
