@@ -6,7 +6,8 @@ applicable rewrite, in this order (the order is the generator's prior):
     comparison     <  <=  >  >=  ==  !=  is / is not  in / not in  (boundary swaps first)
     arithmetic     + -  * / //  %  **  << >>  & | ^ ; an augmented assignment's operator
     boolean        and <-> or
-    negation       remove a `not`; add one to a condition or a returned test; drop a unary minus
+    negation       remove a `not`; add one to a condition, a returned test or an operand of
+                   and/or; drop a unary minus
     constant       an integer +1 / -1, True <-> False
     off-by-one     drop a `+ 1` / `- 1`
     slice bound    a slice's lower or upper bound +1 / -1, or removed
@@ -105,6 +106,13 @@ def _negation(node: ast.AST, tests: set[int]) -> Iterator[Rewrite]:
         yield Rewrite("negation", node, f"not ({ast.unparse(node)})")
 
 
+def _negated_operands(node: ast.BoolOp, line: int) -> Iterator[Rewrite]:
+    for value in node.values:
+        if _one_line(value, line) and not (isinstance(value, ast.UnaryOp)
+                                           and isinstance(value.op, ast.Not)):
+            yield Rewrite("negation", value, ast.unparse(ast.UnaryOp(ast.Not(), value)))
+
+
 def rewrites(tree: ast.Module, line: int) -> Iterator[Rewrite]:
     """Every rewrite of an expression that lies on `line`, in the operator order above."""
     tests: set[int] = set()
@@ -134,6 +142,9 @@ def rewrites(tree: ast.Module, line: int) -> Iterator[Rewrite]:
             yield Rewrite("boolean", n, ast.unparse(flipped))
     for n in nodes:
         yield from _negation(n, tests)
+    for n in ast.walk(tree):  # an operand of and/or on this line, its boolean operator anywhere
+        if isinstance(n, ast.BoolOp):
+            yield from _negated_operands(n, line)
     for n in nodes:
         if isinstance(n, ast.Constant):
             yield from _constant(n)

@@ -106,6 +106,28 @@ def test_some_template_inverts_each_injected_bug(bug: str) -> None:
     assert any(mutated.replace(e["search"], e["replace"], 1) == CORE for e in edits)
 
 
+@pytest.mark.parametrize(("fixed", "mutated"), [
+    ("    if headers == 'keys' and not rows:", "    if headers == 'keys' and rows:"),
+    ("    if not order or (not order[0] and t < order[1]):",
+     "    if order or (not order[0] and t < order[1]):"),
+    ("    while order and (order[0] or not (t < order[1])):",
+     "    while order and (order[0] or t < order[1]):"),
+    ("        not isinstance(s, (str, bytes))", "        isinstance(s, (str, bytes))"),
+])
+def test_a_dropped_not_inside_and_or_is_put_back(fixed: str, mutated: str) -> None:
+    """The inverse of dropping a `not` from any operand of and/or, also inside a boolean
+    expression that spans several lines."""
+    def source(line: str) -> str:
+        if line.startswith("        "):
+            return f"def f(s, t):\n    return (\n        t\n        and\n{line}\n    )\n"
+        return f"def f(headers, rows, order, t):\n{line}\n        return 1\n    return 0\n"
+    original, bug = source(fixed), source(mutated)
+    line = bug.splitlines().index(mutated) + 1
+    want = ast.dump(ast.parse(original))
+    assert any(ast.dump(ast.parse(bug.replace(e["search"], e["replace"], 1))) == want
+               for e in line_edits("m.py", bug, line))
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(min_value=1, max_value=CORE.count("\n")))
 def test_every_template_edit_is_one_line_parses_and_changes_the_ast(line: int) -> None:
