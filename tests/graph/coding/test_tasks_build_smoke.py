@@ -1,5 +1,6 @@
-"""The CI smoke slice of `frostline tasks build`: one small package, a few tasks, every
-invariant of tasks.jsonl checked, and one task replayed in the sandbox.
+"""The CI smoke slice of `frostline tasks build` and `frostline ab`: one small package, ten
+tasks, every invariant of tasks.jsonl checked, one task replayed in the sandbox, and the A/B
+driver's full arm on all ten.
 
 Needs the package index (skipped with the reason when it cannot be reached) and bubblewrap
 (skipped when it is not installed; a sandbox that is installed but broken fails the test).
@@ -24,7 +25,7 @@ from frostline.graph.coding.tasks.split import SEAL_FILE, load_tasks, seal_split
 from frostline.graph.coding.tasks.suite import run_suite, sandbox_profile, task_pytest_args
 from frostline.graph.coding.tasks.verdict import MAX_FAILING
 
-PACKAGE, PER_PACKAGE = "parse", 3
+PACKAGE, PER_PACKAGE = "parse", 10
 
 
 def _index_reachable() -> bool:
@@ -134,6 +135,29 @@ def test_a_resumed_build_keeps_its_tasks_and_refuses_another_split(built: tuple[
     r = CliRunner().invoke(tasks_cli, ["build", "--out", str(out), "--packages", "parse,inflection",
                                        "--json"])
     assert r.exit_code == 2 and "another split" in json.loads(r.stdout)["error"]["message"]
+
+
+@pytest.mark.timeout(900)
+def test_the_ab_driver_on_a_ten_task_slice(built: tuple[Path, dict], tmp_path: Path) -> None:
+    """arm 4 (the full component, empty L column) on the real tasks: every task ends, the
+    instruments that are zero by construction are zero, and the report is on disk."""
+    from frostline.cli.ab import ab
+
+    out, summary = built
+    r = CliRunner().invoke(ab, ["--tasks", str(out), "--split", "heldout", "--limit", "10",
+                                "--arms", "arm4", "--no-figures", "--out",
+                                str(tmp_path / "r"), "--json"])
+    assert r.exit_code == 0, r.output
+    arm4 = json.loads(r.stdout)["arms"]["arm4"]
+    assert arm4["tasks"] == min(10, summary["tasks"])
+    assert arm4["illegal_actions"] == arm4["repeated_work"] == arm4["stale_context"] == 0
+    assert arm4["llm_calls"] == arm4["tokens"] == 0  # the empty L column
+    # Every kept mutant lies inside the template generator's operators, so a slice with none
+    # resolved means the workflow is broken, not that the bugs are hard.
+    assert arm4["resolve_rate"] > 0
+    outcomes = (tmp_path / "r" / "outcomes.jsonl").read_text().splitlines()
+    assert len(outcomes) == arm4["tasks"]
+    assert (tmp_path / "r" / "report.md").exists()
 
 
 def test_unknown_packages_and_bad_numbers_exit_2(tmp_path: Path) -> None:
