@@ -25,7 +25,7 @@ from frostline.errors import RunError
 from frostline.graph.coding.codegraph import CodeGraph
 from frostline.graph.coding.testrun import TestReport
 
-TOP_K = 15
+TOP_K = 24
 
 
 class BugDoesNotReproduce(RunError):

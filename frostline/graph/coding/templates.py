@@ -14,9 +14,11 @@ applicable rewrite, in this order (the order is the generator's prior):
     call           min <-> max, any <-> all
     return value   return the negation of a returned test
 
-Each candidate is one SEARCH/REPLACE edit whose SEARCH is the original line (with the lines
-before it when the line alone is not unique in the file), checked to parse and to change the
-AST. Nothing runs here: candidates are screened by the tests elsewhere.
+A site stands for the statement that starts on its line (coverage reports a statement spanning
+several lines at its first), so the rewrites are offered on each line of that statement, the
+site's own line first. Each candidate is one SEARCH/REPLACE edit of one line whose SEARCH is the
+original line (with the lines before it when the line alone is not unique in the file), checked
+to parse and to change the AST. Nothing runs here: candidates are screened by the tests elsewhere.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ _BIN_ORDER: dict[type[ast.operator], tuple[type[ast.operator], ...]] = {
     ast.BitXor: (ast.BitOr,),
 }
 _CALL_SWAP = {"min": "max", "max": "min", "any": "all", "all": "any"}
+#: A statement longer than this is edited on its first lines only (long literals, mostly).
+MAX_STATEMENT_LINES = 8
 
 
 @dataclass(frozen=True)
@@ -173,9 +177,30 @@ def _search_context(lines: list[str], index: int) -> tuple[str, int]:
     return "".join(lines[first:index + 1]), first
 
 
+def statement_lines(tree: ast.Module, line: int) -> list[int]:
+    """The lines whose expressions a site at `line` stands for: `line` itself, and when a
+    simple statement (or a compound statement's header expression) starts there and goes on
+    over further lines, those lines too. Coverage reports such a statement at its first line,
+    while the bug may sit in any of its lines."""
+    end = line
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.stmt) or n.lineno != line:
+            continue
+        if isinstance(n, ast.If | ast.While):
+            end = max(end, n.test.end_lineno or line)
+        elif isinstance(n, ast.For | ast.AsyncFor):
+            end = max(end, n.iter.end_lineno or line)
+        elif isinstance(n, ast.With | ast.AsyncWith):
+            end = max([end, *(i.context_expr.end_lineno or line for i in n.items)])
+        elif not hasattr(n, "body"):
+            end = max(end, n.end_lineno or line)
+    return list(range(line, min(end, line + MAX_STATEMENT_LINES - 1) + 1))
+
+
 def line_edits(file: str, source: str, line: int) -> list[dict[str, str]]:
-    """Single-site candidate edits of `file` at `line` (1-based), each a SEARCH/REPLACE dict
-    with its operator, in operator order, without duplicates or no-ops."""
+    """Single-site candidate edits of `file` at `line` (1-based) and, when a statement starts
+    there and spans further lines, at each of its lines: each a SEARCH/REPLACE dict with its
+    operator, in operator order (the site's own line first), without duplicates or no-ops."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -184,21 +209,22 @@ def line_edits(file: str, source: str, line: int) -> list[dict[str, str]]:
     if not 0 < line <= len(lines):
         return []
     original = ast.dump(tree)
-    search, first = _search_context(lines, line - 1)
     out: list[dict[str, str]] = []
-    seen: set[str] = set()
-    for rw in rewrites(tree, line):
-        new_line = _splice(lines[line - 1], rw.node, rw.text)
-        if new_line in seen or new_line == lines[line - 1]:
-            continue
-        seen.add(new_line)
-        candidate = "".join(lines[:line - 1]) + new_line + "".join(lines[line:])
-        try:
-            if ast.dump(ast.parse(candidate)) == original:
+    for target in statement_lines(tree, line):
+        search, first = _search_context(lines, target - 1)
+        seen: set[str] = set()
+        for rw in rewrites(tree, target):
+            new_line = _splice(lines[target - 1], rw.node, rw.text)
+            if new_line in seen or new_line == lines[target - 1]:
                 continue
-        except SyntaxError:
-            continue
-        replace = "".join(lines[first:line - 1]) + new_line
-        out.append({"file": file, "search": search, "replace": replace,
-                    "operator": rw.operator, "line": str(line)})
+            seen.add(new_line)
+            candidate = "".join(lines[:target - 1]) + new_line + "".join(lines[target:])
+            try:
+                if ast.dump(ast.parse(candidate)) == original:
+                    continue
+            except SyntaxError:
+                continue
+            replace = "".join(lines[first:target - 1]) + new_line
+            out.append({"file": file, "search": search, "replace": replace,
+                        "operator": rw.operator, "line": str(target)})
     return out

@@ -20,6 +20,7 @@ from typing import Any
 
 from frostline.contract.identity import digest
 from frostline.errors import RunError
+from frostline.graph.coding.impact import PLAN_SITES
 from frostline.graph.coding.interface import Task
 from frostline.graph.engine import Body, StateContext
 
@@ -55,6 +56,7 @@ class CodingBodies:
         self.valid = valid
         self.applied = "base"  # digest of the patch in force
         self.tried: list[str] = []
+        self.widened: set[str] = set()  # localization sites offered beyond the plan's
         self.fingerprints: dict[str, str] = {}
         self.repeated_work = 0
         self.reused = 0
@@ -165,6 +167,11 @@ class CodingBodies:
         pool = [c for c in patch.get("alternatives", ()) if c["digest"] not in self.tried]
         if not pool and self.generator == "model":
             pool = list(self._generate(ctx, ctx.inputs["Plan"]))
+        while not pool and self.generator == "template" and (sites := self._wider(ctx)):
+            try:  # the plan's sites are spent: go on down the localization's ranking
+                pool = list(self._generate(ctx, {"sites": sites}))
+            except NoCandidate:
+                continue
         if not pool:
             raise NoCandidate("no candidate patch is left to repair with")
         impact = ctx.artifact("ImpactResult") or {}
@@ -182,6 +189,17 @@ class CodingBodies:
         chosen = next(c for c in pool if c["digest"] == chosen_digest)
         rest = [c for c in pool if c["digest"] not in self.tried]
         return self._patch(chosen, rest)
+
+    def _wider(self, ctx: StateContext) -> list[dict[str, Any]]:
+        """The next PLAN_SITES ranked statements the plan did not offer, nor an earlier
+        widening (empty when the ranking is spent)."""
+        loc = ctx.artifact("LocalizationResult") or {}
+        plan = ctx.artifact("Plan") or {}
+        offered = {f"{s['file']}:{s['line']}" for s in plan.get("sites", ())} | self.widened
+        fresh = [c for c in loc.get("candidates", ()) if c["site"] not in offered][:PLAN_SITES]
+        self.widened.update(c["site"] for c in fresh)
+        return [{"file": c["file"], "line": c["line"], "function": c["function"],
+                 "score": c["score"]} for c in fresh]
 
     # -- running it -----------------------------------------------------------------------------
     def _failing(self, ctx: StateContext) -> list[str]:

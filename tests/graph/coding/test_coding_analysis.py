@@ -20,7 +20,7 @@ from frostline.graph.coding.interface import ABLATION_NAMES, ARM_NAMES, FaultPla
 from frostline.graph.coding.localize import BugDoesNotReproduce, localize, ochiai
 from frostline.graph.coding.manifest import build_manifest, is_test_file, module_name
 from frostline.graph.coding.review import critic, validate
-from frostline.graph.coding.templates import line_edits
+from frostline.graph.coding.templates import line_edits, statement_lines
 from frostline.graph.coding.testrun import TestReport, parse_junit
 from frostline.graph.coding.variants import graph_for
 from frostline.graph.coding.workspace import BadTask, PatchRefused, Workspace
@@ -106,6 +106,28 @@ def test_some_template_inverts_each_injected_bug(bug: str) -> None:
     assert any(mutated.replace(e["search"], e["replace"], 1) == CORE for e in edits)
 
 
+def test_repair_widens_down_the_ranking_once_the_plans_sites_are_spent(tmp_path: Path) -> None:
+    from frostline.graph.coding.impact import PLAN_SITES
+    from frostline.graph.coding.workflow import CodingBodies
+
+    cands = [{"site": f"a.py:{n}", "file": "a.py", "line": n, "function": "m.f",
+              "score": 1 - n / 100} for n in range(1, 2 * PLAN_SITES + 4)]
+    loc = {"candidates": cands}
+    p = plan(loc, {})
+
+    class Ctx:  # what REPAIR's widening reads: the stored artifacts
+        def artifact(self, name: str) -> object:
+            return {"LocalizationResult": loc, "Plan": p}.get(name)
+
+    bodies = CodingBodies(make_task(tmp_path, "clamp_gt", visible=("v",)), generator="template",
+                          lattice=True, samples=1, valid=lambda a: True)
+    waves = []
+    while sites := bodies._wider(Ctx()):  # type: ignore[arg-type]
+        waves.append([s["line"] for s in sites])
+    assert waves == [list(range(PLAN_SITES + 1, 2 * PLAN_SITES + 1)),
+                     list(range(2 * PLAN_SITES + 1, 2 * PLAN_SITES + 4))]
+
+
 @pytest.mark.parametrize(("fixed", "mutated"), [
     ("    if headers == 'keys' and not rows:", "    if headers == 'keys' and rows:"),
     ("    if not order or (not order[0] and t < order[1]):",
@@ -137,7 +159,26 @@ def test_every_template_edit_is_one_line_parses_and_changes_the_ast(line: int) -
         assert ast.dump(ast.parse(new)) != original
         changed = [i for i, (a, b) in enumerate(zip(CORE.splitlines(), new.splitlines(),
                                                     strict=True)) if a != b]
-        assert changed == [line - 1]
+        assert len(changed) == 1 and changed[0] + 1 == int(e["line"])
+        assert int(e["line"]) in statement_lines(ast.parse(CORE), line)
+
+
+def test_a_site_stands_for_every_line_of_its_statement() -> None:
+    """Coverage reports a call spanning lines at its first line; the bug on a later line of
+    the call is inside the site's candidates, after the first line's own."""
+    fixed = ("def f(days, secs):\n    days, secs = divmod(\n        secs, 24 * 3600\n    )\n"
+             "    if (days\n            and secs > 3):\n        return 1\n    return days\n")
+    tree = ast.parse(fixed)
+    assert statement_lines(tree, 2) == [2, 3, 4] and statement_lines(tree, 5) == [5, 6]
+    assert statement_lines(tree, 1) == [1]  # a def's body is not its header
+    want = ast.dump(tree)
+    for site, right, wrong in ((2, "24 * 3600", "25 * 3600"), (5, "> 3", ">= 3")):
+        bug = fixed.replace(right, wrong)
+        edits = line_edits("m.py", bug, site)
+        lines = [int(e["line"]) for e in edits]
+        assert lines == sorted(lines) and lines[0] >= site  # the site's own line first
+        assert any(ast.dump(ast.parse(bug.replace(e["search"], e["replace"], 1))) == want
+                   for e in edits)
 
 
 def test_workspace_injects_refuses_and_materialises_idempotently(tmp_path: Path) -> None:
