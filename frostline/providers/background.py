@@ -4,7 +4,14 @@ An attempt runs in its own event loop (`asyncio.run` per attempt on the command 
 loops in the HTTP service), but an MCP session is bound to the loop that opened it and should
 live from the start of a run (or of `serve`) to its end. So long-lived sessions live here, on
 one private loop, and every caller awaits them across loops: `await loop.run(coro)` from any
-event loop, or `loop.run_sync(coro)` from plain code. The hop costs tens of microseconds.
+event loop, or `loop.run_sync(coro)` from plain code. The hop costs tens of microseconds of
+latency and about 0.1 ms of CPU per round trip (a wake-up of a sleeping thread and a hand-over
+of the interpreter lock each way; `bench/mcp_overhead.py`).
+
+A host that runs its attempts on one long-lived event loop of its own can keep the sessions on
+that loop instead (`BackgroundLoop.hosted()`, called on it): a call from that loop then costs no
+hop at all, and plain code on other threads still reaches the sessions with `run_sync` while the
+host's loop runs.
 """
 
 from __future__ import annotations
@@ -29,10 +36,29 @@ class BackgroundLoop:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._guard = threading.Lock()
+        self._hosted = False  # the loop is the host's own: never started nor stopped here
+
+    @classmethod
+    def hosted(cls, name: str = "frostline-providers") -> BackgroundLoop:
+        """The running event loop itself, as the sessions' loop (call it on that loop).
+
+        Coroutines awaited with `run` from this loop run inline; `run_sync` works from other
+        threads while this loop runs (from its own thread it would wait for itself, and
+        refuses). `stop` leaves the loop to its owner."""
+        self = cls(name)
+        self._loop, self._thread = asyncio.get_running_loop(), threading.current_thread()
+        self._hosted = True
+        return self
+
+    @property
+    def is_hosted(self) -> bool:
+        return self._hosted
 
     def _started(self) -> asyncio.AbstractEventLoop:
         with self._guard:
             if self._loop is None:
+                if self._hosted:
+                    raise RuntimeError(f"{self.name}: the host's event loop was stopped")
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(target=loop.run_forever, name=self.name, daemon=True)
                 thread.start()
@@ -65,14 +91,14 @@ class BackgroundLoop:
         """Run `coro` on the background loop and block until it is done."""
         if threading.current_thread() is self._thread:
             coro.close()
-            raise RuntimeError("run_sync called from the background loop itself; await run()")
+            raise RuntimeError(f"run_sync called on {self.name}'s own thread; await run()")
         return self.submit(coro).result(timeout)
 
     def stop(self) -> None:
         """Stop the loop and its thread (sessions must be closed first)."""
         with self._guard:
             loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
-        if loop is None or thread is None:
+        if loop is None or thread is None or self._hosted:
             return
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)

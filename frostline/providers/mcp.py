@@ -110,9 +110,25 @@ class MCPProviders:
         self._entries, self._tools = self._catalog(tools)
         return list(self._entries.values())
 
+    async def start_async(self) -> list[Capability]:
+        """`start` from an event loop: the session opens on this provider's loop (the caller's
+        own, for a hosted loop)."""
+        tools = await self._loop.run(self._session.open())
+        self._entries, self._tools = self._catalog(tools)
+        return list(self._entries.values())
+
     def close(self) -> None:
         try:
             self._loop.run_sync(self._session.close(), timeout=60)
+        finally:
+            if self._own_loop:
+                self._loop.stop()
+
+    async def aclose(self) -> None:
+        """`close` from an event loop (the only way to close a session on a hosted loop from
+        that loop's own thread)."""
+        try:
+            await self._loop.run(self._session.close())
         finally:
             if self._own_loop:
                 self._loop.stop()

@@ -16,10 +16,15 @@ built-in catalog and `LocalProviders`.
 
 Secrets stay on the host: an API key is read from the environment variable the file names, at
 open, and handed only to the client that sends it; nothing here writes it anywhere.
+
+A host that runs its attempts on one long-lived event loop opens the registry on that loop
+instead (`async with await open_registry_async(config)`): the MCP sessions then live on the
+attempts' own loop, and a tool call crosses no thread (see `frostline.providers.background`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from dataclasses import replace
@@ -104,14 +109,31 @@ class CapabilityRegistry:
 
     # lifetime ------------------------------------------------------------------------------
     def close(self) -> None:
-        """Stop every MCP server this registry started (idempotent)."""
+        """Stop every MCP server this registry started (idempotent). A registry opened with
+        `open_registry_async` is closed with `aclose` on its loop, or `close` from another
+        thread while that loop runs."""
         errors = []
-        for provider in self.providers.values():
-            if isinstance(provider, MCPProviders):
-                try:
-                    provider.close()
-                except Exception as exc:  # close the others regardless
-                    errors.append(exc)
+        for provider in self._mcp_providers():
+            try:
+                provider.close()
+            except Exception as exc:  # close the others regardless
+                errors.append(exc)
+        self._stop_loop(errors)
+
+    async def aclose(self) -> None:
+        """`close` from an event loop: the one way to close a hosted registry on its loop."""
+        errors: list[Exception] = []
+        for provider in self._mcp_providers():
+            try:
+                await provider.aclose()
+            except Exception as exc:  # close the others regardless
+                errors.append(exc)
+        self._stop_loop(errors)
+
+    def _mcp_providers(self) -> list[MCPProviders]:
+        return [p for p in self.providers.values() if isinstance(p, MCPProviders)]
+
+    def _stop_loop(self, errors: list[Exception]) -> None:
         if self._loop is not None:
             self._loop.stop()
             self._loop = None
@@ -123,6 +145,12 @@ class CapabilityRegistry:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> CapabilityRegistry:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 def open_registry(config: Config | None = None, *, log_path: str | os.PathLike[str] | None = None,
@@ -136,9 +164,38 @@ def open_registry(config: Config | None = None, *, log_path: str | os.PathLike[s
     config = config or Config()
     builder = _Builder(config, log_path, latency_s)
     try:
+        builder.prepare(BackgroundLoop("frostline-mcp"))
+        for provider in builder.mcp:
+            provider.start()
         return builder.build()
     except BaseException:
         builder.close_started()
+        raise
+
+
+async def open_registry_async(config: Config | None = None, *,
+                              log_path: str | os.PathLike[str] | None = None,
+                              latency_s: float = 0.0) -> CapabilityRegistry:
+    """`open_registry` on the running event loop: its MCP sessions live on this loop, so the
+    attempts a host runs on it call their tools with no thread hop. Close it on this loop
+    (``async with``, or `aclose`), before the loop ends.
+
+    Example::
+
+        async with await open_registry_async(config) as registry:
+            outcome = await execute_async(store, "run-1", source, providers=registry, ...)
+    """
+    config = config or Config()
+    builder = _Builder(config, log_path, latency_s)
+    try:
+        builder.prepare(BackgroundLoop.hosted("frostline-mcp"))
+        for provider in builder.mcp:
+            await provider.start_async()
+        return builder.build()
+    except BaseException:
+        for provider in builder.mcp:
+            with contextlib.suppress(Exception):  # a failed open reports its own error
+                await provider.aclose()
         raise
 
 
@@ -150,12 +207,21 @@ class _Builder:
         self.log_path = log_path
         self.latency_s = latency_s
         self.loop: BackgroundLoop | None = None
+        self.mcp: list[MCPProviders] = []  # created by prepare, started by the caller
         self.providers: dict[str, Any] = {}
         self.kinds: dict[str, str] = {LOCAL: LOCAL}
         self.entries: dict[str, Capability] = {}
         self.routes: dict[str, str] = {}
 
+    def prepare(self, loop: BackgroundLoop) -> None:
+        """Create (not start) the MCP providers, all on `loop` (kept only if one needs it)."""
+        for p in self.config.providers.values():
+            if isinstance(p, MCPProvider):
+                self.loop = loop
+                self.mcp.append(self._mcp(p, loop))
+
     def build(self) -> CapabilityRegistry:
+        """The registry, once every prepared MCP provider has started."""
         c = self.config
         if c.builtin or any(n in DEFAULT_CATALOG for n in c.capabilities):
             for cap in DEFAULT_CATALOG:
@@ -167,7 +233,8 @@ class _Builder:
         for p in c.providers.values():
             self.kinds[p.name] = p.kind
             if isinstance(p, MCPProvider):
-                self._mcp(p)
+                for cap in self.providers[p.name].entries():
+                    self._add(cap, p.name)
             elif isinstance(p, PythonProvider):
                 self._python(p)
         for cap_config in c.capabilities.values():
@@ -193,20 +260,17 @@ class _Builder:
         self.entries[cap.name] = cap
         self.routes[cap.name] = provider
 
-    def _mcp(self, p: MCPProvider) -> None:
-        if self.loop is None:
-            self.loop = BackgroundLoop("frostline-mcp")
+    def _mcp(self, p: MCPProvider, loop: BackgroundLoop) -> MCPProviders:
         renames = {c.tool: c.name for c in self.config.capabilities.values()
                    if c.provider == p.name and c.tool is not None}
         if p.cwd is not None and self.config.source is not None:
             # A relative folder means: relative to the configuration file, not to wherever
             # frostline happens to be started.
             p = replace(p, cwd=str(self.config.source.parent / p.cwd))
-        provider = MCPProviders(p, renames=renames, loop=self.loop, config_file=self.file,
+        provider = MCPProviders(p, renames=renames, loop=loop, config_file=self.file,
                                 log_path=self.log_path)
         self.providers[p.name] = provider
-        for cap in provider.start():
-            self._add(cap, p.name)
+        return provider
 
     def _python(self, p: PythonProvider) -> None:
         key = f"providers.{p.name}.module" if p.modules else f"providers.{p.name}.entry_points"
@@ -291,11 +355,10 @@ class _Builder:
                            key=key, expected=expected)
 
     def close_started(self) -> None:
-        for provider in self.providers.values():
-            if isinstance(provider, MCPProviders):
-                try:
-                    provider.close()
-                except Exception:  # a failed build reports its own error, not this one
-                    continue
+        for provider in self.mcp:
+            try:
+                provider.close()
+            except Exception:  # a failed build reports its own error, not this one
+                continue
         if self.loop is not None:
             self.loop.stop()

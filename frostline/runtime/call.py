@@ -70,6 +70,9 @@ class Call:
     price: float = 0.0  # reserved from the budget, released if never dispatched
     key: str | None = None  # idempotency key, for providers that honour one
     fails_closed: bool = True  # an unknown outcome leaves it unresolved (set by the rule)
+    # may be sent while its attempt record becomes durable: read-only and free (the rule;
+    # see frostline.runtime.dispatch)
+    overlaps: bool = False
 
     @classmethod
     def of(cls, identity: Identity, capability: str, payload: dict[str, Any]) -> Call:

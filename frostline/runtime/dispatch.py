@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Coroutine
+from concurrent.futures import Future
 from typing import Any
 
 from frostline.capabilities.costs import call_cost, rejected_cost
@@ -113,6 +115,8 @@ class Dispatcher:
             # they are durable, and checked, before the effect it precedes.
             self._trail.flush()
             earlier = self._writes.queued  # writes queued before this attempt record
+            if call.overlaps and delivered is None:
+                return await self._overlapped(call, earlier)
             call_id = await self._begin(call)
             # Queue order makes those writes durable by now; each must have succeeded, and
             # nothing may have stopped the run meanwhile, before this effect may happen.
@@ -124,15 +128,40 @@ class Dispatcher:
             else:
                 self._stats.provider_calls += 1
                 try:
-                    produced = await self.providers.invoke(
-                        call.capability, call.payload,
-                        CallContext(self._run_id, call.text, call.key, self._sink))
+                    produced = await self._invoke(call)
                 except Exception as exc:
                     return self._failed(call, call_id, exc)
-            self._spend.tokens += usage_tokens(produced.usage)
-            if call_id is None:  # fail-open: the attempt write failed; try once more now
-                call_id = await self._begin(call)
-            return self._commit(call, call_id, produced)
+            return await self._produced(call, call_id, produced)
+
+    async def _overlapped(self, call: Call, earlier: int) -> Reply:
+        """A free read-only call, sent while its attempt record becomes durable. Its result
+        reaches the script only once the record is durable, every write queued before it
+        succeeded, and nothing stopped the run: exactly as if it had been sent after."""
+        begun = self._writes.start("begin_call", self._run_id, self._attempt, call.identity,
+                                   call.capability, call.digest, call.key)
+        self._stats.provider_calls += 1
+        try:
+            produced: ProviderResult | Exception = await self._invoke(call)
+        except Exception as exc:
+            produced = exc
+        call_id = await self._begun(call, begun)
+        await self._writes.settled(earlier)
+        if self._stop.error is not None:  # its result is not delivered, nor committed
+            return self._undispatched(call, call_id, sent=True)
+        if isinstance(produced, Exception):
+            return self._failed(call, call_id, produced)
+        return await self._produced(call, call_id, produced)
+
+    def _invoke(self, call: Call) -> Coroutine[Any, Any, ProviderResult]:
+        return self.providers.invoke(call.capability, call.payload,
+                                     CallContext(self._run_id, call.text, call.key, self._sink))
+
+    async def _produced(self, call: Call, call_id: int | None,
+                        produced: ProviderResult) -> Reply:
+        self._spend.tokens += usage_tokens(produced.usage)
+        if call_id is None:  # fail-open: the attempt write failed; try once more now
+            call_id = await self._begin(call)
+        return self._commit(call, call_id, produced)
 
     def _settle_cost(self, call: Call, cost: float) -> None:
         """The call cost `cost` (frostline.capabilities.costs): it replaces the catalog price
@@ -211,18 +240,22 @@ class Dispatcher:
         self._trail.event("unresolved", stop.to_dict())
         return stop_reply(stop)
 
-    def _undispatched(self, call: Call, call_id: int | None) -> Reply:
+    def _undispatched(self, call: Call, call_id: int | None, *, sent: bool = False) -> Reply:
         """A call the run stopped before its dispatch: release its budget, and mark its
-        attempt record (if written) failed, since the provider never saw it."""
+        attempt record (if written) failed, since the provider never saw it. A free read-only
+        call that was `sent` meanwhile is marked failed too: it changed nothing, and its
+        result was neither delivered nor committed."""
         stopped = self._stop.error
         assert stopped is not None
         self._spend.release(call.price)
         call.row["outcome"] = "stopped"
         if call_id is not None:
+            what = ("sent (read-only, free) but its result was discarded, because the run "
+                    "stopped before its attempt record was settled: " if sent else
+                    "the run stopped before this call was dispatched: ")
             self._writes.settle(self._writes.stops_on_failure("fail_call"), "fail_call",
-                                call_id, {"code": "not_dispatched",
-                                          "message": "the run stopped before this call was "
-                                          "dispatched: " + stopped.message})
+                                call_id, {"code": "not_delivered" if sent else "not_dispatched",
+                                          "message": what + stopped.message})
         return stop_reply(stopped)
 
     def _commit_checker(self, row: CallRow, slot: SlotRecord, result: Any) -> OnDone:
@@ -244,10 +277,15 @@ class Dispatcher:
 
     async def _begin(self, call: Call) -> int | None:
         """Write the durable attempt record; None only when fail-open let a failure pass."""
+        return await self._begun(call, self._writes.start(
+            "begin_call", self._run_id, self._attempt, call.identity, call.capability,
+            call.digest, call.key))
+
+    async def _begun(self, call: Call, begun: Future[Any]) -> int | None:
+        """The attempt record `begun` once durable; None only when fail-open let a failure
+        pass."""
         try:
-            return int(await self._writes.write("begin_call", self._run_id, self._attempt,
-                                                call.identity, call.capability, call.digest,
-                                                call.key))
+            return int(await self._writes.durable("begin_call", begun))
         except StoreUnavailable:
             if not self._fail_open:
                 raise

@@ -202,6 +202,10 @@ class Rule:
         call.price = price
         call.key = f"{self._run_id}/{call.text}" if honours else None
         call.fails_closed = cap.effect == "side_effecting" and not honours
+        # Free and read-only, and no retry of a pending record: nothing a crash before its
+        # record is durable could lose (no spend, no effect to reconcile); see dispatch.
+        call.overlaps = (cap.effect == "read_only" and price == 0.0 and pending is None
+                         and not cap.approval_required)
         return None
 
     def _digest(self, call: Call, cap: Capability) -> Reply | None:

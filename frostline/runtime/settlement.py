@@ -60,8 +60,21 @@ class Settlement:
     async def write(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """Queue a write and wait until it is durable; any failure becomes StoreUnavailable
         (a FrostlineError the store raised on purpose passes through)."""
+        return await self.durable(method, self.start(method, *args, **kwargs))
+
+    def start(self, method: str, *args: Any, **kwargs: Any) -> Future[Any]:
+        """Queue a write that will be waited for (with `durable`), and return at once."""
         try:
-            return await asyncio.wrap_future(self._store.write_nowait(method, *args, **kwargs))
+            return self._store.write_nowait(method, *args, **kwargs)
+        except Exception as exc:  # a store that refuses at once fails the future
+            failed: Future[Any] = Future()
+            failed.set_exception(exc)
+            return failed
+
+    async def durable(self, method: str, future: Future[Any]) -> Any:
+        """Wait until a write `start` queued is durable; as `write` says of failures."""
+        try:
+            return await asyncio.wrap_future(future)
         except Exception as exc:
             raise self.unavailable(method, exc) from exc
 

@@ -79,3 +79,25 @@ def test_a_cancelled_coroutine_cancels_its_caller(bg: BackgroundLoop) -> None:
             await bg.run(cancelled_there())
 
     asyncio.run(caller())
+
+
+def test_a_hosted_loop_runs_inline_and_serves_other_threads() -> None:
+    async def where() -> str:
+        return threading.current_thread().name
+
+    async def host() -> None:
+        hosted = BackgroundLoop.hosted("test-hosted")
+        assert hosted.is_hosted
+        here = threading.current_thread().name
+        assert await hosted.run(where()) == here  # no hop: the caller's own loop
+        with pytest.raises(RuntimeError, match="own thread"):
+            hosted.run_sync(where())  # it would wait for itself
+        # plain code on another thread reaches it while the loop runs
+        other = await asyncio.to_thread(hosted.run_sync, where(), 30)
+        assert other == here
+        hosted.stop()  # the loop is its owner's: it keeps running
+        await asyncio.sleep(0)
+        with pytest.raises(RuntimeError, match="stopped"):
+            await hosted.run(where())
+
+    asyncio.run(host())

@@ -8,6 +8,7 @@ so the tests count real `tools/call`s without touching the servers.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -16,13 +17,16 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from frostline.config import parse_config
 from frostline.errors import ConfigError, ProviderUnavailable
 from frostline.providers.mcp import effect_of
-from frostline.providers.registry import open_registry
+from frostline.providers.registry import open_registry, open_registry_async
+from frostline.runtime.execute import execute_async
+from frostline.runtime.runners import InProcessRunner
 from tests.runtime.helpers import run
 
 pytest.importorskip("mcp")
@@ -53,6 +57,33 @@ async def orchestrate(ctx, args):
 """
 TIME_V2 = TIME_V1.replace('return paris["utc_offset"]', 'return [paris["timezone"], '
                           'tokyo["target"]["timezone"]]')
+
+
+def test_a_registry_opened_on_the_attempts_loop_serves_its_calls_there(store, tmp_path):
+    """`open_registry_async`: the MCP session lives on the caller's loop (no thread of its
+    own, no hop per call), and attempts run on that loop call the tools as usual."""
+    log = tmp_path / "tap.log"
+    config = parse_config({"providers": {"time": {"kind": "mcp", "command": tapped(
+        log, sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC")}}})
+
+    async def host() -> tuple[Any, Any, set[str]]:
+        before = {t.name for t in threading.enumerate()}
+        async with await open_registry_async(config) as registry:
+            started = {t.name for t in threading.enumerate()} - before
+            first = await execute_async(store, "t", textwrap.dedent(TIME_V1),
+                                        providers=registry, runner=InProcessRunner(),
+                                        catalog=registry.catalog)
+            repaired = await execute_async(store, "t", textwrap.dedent(TIME_V2),
+                                           providers=registry, runner=InProcessRunner(),
+                                           catalog=registry.catalog)
+        return first, repaired, started
+
+    first, repaired, started = asyncio.run(host())
+    assert not any(name.startswith("frostline-mcp") for name in started)
+    assert first.status == "failed" and first.executed == 2
+    assert repaired.status == "succeeded", repaired.error
+    assert (repaired.replayed, repaired.executed) == (2, 0)
+    assert tool_calls(log) == ["get_current_time", "convert_time"]
 
 
 def test_mcp_server_time_read_only_tools_replay_in_a_repair(store, tmp_path):

@@ -8,6 +8,9 @@ MODE
   barrier3          wait until three calls are inside the provider, then die
   after_provider    let the provider finish (it executes and remembers the key), then die
                     before the commit
+  read_only_in_flight
+                    text.generate free (so it may be sent before its attempt record is
+                    durable); the record is held until the provider runs, which dies
 """
 
 from __future__ import annotations
@@ -16,15 +19,32 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.provider import CallContext, ProviderResult
 from frostline.providers.local import LocalProviders
 from frostline.runtime.execute import execute
 from frostline.runtime.runners import ChildProcessRunner
 from frostline.store import open_store
+from frostline.store.faulty import FaultyStore
+
+SENT = threading.Event()  # read_only_in_flight: the provider was called
+
+
+class HeldRecords(FaultyStore):
+    """Holds every attempt record until the provider has been called."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner, fail_reads=False, fail_writes=False)
+
+    def begin_call(self, *args: Any, **kwargs: Any) -> int:
+        SENT.wait(60)
+        return int(self.inner.begin_call(*args, **kwargs))
 
 
 class Crashing:
@@ -42,6 +62,9 @@ class Crashing:
     async def invoke(self, capability: str, payload: Mapping[str, Any],
                      ctx: CallContext) -> ProviderResult:
         if self.mode == "before_provider":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.mode == "read_only_in_flight":
+            SENT.set()
             os.kill(os.getpid(), signal.SIGKILL)
         if self.mode == "sleep":
             await asyncio.sleep(600)
@@ -62,9 +85,15 @@ def main() -> None:
     inner = LocalProviders(log_path=work / "provider.jsonl", idempotent=True,
                            idempotency_path=work / "keys.db") if mode == "after_provider" \
         else LocalProviders(log_path=work / "provider.jsonl")
-    with open_store(url) as store:
+    catalog = DEFAULT_CATALOG
+    if mode == "read_only_in_flight":
+        catalog = Catalog([replace(c, price_usd=0.0) if c.name == "text.generate" else c
+                           for c in DEFAULT_CATALOG])
+        inner = LocalProviders(log_path=work / "provider.jsonl", catalog=catalog)
+    with open_store(url) as opened:
+        store = HeldRecords(opened) if mode == "read_only_in_flight" else opened
         out = execute(store, run_id, Path(script).read_text(), providers=Crashing(inner, mode),
-                      runner=ChildProcessRunner(timeout_s=600))
+                      runner=ChildProcessRunner(timeout_s=600), catalog=catalog)
     print(out.status)
 
 
