@@ -37,6 +37,7 @@ from frostline.store import schema
 from frostline.store.groupcommit import Finisher, SlowPath
 from frostline.store.jsontext import json_text
 from frostline.store.sql import SLOT_COLUMNS, SqlStore
+from frostline.store.sql_calls import CommitParams
 from frostline.store.sql_history import event_kind
 from frostline.store.url import redact
 
@@ -217,14 +218,13 @@ class PostgresStore(SqlStore):
 
     def _commit_call_pipe(self, call_id: int, slot: SlotRecord, *,
                           event: tuple[str, dict[str, Any]] | None = None,
-                          resolve_pending: bool = False) -> Finishing | None:
+                          resolve_pending: bool = False,
+                          prepared: CommitParams | None = None) -> Finishing | None:
         if resolve_pending:
             return None  # rare (a retried crash): the general path
-        result, digests = self._result_param(slot, slot.result)
-        usage = self._j(slot.usage, "usage")
-        audit = None if event is None else (event_kind(event[0]), self._j(event[1], "event"))
-        params = self._commit_params(call_id, slot, result, usage, audit, self._clock(),
-                                     digests)
+        result, digests, usage, audit, now = prepared or self._commit_call_prep(
+            call_id, slot, event=event)
+        params = self._commit_params(call_id, slot, result, usage, audit, now, digests)
 
         def send(conn: Any) -> Finisher:
             cur = _hot(conn, _COMMIT_IN_ONE, params)
