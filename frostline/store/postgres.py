@@ -136,7 +136,9 @@ class PostgresStore(SqlStore):
                 # The pipeline's end sends the Sync whatever happened, and a Sync commits
                 # what was sent: a Python error between two writes' statements (which sends
                 # the batch through the plain path) must not leave the first ones committed.
-                conn.execute("ROLLBACK")
+                # (After a failed statement the transaction is aborted already.)
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
                 raise
 
     def writer_usable(self, conn: psycopg.Connection[Any]) -> bool:
