@@ -37,6 +37,7 @@ from frostline.store import schema
 from frostline.store.groupcommit import Finisher, SlowPath
 from frostline.store.jsontext import json_text
 from frostline.store.sql import SLOT_COLUMNS, SqlStore
+from frostline.store.sql_calls import CommitParams
 from frostline.store.sql_history import event_kind
 from frostline.store.url import redact
 
@@ -128,8 +129,17 @@ class PostgresStore(SqlStore):
         # server answers — and a statement that fails rolls all of it back. The events lock is
         # its first statement, held to that commit.
         with conn.pipeline():
-            conn.execute(self._events_lock_sql)
-            yield
+            _hot(conn, self._events_lock_sql)
+            try:
+                yield
+            except BaseException:
+                # The pipeline's end sends the Sync whatever happened, and a Sync commits
+                # what was sent: a Python error between two writes' statements (which sends
+                # the batch through the plain path) must not leave the first ones committed.
+                # (After a failed statement the transaction is aborted already.)
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                raise
 
     def writer_usable(self, conn: psycopg.Connection[Any]) -> bool:
         return not (conn.broken or conn.closed)
@@ -170,7 +180,7 @@ class PostgresStore(SqlStore):
         # insert reads from the UPDATE, so when the call is not the pending one this slot
         # belongs to, nothing is written and the general path says why.
         params = self._commit_params(call_id, slot, result, usage, audit, now, digests)
-        row = conn.execute(_COMMIT_IN_ONE, params).fetchone()
+        row = _hot(conn, _COMMIT_IN_ONE, params).fetchone()
         if not row or not row[0]:
             return None
         if row[1] is not None:
@@ -181,14 +191,12 @@ class PostgresStore(SqlStore):
     @staticmethod
     def _commit_params(call_id: int, slot: Any, result: Any, usage: Any,
                        audit: tuple[str, Any] | None, now: float,
-                       digests: tuple[str, str]) -> dict[str, Any]:
-        return {"now": now, "call_id": call_id, "run": slot.run_id, "site": slot.site,
-                "path": path_text(slot.path), "occ": slot.occurrence,
-                "cap": slot.capability, "digest": slot.digest, "result": result,
-                "usage": usage, "attempt": slot.attempt, "rdigest": digests[0],
-                "edigest": digests[1],
-                "kind": None if audit is None else audit[0],
-                "data": None if audit is None else audit[1]}
+                       digests: tuple[str, str]) -> tuple[Any, ...]:
+        # In the order of _COMMIT_IN_ONE's $1 … $15.
+        return (now, call_id, slot.run_id, slot.site, path_text(slot.path), slot.occurrence,
+                slot.capability, slot.digest, result, usage, slot.attempt, digests[0],
+                digests[1], None if audit is None else audit[0],
+                None if audit is None else audit[1])
 
     @staticmethod
     def _existing_slot(conn: Any, slot: Any) -> Any:
@@ -205,24 +213,23 @@ class PostgresStore(SqlStore):
                   capability, digest, attempt, idempotency_key, now, now)
 
         def send(conn: Any) -> Finisher:
-            cur = conn.execute(_BEGIN_CALL, params)
+            cur = _hot(conn, _BEGIN_CALL, params)
             return lambda: int(cur.fetchone()[0])
 
         return send
 
     def _commit_call_pipe(self, call_id: int, slot: SlotRecord, *,
                           event: tuple[str, dict[str, Any]] | None = None,
-                          resolve_pending: bool = False) -> Finishing | None:
+                          resolve_pending: bool = False,
+                          prepared: CommitParams | None = None) -> Finishing | None:
         if resolve_pending:
             return None  # rare (a retried crash): the general path
-        result, digests = self._result_param(slot, slot.result)
-        usage = self._j(slot.usage, "usage")
-        audit = None if event is None else (event_kind(event[0]), self._j(event[1], "event"))
-        params = self._commit_params(call_id, slot, result, usage, audit, self._clock(),
-                                     digests)
+        result, digests, usage, audit, now = prepared or self._commit_call_prep(
+            call_id, slot, event=event)
+        params = self._commit_params(call_id, slot, result, usage, audit, now, digests)
 
         def send(conn: Any) -> Finisher:
-            cur = conn.execute(_COMMIT_IN_ONE, params)
+            cur = _hot(conn, _COMMIT_IN_ONE, params)
 
             def finish() -> SlotRecord:
                 row = cur.fetchone()
@@ -239,8 +246,7 @@ class PostgresStore(SqlStore):
         payload, now, kind = self._j(data, "event"), self._clock(), event_kind(kind)
 
         def send(conn: Any) -> Finisher:
-            cur = conn.execute("INSERT INTO events (run_id, ts, kind, data) VALUES "
-                               "(%s, %s, %s, %s) RETURNING seq", (run_id, now, kind, payload))
+            cur = _hot(conn, _INSERT_EVENT, (run_id, now, kind, payload))
             return lambda: int(cur.fetchone()[0])
 
         return send
@@ -253,14 +259,14 @@ class PostgresStore(SqlStore):
         params = _events_params(run_id, self._clock(), rows)
 
         def send(conn: Any) -> Finisher:
-            cur = conn.execute(_INSERT_EVENTS, params)
+            cur = _hot(conn, _INSERT_EVENTS, params)
             return lambda: _event_seqs(cur.fetchall(), len(rows))
 
         return send
 
     def _insert_events(self, conn: Any, run_id: str, ts: float,
                        events: list[tuple[str, str]]) -> list[int]:
-        return _event_seqs(conn.execute(_INSERT_EVENTS, _events_params(run_id, ts, events))
+        return _event_seqs(_hot(conn, _INSERT_EVENTS, _events_params(run_id, ts, events))
                            .fetchall(), len(events))
 
     def _redacted_url(self) -> str:
@@ -317,22 +323,23 @@ class PostgresStore(SqlStore):
                 conn.close()
 
 
+# $1 now, $2 call_id, $3 run, $4 site, $5 path, $6 occurrence, $7 capability, $8 digest,
+# $9 result, $10 usage, $11 attempt, $12 result digest, $13 entry digest, $14 event kind,
+# $15 event data (both NULL for no audit event).
 _COMMIT_IN_ONE = f"""
 WITH c AS (
-    UPDATE calls SET status = 'committed', updated_at = %(now)s
-    WHERE call_id = %(call_id)s AND status IN ('pending', 'abandoned') AND run_id = %(run)s
-      AND site = %(site)s AND path = %(path)s AND occurrence = %(occ)s
-      AND capability = %(cap)s AND digest = %(digest)s
+    UPDATE calls SET status = 'committed', updated_at = $1
+    WHERE call_id = $2 AND status IN ('pending', 'abandoned') AND run_id = $3
+      AND site = $4 AND path = $5 AND occurrence = $6 AND capability = $7 AND digest = $8
     RETURNING call_id),
 s AS (
     INSERT INTO slots ({SLOT_COLUMNS}, call_id)
-    SELECT %(run)s, %(site)s, %(path)s, %(occ)s, %(cap)s, %(digest)s, %(result)s, %(usage)s,
-           %(attempt)s, %(now)s, %(rdigest)s, %(edigest)s, call_id FROM c
+    SELECT $3, $4, $5, $6, $7, $8, $9, $10, $11, $1, $12, $13, call_id FROM c
     ON CONFLICT DO NOTHING
     RETURNING {SLOT_COLUMNS}),
 e AS (
     INSERT INTO events (run_id, ts, kind, data)
-    SELECT %(run)s, %(now)s, %(kind)s::text, %(data)s FROM c WHERE %(kind)s::text IS NOT NULL
+    SELECT $3, $1, $14::text, $15 FROM c WHERE $14::text IS NOT NULL
     RETURNING seq)  -- runs to completion though the query does not read it
 SELECT (SELECT count(*) FROM c), s.* FROM (SELECT 1) AS one LEFT JOIN s ON true
 """
@@ -342,10 +349,11 @@ SELECT (SELECT count(*) FROM c), s.* FROM (SELECT 1) AS one LEFT JOIN s ON true
 # would be escaped element by element on the client). Rows are inserted in list order (ORDER
 # BY the ordinality), so the identity column hands out ascending seqs in it.
 _INSERT_EVENTS = (
-    "INSERT INTO events (run_id, ts, kind, data) SELECT %s, %s, k, d FROM "
-    "unnest(%s::text[]) WITH ORDINALITY AS a(k, n) JOIN "
-    "jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS b(d, m) ON n = m "
+    "INSERT INTO events (run_id, ts, kind, data) SELECT $1, $2, k, d FROM "
+    "unnest($3::text[]) WITH ORDINALITY AS a(k, n) JOIN "
+    "jsonb_array_elements($4::jsonb) WITH ORDINALITY AS b(d, m) ON n = m "
     "ORDER BY n RETURNING seq")
+_INSERT_EVENT = "INSERT INTO events (run_id, ts, kind, data) VALUES ($1, $2, $3, $4) RETURNING seq"
 
 
 def _events_params(run_id: str, ts: float, events: list[tuple[str, str]]) -> tuple[Any, ...]:
@@ -362,9 +370,18 @@ def _event_seqs(found: list[Any], expected: int) -> list[int]:
 
 _BEGIN_CALL = ("INSERT INTO calls (run_id, site, path, occurrence, capability, digest, "
                "attempt, status, idempotency_key, error, created_at, updated_at) VALUES "
-               "(%s, %s, %s, %s, %s, %s, %s, 'pending', %s, NULL, %s, %s) RETURNING call_id")
+               "($1, $2, $3, $4, $5, $6, $7, 'pending', $8, NULL, $9, $10) RETURNING call_id")
 
 Finishing = Callable[[Any], Finisher]
+
+
+def _hot(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...] = ()) -> Any:
+    """Run one of the writer's hot statements (written with $n placeholders): a raw cursor
+    passes the query as written (no placeholder conversion), and the statement is prepared on
+    the server from its first use (psycopg keeps the prepared statements of a connection)."""
+    cur = psycopg.RawCursor(conn)
+    cur.execute(sql, params, prepare=True)
+    return cur
 
 
 @functools.lru_cache(maxsize=512)

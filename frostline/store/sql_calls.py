@@ -28,6 +28,8 @@ SLOT_COLUMNS = ("run_id, site, path, occurrence, capability, digest, result, usa
 _DIGEST_COLUMNS = ("run_id, site, path, occurrence, capability, digest, "
                    "CASE WHEN entry_digest IS NULL THEN result END, NULL, attempt, committed_at, "
                    "result_digest, entry_digest")
+# (result JSON, (result digest, link digest), usage JSON, audit (kind, JSON) or None, time)
+CommitParams = tuple[Any, tuple[str, str], Any, tuple[str, Any] | None, float]
 _CALL_COLS = ("call_id, run_id, site, path, occurrence, capability, digest, attempt, status, "
               "idempotency_key, error, created_at, updated_at")
 
@@ -108,13 +110,22 @@ class CallQueries(SqlBackend):
         return self._write("commit_call", self._commit_call_op(
             call_id, slot, event=event, resolve_pending=resolve_pending))
 
-    def _commit_call_op(self, call_id: int, slot: SlotRecord, *,
-                        event: tuple[str, dict[str, Any]] | None = None,
-                        resolve_pending: bool = False) -> Callable[[Any], SlotRecord]:
+    def _commit_call_prep(self, call_id: int, slot: SlotRecord, *,
+                          event: tuple[str, dict[str, Any]] | None = None,
+                          resolve_pending: bool = False) -> CommitParams:
+        """A commit's parameters, encoded once for its general and its pipelined form: the
+        result's JSON and (result, link) digests, the usage's JSON, the audit event, the time."""
         result, digests = self._result_param(slot, slot.result)
         usage = self._j(slot.usage, "usage")
         audit = None if event is None else (event_kind(event[0]), self._j(event[1], "event"))
-        now = self._clock()
+        return result, digests, usage, audit, self._clock()
+
+    def _commit_call_op(self, call_id: int, slot: SlotRecord, *,
+                        event: tuple[str, dict[str, Any]] | None = None,
+                        resolve_pending: bool = False,
+                        prepared: CommitParams | None = None) -> Callable[[Any], SlotRecord]:
+        result, digests, usage, audit, now = prepared or self._commit_call_prep(
+            call_id, slot, event=event)
 
         def op(conn: Any) -> SlotRecord:
             fast = self._commit_in_one(conn, call_id, slot, result, usage, audit, now, digests)

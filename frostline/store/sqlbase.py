@@ -220,6 +220,9 @@ class SqlBackend(Store):
                              f", not {method!r}")
         try:
             self._check_open(method)
+            prep = getattr(self, f"_{method}_prep", None)
+            if prep is not None:  # parameters both forms share, encoded once
+                kwargs = {**kwargs, "prepared": prep(*args, **kwargs)}
             op = getattr(self, f"_{method}_op")(*args, **kwargs)
             pipe = getattr(self, f"_{method}_pipe", None)
             return self._writer.submit_nowait(

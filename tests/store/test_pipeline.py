@@ -115,3 +115,30 @@ def test_a_pipelined_batch_is_one_transaction(pg, monkeypatch):
     raw.close()
     # the first record's own transaction came before; its commit update shares the batch's
     assert len(xids) == 1
+
+
+def test_an_error_between_two_writes_commits_nothing_of_the_pipeline(pg, monkeypatch):
+    """A Python error while a batch is being sent (after a first write's statements went out)
+    sends the batch through the plain path; the pipeline's Sync must not have committed the
+    first write already, or the plain path would write it twice."""
+    from frostline.store import groupcommit
+
+    store, _ = pg
+    real = PostgresStore._append_event_pipe
+
+    def failing(self, run_id, kind, data):
+        send = real(self, run_id, kind, data)
+        if kind != "boom":
+            return send
+
+        def raising(conn):
+            raise RuntimeError("a write that cannot be sent")
+
+        return raising
+
+    monkeypatch.setattr(PostgresStore, "_append_event_pipe", failing)
+    monkeypatch.setattr(groupcommit, "HOLD_S", 3600.0)  # both writes in one batch
+    first = store.write_nowait("append_event", "r1", "first", {})
+    boom = store.write_nowait("append_event", "r1", "boom", {})
+    assert boom.result(timeout=60) > first.result(timeout=60)
+    assert [e.kind for e in store.list_events("r1")] == ["first", "boom"]

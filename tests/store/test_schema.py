@@ -6,13 +6,14 @@ import re
 
 import pytest
 
+from frostline.contract.identity import digest
 from frostline.errors import FrostlineError, StoreUnavailable
 from frostline.store import open_store, schema
 from frostline.store.postgres import PostgresStore
 from frostline.store.sqlite import SQLiteStore
 from frostline.store.url import parse
 
-from .helpers import Raw, call_and_commit, commit_as_before_digests, ident
+from .helpers import CAP, Raw, call_and_commit, commit_as_before_digests, ident, slot_for
 
 
 def _errors(raw: Raw) -> tuple[type[BaseException], ...]:
@@ -182,3 +183,35 @@ def test_slots_committed_before_digests_were_recorded_still_certify(store_url: s
         certificates.persist(store, "r1", 1)
         assert certificates.verify(store, "r1")["consistent"]
         assert certificates.verify(store, "r1", deep=True)["consistent"]
+
+
+def test_a_store_upgraded_to_the_lighter_commit_keeps_its_runs(store_url: str) -> None:
+    """Migration 12 drops the calls status index (and, on PostgreSQL, the slots foreign key):
+    a store written at migration 11 is upgraded in place, its runs, slots, pending calls and
+    events read as before, and its pending call still commits."""
+    with _open_at(store_url, 11) as old:
+        old.create_run("r1", {})
+        call_and_commit(old, "r1", ident(), {"p": 1}, "paid")
+        pending = old.begin_call("r1", 1, ident(1), CAP, digest({"p": 2}))
+        old.append_event("r1", "k", {"n": 1})
+    with open_store(store_url) as store:
+        assert store.schema_version() == schema.LATEST  # type: ignore[attr-defined]
+        assert [s.result for s in store.list_slots("r1")] == ["paid"]
+        assert [c.call_id for c in store.unresolved_calls("r1")] == [pending]
+        assert [e.kind for e in store.list_events("r1")] == ["k"]
+        store.commit_call(pending, slot_for("r1", ident(1), {"p": 2}, "later"))
+        assert store.unresolved_calls("r1") == []
+        assert [s.result for s in store.list_slots("r1")] == ["paid", "later"]
+    raw = Raw(store_url)
+    try:
+        if raw.backend == "sqlite":
+            names = raw.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+        else:
+            names = raw.execute("SELECT indexname FROM pg_indexes WHERE schemaname = "
+                                "current_schema() UNION ALL SELECT conname FROM pg_constraint "
+                                "WHERE connamespace = current_schema()::regnamespace")
+    finally:
+        raw.close()
+    found = {r[0] for r in names}
+    assert "calls_identity" in found and "calls_status" not in found
+    assert "slots_run_id_fkey" not in found
