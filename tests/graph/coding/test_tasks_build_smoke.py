@@ -77,6 +77,24 @@ def test_tasks_jsonl_invariants(built: tuple[Path, dict]) -> None:
     assert load_tasks(out, "heldout") == tasks  # the seal matches
 
 
+def test_every_built_mutant_is_inside_the_template_generators_search_space(
+        built: tuple[Path, dict]) -> None:
+    """The generator's operators invert every operator the builder injects: the original
+    line is among the candidates at the mutated line (compared as syntax trees)."""
+    import ast
+
+    from frostline.graph.coding.templates import line_edits
+
+    out, _ = built
+    for task in load_tasks(out, "heldout"):
+        source = (Path(task.source_dir) / task.mutation.file).read_text()
+        mutant = apply(source, task.mutation)
+        want = ast.dump(ast.parse(source))
+        edits = line_edits(task.mutation.file, mutant, task.mutation.line)
+        assert any(ast.dump(ast.parse(mutant.replace(e["search"], e["replace"], 1))) == want
+                   for e in edits), (task.task_id, task.mutation)
+
+
 @pytest.mark.timeout(900)
 def test_a_task_reproduces_in_the_sandbox(built: tuple[Path, dict]) -> None:
     out, _ = built
