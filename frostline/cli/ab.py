@@ -2,7 +2,7 @@
 
 Exit codes (the table of `frostline.cli.common`): 0 the report was written (whatever it
 decides); 2 bad input: a missing tasks folder, an unknown split, a broken seal, an unknown arm,
-a bad --faults/--jobs/--limit, an unknown --model, matplotlib missing without --no-figures, a
+a bad --faults/--jobs/--limit/--task-timeout, an unknown --model, matplotlib missing without --no-figures, a
 --record NAME taken by a run of another kind; 7 the store for --record cannot be reached.
 """
 
@@ -98,6 +98,8 @@ def _print(report: dict[str, Any], out: Path) -> None:
 @click.option("--faults", "fault_rate", type=float, default=0.0, show_default=True,
               help="Rate of injected tool faults (0..1), the same in every arm.")
 @click.option("--fault-seed", type=int, default=0, show_default=True)
+@click.option("--task-timeout", type=float, default=900.0, show_default=True, metavar="SECONDS",
+              help="A task still running after this long is killed and rejected.")
 @click.option("--out", "out", default=None, metavar="DIR",
               help="Results folder (default: DIR/results/ab-<UTC time>).")
 @click.option("--model", "model_name", default=None, metavar="NAME",
@@ -113,7 +115,7 @@ def _print(report: dict[str, Any], out: Path) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report object as JSON.")
 @config_option
 def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], jobs: int,
-       fault_rate: float, fault_seed: int, out: str | None, model_name: str | None,
+       fault_rate: float, fault_seed: int, task_timeout: float, out: str | None, model_name: str | None,
        solver: str | None, no_figures: bool, record_name: str | None, owner: str | None,
        store_url: str | None, as_json: bool, config_file: str | None) -> None:
     """Run the arms and ablations of seed 002 §8 on the same tasks; write report.md,
@@ -130,8 +132,10 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     if unknown:
         fail(f"unknown arm(s) {', '.join(unknown)}; known: {', '.join(arm_table.ALL_NAMES)}",
              EXIT_USAGE, as_json, unknown=unknown)
-    if not 0.0 <= fault_rate <= 1.0 or jobs < 1 or (limit is not None and limit < 1):
-        fail("--faults must be within 0..1, --jobs and --limit at least 1", EXIT_USAGE, as_json)
+    if not 0.0 <= fault_rate <= 1.0 or jobs < 1 or (limit is not None and limit < 1) \
+            or not task_timeout > 0:
+        fail("--faults must be within 0..1, --jobs and --limit at least 1, --task-timeout "
+             "above 0", EXIT_USAGE, as_json)
     try:
         if not no_figures:
             require_matplotlib()
@@ -146,7 +150,7 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     err = console(stderr=True)
     run = run_ab(tasks, names, solve, faults=FaultPlan(rate=fault_rate, seed=fault_seed),
                  model=model, model_label=label, jobs=jobs, workdir=results / "work",
-                 solver_reason=why, progress=lambda line: err.print(text(line)))
+                 solver_reason=why, task_timeout=task_timeout, progress=lambda line: err.print(text(line)))
     report = build_report(run, decide_all(run.outcomes, run.not_run, names),
                           tasks_dir=tasks_dir, split=split)
     figures = [] if no_figures else draw(report, results)

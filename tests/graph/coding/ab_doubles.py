@@ -18,6 +18,9 @@ from frostline.graph.coding.interface import Arm, FaultPlan, Instruments, Task, 
 EXPLODE = "-explode"
 #: ... and this one kills the worker process outright.
 DIE = "-die"
+#: ... and this one never ends: it starts a child (as a test suite's sandbox would) and waits;
+#: the child's pid goes to the file named by $FROSTLINE_HANG_PIDFILE.
+HANG = "-hang"
 
 
 def _h(task: Task, salt: str) -> int:
@@ -33,6 +36,13 @@ def scripted_solve_double(task: Task, arm: Arm, faults: FaultPlan, *, model: Any
         raise RuntimeError("scripted failure")
     if task.task_id.endswith(DIE):
         os._exit(3)
+    if task.task_id.endswith(HANG):
+        import subprocess
+        import time
+
+        child = subprocess.Popen(["sleep", "600"])
+        Path(os.environ["FROSTLINE_HANG_PIDFILE"]).write_text(str(child.pid))
+        time.sleep(600)
     assert workdir.is_dir() and not any(workdir.iterdir())
     (workdir / "scratch").write_text(task.task_id)
     resolved = 1 if arm.lattice or _h(task, "r") % 4 else 0

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+
+import pytest
 
 from frostline.graph.coding.ab.arms import ALL_NAMES, ARMS, DEFERRED, parse_names
 from frostline.graph.coding.ab.decide import decide_all
@@ -13,6 +16,7 @@ from frostline.graph.coding.tasks.split import load_tasks
 from tests.graph.coding.ab_doubles import (
     DIE,
     EXPLODE,
+    HANG,
     declining_solve_double,
     scripted_solve_double,
 )
@@ -45,6 +49,31 @@ def test_every_arm_sees_the_same_tasks_and_failures_stay_contained(tmp_path: Pat
     # the tasks after the crash were still solved
     assert sum(o.instruments.resolved for o in run.outcomes["arm4"]) == len(ids) - 2
     assert not list((tmp_path / "work").rglob("scratch"))
+
+
+def test_a_task_past_its_time_limit_is_killed_with_its_children(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pidfile = tmp_path / "hang.pid"
+    monkeypatch.setenv("FROSTLINE_HANG_PIDFILE", str(pidfile))
+    tasks = load_tasks(sealed_tasks(tmp_path / "t", 3, (HANG,)), "heldout")
+    run = run_ab(tasks, ["arm4"], scripted_solve_double, faults=FaultPlan(0.0, 0), jobs=2,
+                 workdir=tmp_path / "work", task_timeout=3.0)
+    ends = {o.task_id: (o.status, o.reason) for o in run.outcomes["arm4"]}
+    assert ends[tasks[-1].task_id] == (
+        "TERMINAL_REJECT", "driver: the task ran past its 3 s time limit and was killed")
+    assert [o.task_id for o in run.outcomes["arm4"]] == [t.task_id for t in tasks]
+    assert sum(o.instruments.resolved for o in run.outcomes["arm4"]) == len(tasks) - 1
+    child = int(pidfile.read_text())
+    for _ in range(50):  # the kill reaches the task's children too (a zombie is dead)
+        try:
+            state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the hung task's child {child} outlived the kill")
 
 
 def test_a_model_lets_the_model_arms_run(tmp_path: Path) -> None:

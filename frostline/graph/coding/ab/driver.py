@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import os
 import shutil
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +34,8 @@ __all__ = ["DEFAULT_SOLVER", "ABRun", "Solver", "load_solver", "run_ab", "spread
 DEFAULT_SOLVER = "frostline.graph.coding.solve:solve"
 REJECT = "TERMINAL_REJECT"
 NOT_RUN = "not_run"
+#: A task still running after this long is killed and rejected (a runaway test suite).
+TASK_TIMEOUT_S = 900.0
 
 
 class Solver(Protocol):
@@ -117,16 +121,31 @@ def unavailable(names: Sequence[str], model: Any, solver_reason: str) -> dict[st
 
 
 def _child(conn: Connection, job: tuple[Any, ...]) -> None:
+    os.setsid()  # its own process group: a task past its time limit is killed whole
     conn.send(_solve_one(*job))
     conn.close()
 
 
-def _run_jobs(jobs: list[tuple[Any, ...]], width: int) -> list[TaskOutcome]:
+def _rejected(job: tuple[Any, ...], why: str) -> TaskOutcome:
+    task, arm = job[1], job[2]
+    return TaskOutcome(task.task_id, arm.name, REJECT, f"driver: {why}")
+
+
+def _kill(proc: Any) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
+              task_timeout: float = TASK_TIMEOUT_S) -> list[TaskOutcome]:
     """Each job in its own forked process, at most `width` at once. A process that dies
-    without answering (a crash the job could not catch) ends only its own task, rejected."""
+    without answering (a crash the job could not catch) ends only its own task, rejected; so
+    does one still running after `task_timeout` seconds (killed with its sandboxes)."""
     ctx = multiprocessing.get_context("fork")
     results: list[TaskOutcome | None] = [None] * len(jobs)
-    running: dict[Any, tuple[int, Any, Connection]] = {}
+    running: dict[Any, tuple[int, Any, Connection, float]] = {}
     queue = list(enumerate(jobs))
     while queue or running:
         while queue and len(running) < width:
@@ -135,9 +154,19 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int) -> list[TaskOutcome]:
             proc = ctx.Process(target=_child, args=(child, job), daemon=True)
             proc.start()
             child.close()
-            running[proc.sentinel] = (index, proc, parent)
-        for sentinel in wait(list(running)):
-            index, proc, parent = running.pop(sentinel)
+            running[proc.sentinel] = (index, proc, parent, time.monotonic() + task_timeout)
+        soonest = min(deadline for *_, deadline in running.values())
+        ready = wait(list(running), timeout=max(0.0, soonest - time.monotonic()))
+        for sentinel in [s for s, (*_, d) in running.items() if s not in ready
+                         and d <= time.monotonic()]:
+            index, proc, parent, _ = running.pop(sentinel)
+            _kill(proc)
+            proc.join()
+            parent.close()
+            results[index] = _rejected(jobs[index], f"the task ran past its {task_timeout:g} s "
+                                                    "time limit and was killed")
+        for sentinel in ready:
+            index, proc, parent, _ = running.pop(sentinel)
             try:
                 results[index] = parent.recv() if parent.poll() else None
             except (EOFError, OSError):
@@ -145,16 +174,14 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int) -> list[TaskOutcome]:
             parent.close()
             proc.join()
             if results[index] is None:
-                task, arm = jobs[index][1], jobs[index][2]
-                results[index] = TaskOutcome(task.task_id, arm.name, REJECT,
-                                             f"driver: the worker process died (exit code "
-                                             f"{proc.exitcode})")
+                results[index] = _rejected(jobs[index], f"the worker process died (exit code "
+                                                        f"{proc.exitcode})")
     return [r for r in results if r is not None]
 
 
 def run_ab(tasks: Sequence[Task], names: Sequence[str], solver: Solver | None, *,
            faults: FaultPlan, model: Any = None, model_label: str | None = None, jobs: int = 1,
-           workdir: Path, solver_reason: str = "",
+           workdir: Path, solver_reason: str = "", task_timeout: float = TASK_TIMEOUT_S,
            progress: Callable[[str], None] = lambda _: None) -> ABRun:
     """Run every runnable arm of `names` on every task of `tasks`."""
     run = ABRun(tasks=list(tasks), arms=list(names), faults=faults, jobs=jobs, model=model_label)
@@ -164,7 +191,7 @@ def run_ab(tasks: Sequence[Task], names: Sequence[str], solver: Solver | None, *
     for name in runnable:
         batch = [(solver, task, ARMS[name], faults, model, workdir / name / task.task_id)
                  for task in tasks]
-        outcomes = _run_jobs(batch, max(1, jobs)) if tasks else []
+        outcomes = _run_jobs(batch, max(1, jobs), task_timeout) if tasks else []
         # A task `solve` itself declined to run (status not_run) is not a measurement.
         ran = [o for o in outcomes if o.status != NOT_RUN]
         if outcomes and not ran:
