@@ -442,12 +442,19 @@ def test_no_access_to_host_files(profile, tmp_path):
     out = run_json(
         """
         import json, os, sys
-        print(json.dumps({p: os.path.exists(p) for p in sys.argv[1:]}))
+        print(json.dumps({p: os.listdir(p) if os.path.isdir(p) else os.path.exists(p)
+                          for p in sys.argv[1:]}))
         """,
         profile,
         *paths,
     )
-    assert out == {p: False for p in paths}
+    expected: dict[str, object] = {p: False for p in paths}
+    checkout, prefix = repo_file.parents[2], Path(sys.prefix).resolve()
+    if prefix.is_relative_to(checkout):
+        # A venv inside the checkout is bound for the interpreter: the checkout shows that
+        # one folder and nothing else of its own.
+        expected[str(checkout)] = [prefix.relative_to(checkout).parts[0]]
+    assert out == expected
 
 
 def test_home_shows_nothing_but_the_interpreter_bind_path(profile):
