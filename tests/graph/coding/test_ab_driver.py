@@ -51,6 +51,24 @@ def test_every_arm_sees_the_same_tasks_and_failures_stay_contained(tmp_path: Pat
     assert not list((tmp_path / "work").rglob("scratch"))
 
 
+def test_jobs_run_task_by_task_with_the_arms_order_rotated(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Load that changes during a run weighs on every arm alike."""
+    order_file = tmp_path / "order"
+    monkeypatch.setenv("FROSTLINE_ORDER_FILE", str(order_file))
+    tasks = load_tasks(sealed_tasks(tmp_path / "t", 3, ()), "heldout")
+    run = run_ab(tasks, ["arm1", "arm2", "arm4"], scripted_solve_double,
+                 faults=FaultPlan(0.0, 0), jobs=1, workdir=tmp_path / "work")
+    ran = [tuple(line.split()) for line in order_file.read_text().splitlines()]
+    t = [x.task_id for x in tasks]
+    assert ran == [(t[0], "arm1"), (t[0], "arm2"), (t[0], "arm4"),
+                   (t[1], "arm2"), (t[1], "arm4"), (t[1], "arm1"),
+                   (t[2], "arm4"), (t[2], "arm1"), (t[2], "arm2")]
+    for name in ("arm1", "arm2", "arm4"):  # each arm's outcomes still in task order
+        assert [o.task_id for o in run.outcomes[name]] == t
+        assert {o.arm for o in run.outcomes[name]} == {name}
+
+
 def test_a_task_past_its_time_limit_is_killed_with_its_children(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pidfile = tmp_path / "hang.pid"

@@ -3,7 +3,8 @@
 `run_ab` decides first which arms cannot run (deferred, or needing a model when none is
 configured) and records why; every other (arm, task) pair is one job for `solve(task, arm,
 faults, *, model=None, workdir)`, run in its own forked process (at most `jobs` at once), in a
-fresh working folder. The same `FaultPlan` (rate and seed) goes to every arm, so every arm meets the
+fresh working folder, task by task (every arm on a task before the next task, the arms' order
+rotated from task to task). The same `FaultPlan` (rate and seed) goes to every arm, so every arm meets the
 same faults at the same calls. A job that raises ends its task in TERMINAL_REJECT with the error
 as its reason, and the driver goes on with the next one. Wall time is the driver's own clock
 around the call, never the solver's word.
@@ -188,10 +189,19 @@ def run_ab(tasks: Sequence[Task], names: Sequence[str], solver: Solver | None, *
     run.not_run = unavailable(names, model, solver_reason if solver is None else "")
     runnable = [n for n in names if n not in run.not_run]
     started = time.monotonic()
+    # Task-major, with the arms' order rotated from task to task: a change in the machine's
+    # load while the run goes on then weighs on every arm alike (arm after arm, the arms run
+    # last would pay for whatever the machine did late in the run).
+    order = [(name, task) for i, task in enumerate(tasks)
+             for name in runnable[i % len(runnable):] + runnable[:i % len(runnable)]] \
+        if runnable else []
+    batch = [(solver, task, ARMS[name], faults, model, workdir / name / task.task_id)
+             for name, task in order]
+    results = _run_jobs(batch, max(1, jobs), task_timeout) if batch else []
+    position = {t.task_id: i for i, t in enumerate(tasks)}
     for name in runnable:
-        batch = [(solver, task, ARMS[name], faults, model, workdir / name / task.task_id)
-                 for task in tasks]
-        outcomes = _run_jobs(batch, max(1, jobs), task_timeout) if tasks else []
+        outcomes = sorted((o for (n, _), o in zip(order, results, strict=True) if n == name),
+                          key=lambda o: position[o.task_id])
         # A task `solve` itself declined to run (status not_run) is not a measurement.
         ran = [o for o in outcomes if o.status != NOT_RUN]
         if outcomes and not ran:
