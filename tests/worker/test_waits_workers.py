@@ -39,9 +39,13 @@ def test_an_approval_survives_a_killed_worker_and_nothing_runs_twice(fleet, pg_s
     sub = submit_attempt(pg_store, "a1", APPROVAL, args={"sleep": 0})
     state = wait_job(pg_store, "a1", sub.ticket, 90)
     assert state.outcome["status"] == "waiting"
+    queue = ProcrastinateQueue(pg_store)
+    # The worker records the outcome a moment before its job counts as finished; killed in
+    # between, its job would count as running until a worker reclaims it as stalled.
+    eventually(lambda: queue.owned_jobs(pg_store.get_run("a1").owner) == 0,
+               what="the waiting attempt's job to finish")
     fleet.kill("w1")  # the host that ran the attempt is gone
     approve(pg_store, "a1", "orchestrate/#1@:0", by="alice")
-    queue = ProcrastinateQueue(pg_store)
     try:
         resumed = wake(pg_store, queue, "a1", time.time())
         assert resumed is not None
