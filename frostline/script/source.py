@@ -18,8 +18,15 @@ traceback and never a hang:
 from __future__ import annotations
 
 import ast
+import threading
 
 from frostline.errors import ScriptRejected
+
+#: One parse at a time in this process. CPython 3.11 keeps the AST constructor's recursion
+#: depth in state shared by every thread, so two parses on two threads (the API checks scripts
+#: on a thread pool) can fail with "SystemError: AST constructor recursion depth mismatch"
+#: (python/cpython#106905). A parse takes milliseconds; serializing them costs little.
+_PARSE_LOCK = threading.Lock()
 
 MAX_SOURCE_BYTES = 256 * 1024
 MAX_AST_DEPTH = 100
@@ -78,7 +85,8 @@ def parse_source(source: str, *, check_depth: bool = True) -> ast.Module:
         line = source.count("\n", 0, nul) + 1
         raise SourceError("script contains a NUL byte", "remove the NUL character", line=line)
     try:
-        tree = ast.parse(source, "<script>", "exec")
+        with _PARSE_LOCK:
+            tree = ast.parse(source, "<script>", "exec")
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = exc.offset or 1

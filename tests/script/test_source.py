@@ -108,3 +108,35 @@ def test_deep_indentation() -> None:
 
 def test_non_text_input() -> None:
     _only_r00(check(b"bytes are not str"))  # type: ignore[arg-type]
+
+
+def test_scripts_are_parsed_one_at_a_time_across_threads(monkeypatch) -> None:
+    """CPython 3.11's AST constructor keeps its recursion depth in state every thread shares,
+    so concurrent parses can fail with a SystemError (python/cpython#106905); the API checks
+    scripts on a thread pool, so parse_source serializes them."""
+    import ast
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from frostline.script.source import parse_source
+
+    real_parse, active, most = ast.parse, [0], [0]
+    guard = threading.Lock()
+
+    def parse(*args, **kwargs):  # type: ignore[no-untyped-def]
+        with guard:
+            active[0] += 1
+            most[0] = max(most[0], active[0])
+        time.sleep(0.005)  # wide enough for another thread to enter, were it allowed
+        try:
+            return real_parse(*args, **kwargs)
+        finally:
+            with guard:
+                active[0] -= 1
+
+    monkeypatch.setattr(ast, "parse", parse)
+    script = "async def orchestrate(ctx, args):\n    return 1\n"
+    with ThreadPoolExecutor(8) as pool:
+        trees = list(pool.map(lambda _: parse_source(script), range(32)))
+    assert len(trees) == 32 and most[0] == 1
