@@ -37,7 +37,8 @@ from frostline.graph.coding.tasks.suite import SuiteResult, run_suite
 
 __all__ = ["BuildOptions", "PackageFigures", "build", "prepare_package"]
 
-_FORMAT = 1
+# 2: kept tasks are checked to reproduce with the hidden tests deselected.
+_FORMAT = 2
 Progress = Callable[[str], None]
 
 
@@ -188,6 +189,32 @@ def _task(spec: PackageSpec, tree: Path, deps: Sequence[Path], m: Mutation, fail
                 dep_paths=tuple(str(d) for d in deps))
 
 
+def _reproduces(spec: PackageSpec, tree: Path, deps: Sequence[Path], task: Task,
+                wall: float) -> str:
+    """"kept", or why the workflow would not see `task`'s bug: it runs the suite without the
+    hidden tests, and a test that fails only after a hidden one ran (shared state, test order)
+    passes there ("not_reproduced")."""
+    run = run_suite(spec, tree, deps, seed=verdict.SEEDS[0], mutation=task.mutation,
+                    wall_seconds=wall, deselect=task.hidden)
+    if run.error:
+        return run.error
+    return "kept" if set(task.visible_failing) <= run.failing else "not_reproduced"
+
+
+def _examine(spec: PackageSpec, tree: Path, deps: Sequence[Path], m: Mutation,
+             figures: PackageFigures, wall: float, covering: frozenset[str]
+             ) -> tuple[str, Task | None]:
+    """(verdict, the task when kept) for one candidate."""
+    v = _judge(spec, tree, deps, m, figures.tests, wall, covering)
+    if not v.kept:
+        return v.reason, None
+    t = _task(spec, tree, deps, m, v.failing, covering, figures.split)
+    if t is None:
+        return "no_hidden", None
+    reason = _reproduces(spec, tree, deps, t, wall)
+    return reason, t if reason == "kept" else None
+
+
 def _mutants(spec: PackageSpec, tree: Path, deps: Sequence[Path], base: SuiteResult,
              figures: PackageFigures, options: BuildOptions, progress: Progress) -> list[Task]:
     order = _candidates(spec, tree, dict(base.coverage), figures)
@@ -200,15 +227,13 @@ def _mutants(spec: PackageSpec, tree: Path, deps: Sequence[Path], base: SuiteRes
     with ThreadPoolExecutor(max_workers=width) as pool:
         for start in range(0, len(budget), width):
             batch = [m for m in budget[start:start + width] if (m.file, m.line) not in lines]
-            results = pool.map(lambda m: _judge(spec, tree, deps, m, figures.tests, wall,
-                                                base.coverage[m.file][m.line]), batch)
-            for m, v in zip(batch, results, strict=True):
+            results = pool.map(lambda m: _examine(spec, tree, deps, m, figures, wall,
+                                                  base.coverage[m.file][m.line]), batch)
+            for m, (reason, t) in zip(batch, results, strict=True):
                 if len(kept) >= options.per_package or (m.file, m.line) in lines:
                     continue
                 figures.tried += 1
-                t = _task(spec, tree, deps, m, v.failing, base.coverage[m.file][m.line],
-                          figures.split) if v.kept else None
-                verdicts[v.reason if t is not None or not v.kept else "no_hidden"] += 1
+                verdicts[reason] += 1
                 if t is not None:
                     kept.append(t)
                     lines.add((m.file, m.line))

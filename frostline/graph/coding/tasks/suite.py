@@ -61,11 +61,13 @@ def sandbox_profile(wall_seconds: float) -> SandboxProfile:
         extra_env=(("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1"),))
 
 
-def pytest_args(spec: PackageSpec, select: Sequence[str] = ()) -> list[str]:
+def pytest_args(spec: PackageSpec, select: Sequence[str] = (),
+                deselect: Sequence[str] = ()) -> list[str]:
     """The pytest command line of `spec`'s suite (paths relative to the tree), or of the tests
-    `select` names (node ids)."""
+    `select` names (node ids), without the tests `deselect` names."""
     return ["-q", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", probe.WORKDIR,
-            "--tb=no", *spec.test_args, *(select or spec.test_paths)]
+            "--tb=no", *spec.test_args, *(f"--deselect={t}" for t in deselect),
+            *(select or spec.test_paths)]
 
 
 def task_pytest_args(task: Task, select: Sequence[str] = ()) -> list[str]:
@@ -85,9 +87,10 @@ def _coverage_map(raw: Mapping[str, Any]) -> dict[str, dict[int, frozenset[str]]
 
 def run_suite(spec: PackageSpec, tree: Path, deps: Sequence[Path] = (), *, seed: int = 0,
               mutation: Mutation | None = None, coverage: bool = False,
-              wall_seconds: float = 300.0, select: Sequence[str] = ()) -> SuiteResult:
+              wall_seconds: float = 300.0, select: Sequence[str] = (),
+              deselect: Sequence[str] = ()) -> SuiteResult:
     """Run `spec`'s suite on `tree` in the sandbox under PYTHONHASHSEED=`seed` (only the
-    tests `select` names, when given).
+    tests `select` names, when given; never those `deselect` names).
 
     Raises:
         SandboxUnavailable: the sandbox cannot be established on this machine.
@@ -96,7 +99,7 @@ def run_suite(spec: PackageSpec, tree: Path, deps: Sequence[Path] = (), *, seed:
     dep_paths = [str(d.resolve()) for d in deps]
     request = {"tree": str(tree), "import_root": spec.import_root, "deps": dep_paths,
                "mutation": None if mutation is None else mutation.__dict__,
-               "pytest_args": pytest_args(spec, sorted(select)),
+               "pytest_args": pytest_args(spec, sorted(select), sorted(deselect)),
                "coverage": list(spec.mutate) if coverage else None}
     profile = replace(sandbox_profile(wall_seconds), extra_ro_binds=(str(tree), *dep_paths))
     result = run_sandboxed(["-c", _PROBE_SOURCE, json.dumps(request)], profile,
