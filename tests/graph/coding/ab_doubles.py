@@ -35,11 +35,13 @@ def scripted_solve_double(task: Task, arm: Arm, faults: FaultPlan, *, model: Any
     if task.task_id.endswith(EXPLODE):
         raise RuntimeError("scripted failure")
     if task.task_id.endswith(DIE):
+        (workdir / "scratch").write_text(task.task_id)  # the driver must remove it
         os._exit(3)
     if task.task_id.endswith(HANG):
         import subprocess
         import time
 
+        (workdir / "scratch").write_text(task.task_id)  # the driver must remove it
         child = subprocess.Popen(["sleep", "600"])
         Path(os.environ["FROSTLINE_HANG_PIDFILE"]).write_text(str(child.pid))
         time.sleep(600)

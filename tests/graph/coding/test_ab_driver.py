@@ -74,8 +74,15 @@ def test_a_task_past_its_time_limit_is_killed_with_its_children(
     pidfile = tmp_path / "hang.pid"
     monkeypatch.setenv("FROSTLINE_HANG_PIDFILE", str(pidfile))
     tasks = load_tasks(sealed_tasks(tmp_path / "t", 3, (HANG,)), "heldout")
+    heard: list[str] = []
     run = run_ab(tasks, ["arm4"], scripted_solve_double, faults=FaultPlan(0.0, 0), jobs=2,
-                 workdir=tmp_path / "work", task_timeout=3.0)
+                 workdir=tmp_path / "work", task_timeout=3.0, progress=heard.append)
+    assert not list((tmp_path / "work").rglob("scratch"))  # the killed task's folder too
+    # one line per task as it ends, then the arm's total
+    per_task = [line for line in heard if line.startswith("[")]
+    assert len(per_task) == len(tasks) and per_task[-1].startswith(f"[{len(tasks)}/{len(tasks)}]")
+    assert any(tasks[-1].task_id in line and "TERMINAL_REJECT" in line for line in per_task)
+    assert heard[-1] == f"arm4: {len(tasks) - 1}/{len(tasks)} resolved"
     ends = {o.task_id: (o.status, o.reason) for o in run.outcomes["arm4"]}
     assert ends[tasks[-1].task_id] == (
         "TERMINAL_REJECT", "driver: the task ran past its 3 s time limit and was killed")

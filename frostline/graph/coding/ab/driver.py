@@ -140,10 +140,14 @@ def _kill(proc: Any) -> None:
 
 
 def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
-              task_timeout: float = TASK_TIMEOUT_S) -> list[TaskOutcome]:
+              task_timeout: float = TASK_TIMEOUT_S,
+              finished: Callable[[int, TaskOutcome], None] = lambda *_: None
+              ) -> list[TaskOutcome]:
     """Each job in its own forked process, at most `width` at once. A process that dies
     without answering (a crash the job could not catch) ends only its own task, rejected; so
-    does one still running after `task_timeout` seconds (killed with its sandboxes)."""
+    does one still running after `task_timeout` seconds (killed with its sandboxes, its
+    folder removed as the job would have). `finished(index, outcome)` hears of each job as it
+    ends."""
     ctx = multiprocessing.get_context("fork")
     results: list[TaskOutcome | None] = [None] * len(jobs)
     running: dict[Any, tuple[int, Any, Connection, float]] = {}
@@ -164,8 +168,10 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
             _kill(proc)
             proc.join()
             parent.close()
+            shutil.rmtree(jobs[index][5], ignore_errors=True)
             results[index] = _rejected(jobs[index], f"the task ran past its {task_timeout:g} s "
                                                     "time limit and was killed")
+            finished(index, results[index])
         for sentinel in ready:
             index, proc, parent, _ = running.pop(sentinel)
             try:
@@ -175,8 +181,10 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
             parent.close()
             proc.join()
             if results[index] is None:
+                shutil.rmtree(jobs[index][5], ignore_errors=True)
                 results[index] = _rejected(jobs[index], f"the worker process died (exit code "
                                                         f"{proc.exitcode})")
+            finished(index, results[index])
     return [r for r in results if r is not None]
 
 
@@ -197,7 +205,16 @@ def run_ab(tasks: Sequence[Task], names: Sequence[str], solver: Solver | None, *
         if runnable else []
     batch = [(solver, task, ARMS[name], faults, model, workdir / name / task.task_id)
              for name, task in order]
-    results = _run_jobs(batch, max(1, jobs), task_timeout) if batch else []
+    done: list[int] = []
+
+    def finished(index: int, outcome: TaskOutcome) -> None:
+        done.append(index)
+        name, task = order[index]
+        progress(f"[{len(done)}/{len(order)}] {name} {task.task_id}: "
+                 f"{'resolved' if outcome.instruments.resolved else outcome.status} "
+                 f"({time.monotonic() - started:.0f} s)")
+
+    results = _run_jobs(batch, max(1, jobs), task_timeout, finished) if batch else []
     position = {t.task_id: i for i, t in enumerate(tasks)}
     for name in runnable:
         outcomes = sorted((o for (n, _), o in zip(order, results, strict=True) if n == name),
