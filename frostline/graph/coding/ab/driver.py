@@ -169,22 +169,25 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
             proc.join()
             parent.close()
             shutil.rmtree(jobs[index][5], ignore_errors=True)
-            results[index] = _rejected(jobs[index], f"the task ran past its {task_timeout:g} s "
-                                                    "time limit and was killed")
-            finished(index, results[index])
+            killed = _rejected(jobs[index], f"the task ran past its {task_timeout:g} s time "
+                                            "limit and was killed")
+            results[index] = killed
+            finished(index, killed)
         for sentinel in ready:
             index, proc, parent, _ = running.pop(sentinel)
+            answer: TaskOutcome | None
             try:
-                results[index] = parent.recv() if parent.poll() else None
+                answer = parent.recv() if parent.poll() else None
             except (EOFError, OSError):
-                results[index] = None
+                answer = None
             parent.close()
             proc.join()
-            if results[index] is None:
+            if answer is None:
                 shutil.rmtree(jobs[index][5], ignore_errors=True)
-                results[index] = _rejected(jobs[index], f"the worker process died (exit code "
-                                                        f"{proc.exitcode})")
-            finished(index, results[index])
+                answer = _rejected(jobs[index], f"the worker process died (exit code "
+                                                f"{proc.exitcode})")
+            results[index] = answer
+            finished(index, answer)
     return [r for r in results if r is not None]
 
 
@@ -205,12 +208,12 @@ def run_ab(tasks: Sequence[Task], names: Sequence[str], solver: Solver | None, *
         if runnable else []
     batch = [(solver, task, ARMS[name], faults, model, workdir / name / task.task_id)
              for name, task in order]
-    done: list[int] = []
+    ended: list[int] = []
 
     def finished(index: int, outcome: TaskOutcome) -> None:
-        done.append(index)
+        ended.append(index)
         name, task = order[index]
-        progress(f"[{len(done)}/{len(order)}] {name} {task.task_id}: "
+        progress(f"[{len(ended)}/{len(order)}] {name} {task.task_id}: "
                  f"{'resolved' if outcome.instruments.resolved else outcome.status} "
                  f"({time.monotonic() - started:.0f} s)")
 
