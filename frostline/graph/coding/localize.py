@@ -3,8 +3,15 @@
 The suite runs once in the sandbox with one coverage context per test. For every executed
 statement of the repository's source (test files excluded), `ef` is the number of failing tests
 that ran it, `ep` the number of passing ones, and with `F` failing tests in all its Ochiai score
-is ``ef / sqrt(F * (ef + ep))``. Statements are ranked by score, then by `ef`, then by fewer
-passing tests, then by place.
+is ``ef / sqrt(F * (ef + ep))``.
+
+Ranking assumes a single fault: a statement every failing test executes (``ef == F``) comes
+before any that only some of them execute, whatever their scores. Raw Ochiai alone would put a
+line that two of four failing tests and no passing test run (0.71) above the faulty line that
+all four and a hundred passing tests run (0.20), while one faulty statement is run by every test
+it makes fail. Within each group statements go by score, then by `ef`, then by fewer passing
+tests, then by place; when no statement explains every failure (several faults, or a failure
+that does not run the source), the ranking is plain Ochiai.
 
 `top_candidate_confidence` is the share of the failing tests that execute the top candidate
 (``ef / F``): how much of the observed failure the top statement can explain. 1.0 means every
@@ -82,7 +89,8 @@ def rank(report: TestReport, sources: Sequence[str], graph: CodeGraph,
             text = src[line - 1].strip() if 0 < line <= len(src) else ""
             out.append(Suspect(file, line, ochiai(ef, ep, len(failed)), ef, ep,
                                fn.qualname if fn else "<module>", text))
-    out.sort(key=lambda s: (-s.score, -s.ef, s.ep, s.file, s.line))
+    everyone = len(failed)
+    out.sort(key=lambda s: (s.ef < everyone, -s.score, -s.ef, s.ep, s.file, s.line))
     return out
 
 

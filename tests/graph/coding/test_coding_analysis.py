@@ -85,6 +85,30 @@ def test_localize_ranks_the_statement_only_failing_tests_run(tmp_path: Path) -> 
         localize(report, ("t::b",), [CORE_FILE], g, {})
 
 
+def test_a_statement_every_failing_test_runs_outranks_a_higher_ochiai_score(
+        tmp_path: Path) -> None:
+    """Single fault: the line all four failing tests run (with many passing ones) comes before
+    one only two of them run with no passing test, though raw Ochiai scores it 0.20 to 0.71."""
+    root = write_repo(tmp_path / "repo", "clamp_gt")
+    g = build_code_graph(root, [CORE_FILE])
+    line = bug_line("clamp_gt")
+    failing = tuple(f"t::f{i}" for i in range(4))
+    passing = tuple(f"t::p{i}" for i in range(96))
+    outcomes = {**dict.fromkeys(failing, "failed"), **dict.fromkeys(passing, "passed")}
+    report = _report(outcomes, {line: failing + passing, line + 1: failing[:2]})
+    loc = localize(report, failing[:2], [CORE_FILE], g,
+                   {CORE_FILE: (root / CORE_FILE).read_text()})
+    assert [c["line"] for c in loc["candidates"]] == [line, line + 1]
+    assert loc["candidates"][0]["score"] == pytest.approx(0.2)
+    assert loc["candidates"][1]["score"] == pytest.approx(2 / 8 ** 0.5)
+    assert loc["top_candidate_confidence"] == 1.0  # it explains every failure
+    # With no statement every failing test runs, the ranking is plain Ochiai.
+    report = _report(outcomes, {line: failing[1:] + passing, line + 1: failing[:2]})
+    loc = localize(report, failing[:2], [CORE_FILE], g, {})
+    assert [c["line"] for c in loc["candidates"]] == [line + 1, line]
+    assert loc["top_candidate_confidence"] == 0.5  # the gate (> 0.5) stops here
+
+
 def test_impact_and_plan_follow_the_localization() -> None:
     loc = {"candidates": [{"site": "a.py:3", "file": "a.py", "line": 3, "function": "m.f",
                            "score": 1.0}, {"site": "a.py:9", "file": "a.py", "line": 9,
