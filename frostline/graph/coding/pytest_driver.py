@@ -19,6 +19,11 @@ What it adds to a plain ``pytest.main``:
   are read back by node id from the XML, never from the console;
 - a per-test timeout: SIGALRM interrupts a test's call after ``timeout`` seconds and the test
   fails with ``TestTimeout`` (the host's wall clock still bounds the whole run);
+- when screening, a hard stop besides: a test spinning in C code (a regular expression
+  backtracking, a huge allocation loop) never returns to the interpreter for SIGALRM to act, so
+  faulthandler's watchdog thread, which needs no GIL, ends the process `HARD_STOP_S` after the
+  timeout. ``started-<i>`` names each candidate before it runs, so the host knows which one
+  stopped the screening, and the candidates before it keep their results;
 - with ``coverage``, coverage.py measures the run with one dynamic context per test (the node
   id, switched around setup, call and teardown), and the executed lines per context are written
   to ``coverage.out`` as ``{file: {line: [nodeid, ...]}}``. Lines run outside any test (imports
@@ -27,6 +32,7 @@ What it adds to a plain ``pytest.main``:
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import signal
 import sys
@@ -34,6 +40,10 @@ from collections.abc import Generator
 from typing import Any
 
 import pytest
+
+#: How long past its timeout a test stuck outside the interpreter may run before the screening
+#: process is ended.
+HARD_STOP_S = 10.0
 
 
 class TestTimeout(Exception):
@@ -45,9 +55,10 @@ class TestTimeout(Exception):
 class Probe:
     """The pytest plugin: node ids on junit test cases, the per-test timeout, coverage contexts."""
 
-    def __init__(self, timeout: float, cov: Any | None) -> None:
+    def __init__(self, timeout: float, cov: Any | None, hard_stop: bool = False) -> None:
         self.timeout = timeout
         self.cov = cov
+        self.hard_stop = hard_stop
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -68,9 +79,13 @@ class Probe:
 
         previous = signal.signal(signal.SIGALRM, expire)
         signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        if self.hard_stop:
+            faulthandler.dump_traceback_later(self.timeout + HARD_STOP_S, exit=True)
         try:
             yield
         finally:
+            if self.hard_stop:
+                faulthandler.cancel_dump_traceback_later()
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
 
@@ -104,6 +119,8 @@ def screen(spec: dict[str, Any]) -> int:
     root, out = spec["root"], spec["out"]
     originals: dict[str, str] = {}
     for i, candidate in enumerate(spec["screen"]):
+        with open(f"{out}/started-{i}", "w", encoding="utf-8"):
+            pass
         try:
             for rel, text in candidate.items():
                 path = f"{root}/{rel}"
@@ -131,7 +148,7 @@ def _screen_one(spec: dict[str, Any], i: int, select: list[str]) -> int:
     purge(spec["root"])
     args = [*spec["args"], *select, f"--junitxml={spec['out']}/junit-{i}.xml",
             "-o", "junit_family=xunit2"]
-    return int(pytest.main(args, plugins=[Probe(float(spec["timeout"]), None)]))
+    return int(pytest.main(args, plugins=[Probe(float(spec["timeout"]), None, hard_stop=True)]))
 
 
 def main(argv: list[str]) -> int:

@@ -250,11 +250,14 @@ def _read_contexts(path: Path, workspace: Path) -> dict[str, dict[int, tuple[str
 @dataclass(frozen=True)
 class Screening:
     """Per candidate (in order): the tests that failed, or None when it was never reached
-    (the run's wall clock ended first)."""
+    (the run's wall clock ended first, or an earlier candidate stopped the screening);
+    `stopped` is the candidate that was running when the screening process ended (a test
+    stuck past its hard stop, or the wall clock), if one was."""
 
     results: tuple[tuple[str, ...] | None, ...]
     duration: float
     timed_out: bool
+    stopped: int | None = None
 
 
 def screen_candidates(workspace: Path, settings: SandboxSettings,
@@ -286,7 +289,9 @@ def screen_candidates(workspace: Path, settings: SandboxSettings,
             if int(code.read_text() or 1) in (2, 3, 4, 5) and not failed:
                 failed = ("<collection>",)
             results.append(failed)
-        return Screening(tuple(results), result.duration, result.timed_out)
+        stopped = next((i for i in range(len(candidates)) if results[i] is None
+                        and (out / f"started-{i}").is_file()), None)
+        return Screening(tuple(results), result.duration, result.timed_out, stopped)
     finally:
         for rel, data in saved.items():
             (workspace / rel).write_bytes(data)

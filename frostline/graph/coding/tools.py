@@ -215,6 +215,7 @@ class CodingTools:
         passing = [i for i, r in enumerate(s.results) if r == ()]
         ranked = sorted((len(r), i) for i, r in enumerate(s.results) if r is not None)
         return {"screened": len(kept), "results": results, "timed_out": s.timed_out,
+                "stopped": "" if s.stopped is None else kept[s.stopped].get("digest", ""),
                 "first_passing": passing[0] if passing else -1,
                 "best": ranked[0][1] if ranked else -1,
                 "digests": [c.get("digest") for c in kept]}

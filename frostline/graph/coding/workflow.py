@@ -176,17 +176,30 @@ class CodingBodies:
             raise NoCandidate("no candidate patch is left to repair with")
         impact = ctx.artifact("ImpactResult") or {}
         failing = self._failing(ctx)
-        res = call(ctx, "repair.iterative", {
-            "candidates": pool, "select": failing, "workspace": self.applied,
-            "confirm": list(impact.get("affected", ()))[:IMPACT_SELECT_CAP]})
-        for d, r in zip(res.get("digests", ()), res.get("results", ()), strict=False):
-            if r.get("failed"):
-                self._mark_tried(str(d))
-        pick = res["first_passing"] if res.get("first_passing", -1) >= 0 else res.get("best", -1)
-        if pick < 0:
+        chosen: Mapping[str, Any] | None = None
+        screen = pool
+        while True:
+            res = call(ctx, "repair.iterative", {
+                "candidates": screen, "select": failing, "workspace": self.applied,
+                "confirm": list(impact.get("affected", ()))[:IMPACT_SELECT_CAP]})
+            for d, r in zip(res.get("digests", ()), res.get("results", ()), strict=False):
+                if r.get("failed"):
+                    self._mark_tried(str(d))
+            passed = res.get("first_passing", -1) >= 0
+            pick = res["first_passing"] if passed else res.get("best", -1)
+            if pick >= 0 and (passed or chosen is None):
+                chosen = next(c for c in screen if c["digest"] == res["digests"][pick])
+            if not res.get("stopped") or passed:
+                break
+            # A candidate hung the screening: never screen it again, and screen the ones it
+            # kept from their turn.
+            self._mark_tried(str(res["stopped"]))
+            screen = [c for c in screen if c["digest"] not in self.tried
+                      and (chosen is None or c["digest"] != chosen["digest"])]
+            if not screen:
+                break
+        if chosen is None:
             raise NoCandidate("no screened candidate could be run")
-        chosen_digest = res["digests"][pick]
-        chosen = next(c for c in pool if c["digest"] == chosen_digest)
         rest = [c for c in pool if c["digest"] not in self.tried]
         return self._patch(chosen, rest)
 

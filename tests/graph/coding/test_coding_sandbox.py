@@ -105,6 +105,62 @@ def test_screening_runs_each_candidate_and_restores_the_tree(tmp_path: Path) -> 
     assert (root / "textkit/core.py").read_text() == mutated
 
 
+def test_a_candidate_stuck_in_c_code_stops_the_screening_and_is_named(tmp_path: Path) -> None:
+    """SIGALRM cannot interrupt a loop that never returns to the interpreter; the hard stop
+    ends the screening process instead of the run's wall clock, the candidates before it keep
+    their results, and the screening says which one stopped it."""
+    root = write_repo(tmp_path / "repo", "clamp_gt")
+    mutated = (root / "textkit/core.py").read_text()
+    spin = mutated.replace("    if low > high:", "    import itertools\n"
+                           "    sum(itertools.repeat(1, 10 ** 12))\n    if low > high:")
+    candidates = [{"textkit/core.py": mutated}, {"textkit/core.py": spin},
+                  {"textkit/core.py": CORE}]
+    s = screen_candidates(root, SandboxSettings(wall_seconds=240, test_timeout=1), candidates,
+                          select=["tests/test_core.py::test_clamp_inside"])
+    assert not s.timed_out and s.stopped == 1
+    assert s.results == (("tests/test_core.py::test_clamp_inside",), None, None)
+    assert (root / "textkit/core.py").read_text() == mutated
+
+
+def test_repair_never_screens_again_the_candidate_that_stopped_a_screening(
+        tmp_path: Path) -> None:
+    from coding_repo import make_task
+
+    from frostline.graph.coding.ab.arms import ARMS
+    from frostline.graph.coding.generate import candidate
+    from frostline.graph.coding.interface import FaultPlan
+    from frostline.graph.coding.setup import SolveSettings, prepare
+
+    inside = "tests/test_core.py::test_clamp_inside"
+    task = make_task(tmp_path / "repo", "clamp_gt", visible=(inside,))
+    setup = prepare(task, ARMS["arm4"], FaultPlan(0.0, 0), None, tmp_path / "work",
+                    SolveSettings(sandbox=SandboxSettings(wall_seconds=240, test_timeout=1)))
+    line = "    if value < high:"  # the bug, as the workspace has it
+    spin = candidate([{"file": "textkit/core.py", "search": line, "replace":
+                       "    import itertools\n    sum(itertools.repeat(1, 10 ** 12))\n" + line}],
+                     "template", "spin", "textkit/core.py:1")
+    fix = candidate([{"file": "textkit/core.py", "search": line,
+                      "replace": "    if value > high:"}], "template", "compare", "x")
+    res = setup.tools.repair_iterative({"candidates": [spin, fix], "select": [inside]})
+    assert res["stopped"] == spin["digest"] and res["first_passing"] == -1
+
+    class Ctx:  # what REPAIR reads and calls: its inputs, stored artifacts, the real tools
+        def __init__(self) -> None:
+            self.inputs = {"Patch": {"alternatives": [spin, fix]}}
+
+        def artifact(self, name: str) -> object:
+            return None
+
+        def tool(self, name: str, payload: object) -> object:
+            return setup.tools.registry()[name](payload)
+
+    bodies = setup.bodies
+    patch = bodies.repair(Ctx())  # type: ignore[arg-type]
+    # the stuck candidate is set aside and the rest screened again in the same visit
+    assert patch["digest"] == fix["digest"] and bodies.tried == [spin["digest"]]
+    assert setup.tools.executed.count("repair.iterative") == 2
+
+
 def test_a_read_write_bind_needs_its_own_place() -> None:
     from frostline.runtime.sandbox import SandboxProfile, sandbox_argv
 
