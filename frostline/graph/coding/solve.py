@@ -90,9 +90,24 @@ def outcome_of(setup: Setup, result: RunResult, started: float,
                "tried": len(setup.bodies.tried), "reused": setup.bodies.reused,
                "tool_seconds": dict(setup.tools.seconds),
                "regressions_slipped": slipped, "stale_events": setup.observer.stale_events[:20],
+               **_patch_summary(setup.task, result.artifacts),
                **({"note": note} if note else {}), **dict(extra or {})}
     return TaskOutcome(setup.task.task_id, setup.arm.name, ACCEPT if accepted else REJECT,
                        _reason(result), inst, details)
+
+
+def _patch_summary(task: Task, artifacts: Mapping[str, Any]) -> dict[str, Any]:
+    """Where the patch in force changed the code, for the report (read after the run: the
+    workflow never sees the mutation)."""
+    art = artifacts.get("Patch")
+    if art is None:
+        return {}
+    patch = art.value
+    edits = list(patch.get("edits", ()))
+    site = str(patch.get("site", ""))
+    injected = f"{task.mutation.file}:{task.mutation.line}"
+    return {"patch": {"site": site, "operator": patch.get("operator", ""),
+                      "edits": len(edits), "at_injected_line": site == injected}}
 
 
 def _rejected(task: Task, arm: Arm, reason: str, started: float) -> TaskOutcome:

@@ -44,6 +44,8 @@ def test_arm4_resolves_with_no_illegal_stale_or_repeated_work(tmp_path: Path) ->
     assert i.illegal_actions == i.stale_context == i.repeated_work == i.regressions == 0
     assert out.details["path"][-1] == "TERMINAL_ACCEPT"
     assert (tmp_path / "w" / "workspace" / "tree" / task.mutation.file).read_text() == CORE
+    assert out.details["patch"] == {"site": f"{task.mutation.file}:{task.mutation.line}",
+                                    "operator": "comparison", "edits": 1, "at_injected_line": True}
 
 
 def test_the_workflow_never_runs_the_hidden_tests(tmp_path: Path) -> None:

@@ -16,7 +16,9 @@ import pytest
 
 from frostline.graph.coding.interface import Mutation, Task
 from frostline.graph.coding.tasks.build import _reproduces
+from frostline.graph.coding.tasks.build import _task as task_of
 from frostline.graph.coding.tasks.pins import Archive, PackageSpec
+from frostline.graph.coding.tasks.suite import run_suite
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap is not installed (apt-get install bubblewrap)")
@@ -27,6 +29,13 @@ MUTATION = Mutation("pkg/mod.py", 9, "number", "    return len(STATE)",
 TESTS_A = ("from pkg import mod\n\n\ndef test_a_push():\n    mod.push(1)\n"
            "    assert mod.size() == 1\n\n\ndef test_a_untouched():\n    assert True\n")
 TESTS_B = "from pkg import mod\n\n\ndef test_b_at_most_one():\n    assert mod.size() <= 1\n"
+# Runs the mutated line, then skips one subtest: "skipped", never a guard a fix must keep.
+TESTS_C = ("import unittest\n\nfrom pkg import mod\n\n\nclass Sub(unittest.TestCase):\n"
+           "    def test_c_partly_skipped(self):\n        mod.size()\n"
+           "        for backend in ('present', 'absent'):\n"
+           "            with self.subTest(backend=backend):\n"
+           "                if backend == 'absent':\n"
+           "                    self.skipTest('absent')\n")
 SPEC = PackageSpec(Archive("pkg", "0", "pkg-0.tar.gz", "0" * 64), import_root=".",
                    mutate=("pkg",), test_paths=("tests",))
 
@@ -43,6 +52,7 @@ def tree() -> Iterator[Path]:
     (root / "tests").mkdir()
     (root / "tests" / "test_a.py").write_text(TESTS_A)
     (root / "tests" / "test_b.py").write_text(TESTS_B)
+    (root / "tests" / "test_c.py").write_text(TESTS_C)
     yield root
     shutil.rmtree(root, ignore_errors=True)
 
@@ -60,3 +70,16 @@ def test_a_test_that_fails_only_after_a_hidden_one_is_not_reproduced(tree: Path)
         "not_reproduced"
     # shown the test that fails on its own, the task is kept
     assert _reproduces(SPEC, tree, (), _task(tree, (a,), (b, untouched)), 60.0) == "kept"
+
+
+def test_a_test_that_skips_a_subtest_is_skipped_and_never_hidden(tree: Path) -> None:
+    base = run_suite(SPEC, tree, coverage=True)
+    c = "tests/test_c.py::Sub::test_c_partly_skipped"
+    assert base.outcomes[c] == "skipped"  # as the judging runner's junit report has it
+    covering = base.coverage[MUTATION.file][MUTATION.line]
+    assert c in covering  # it ran the line before skipping
+    passed = frozenset(t for t, o in base.outcomes.items() if o == "passed")
+    a = "tests/test_a.py::test_a_push"
+    task = task_of(SPEC, tree, (), MUTATION, frozenset({a}), covering, passed, "heldout")
+    assert task is not None and task.visible_failing == (a,)
+    assert c not in task.hidden and "tests/test_b.py::test_b_at_most_one" in task.hidden

@@ -38,7 +38,8 @@ from frostline.graph.coding.tasks.suite import SuiteResult, run_suite
 __all__ = ["BuildOptions", "PackageFigures", "build", "prepare_package"]
 
 # 2: kept tasks are checked to reproduce with the hidden tests deselected.
-_FORMAT = 2
+# 3: hidden guards are tests that passed on the original (not skipped, not in any subtest).
+_FORMAT = 3
 Progress = Callable[[str], None]
 
 
@@ -177,9 +178,12 @@ def task_id(spec: PackageSpec, m: Mutation) -> str:
 
 
 def _task(spec: PackageSpec, tree: Path, deps: Sequence[Path], m: Mutation, failing: frozenset[str],
-          covering: frozenset[str], split_name: str) -> Task | None:
+          covering: frozenset[str], passed: frozenset[str], split_name: str) -> Task | None:
+    """The task of a kept mutant. Only tests that passed on the original tree guard the
+    behaviour a fix must keep: a test that runs the line and then skips (or skips one of its
+    subtests) would be a hidden test no tree can pass."""
     tid = task_id(spec, m)
-    visible, hidden = verdict.split_tests(tid, failing, covering)
+    visible, hidden = verdict.split_tests(tid, failing, covering & passed)
     if not hidden:
         return None
     return Task(task_id=tid, package=spec.name, version=spec.version, sha256=spec.archive.sha256,
@@ -202,13 +206,14 @@ def _reproduces(spec: PackageSpec, tree: Path, deps: Sequence[Path], task: Task,
 
 
 def _examine(spec: PackageSpec, tree: Path, deps: Sequence[Path], m: Mutation,
-             figures: PackageFigures, wall: float, covering: frozenset[str]
-             ) -> tuple[str, Task | None]:
-    """(verdict, the task when kept) for one candidate."""
+             figures: PackageFigures, wall: float, covering: frozenset[str],
+             passed: frozenset[str]) -> tuple[str, Task | None]:
+    """(verdict, the task when kept) for one candidate; `passed`: the tests that passed on the
+    original tree."""
     v = _judge(spec, tree, deps, m, figures.tests, wall, covering)
     if not v.kept:
         return v.reason, None
-    t = _task(spec, tree, deps, m, v.failing, covering, figures.split)
+    t = _task(spec, tree, deps, m, v.failing, covering, passed, figures.split)
     if t is None:
         return "no_hidden", None
     reason = _reproduces(spec, tree, deps, t, wall)
@@ -220,6 +225,7 @@ def _mutants(spec: PackageSpec, tree: Path, deps: Sequence[Path], base: SuiteRes
     order = _candidates(spec, tree, dict(base.coverage), figures)
     budget = order[:options.per_package * options.tries_per_task]
     wall = max(30.0, 4 * figures.suite_s + 15)
+    passed = frozenset(t for t, o in base.outcomes.items() if o == "passed")
     verdicts: Counter[str] = Counter()
     kept: list[Task] = []
     lines: set[tuple[str, int]] = set()
@@ -228,7 +234,7 @@ def _mutants(spec: PackageSpec, tree: Path, deps: Sequence[Path], base: SuiteRes
         for start in range(0, len(budget), width):
             batch = [m for m in budget[start:start + width] if (m.file, m.line) not in lines]
             results = pool.map(lambda m: _examine(spec, tree, deps, m, figures, wall,
-                                                  base.coverage[m.file][m.line]), batch)
+                                                  base.coverage[m.file][m.line], passed), batch)
             for m, (reason, t) in zip(batch, results, strict=True):
                 if len(kept) >= options.per_package or (m.file, m.line) in lines:
                     continue

@@ -24,7 +24,9 @@ WORKDIR = "/tmp/w"
 
 
 class Recorder:
-    """A pytest plugin: a test failed if any of its phases failed."""
+    """A pytest plugin: a test failed if any of its phases (or subtests) failed, was skipped if
+    any was skipped and none failed, and passed only if every report of it passed: a test that
+    skips one of its subtests and passes the others is "skipped", as its junit report says."""
 
     def __init__(self, cov: Any = None) -> None:
         self.outcomes: dict[str, str] = {}
@@ -39,9 +41,9 @@ class Recorder:
         previous = self.outcomes.get(report.nodeid)
         if report.failed:
             self.outcomes[report.nodeid] = "failed"
-        elif report.skipped and previous is None:
+        elif report.skipped and previous in (None, "passed"):
             self.outcomes[report.nodeid] = "skipped"
-        elif report.when == "call" and previous != "failed":
+        elif report.when == "call" and previous is None:
             self.outcomes[report.nodeid] = "passed"
 
     def pytest_collectreport(self, report: Any) -> None:
