@@ -168,33 +168,33 @@ class HotPipeline:
     # values -------------------------------------------------------------------------------------
     def _encode(self, value: Any) -> bytes | None:
         """A parameter in PostgreSQL's text format, as psycopg would have sent it."""
+        kind = type(value)  # the usual types first, by identity (a bool is not an int here)
+        if kind is str:
+            return value.encode(self._encoding)  # type: ignore[no-any-return]
         if value is None:
             return None
-        if isinstance(value, str):
-            return value.encode(self._encoding)
-        if isinstance(value, bool):
-            raise TypeError("booleans are not sent through the pipeline")
-        if isinstance(value, int):
-            return str(value).encode()
-        if isinstance(value, float):
+        if kind is int:
+            return b"%d" % value
+        if kind is float:
             return repr(value).encode()
+        if isinstance(value, str):  # a subclass (a StrEnum): its characters, as psycopg
+            return str.encode(value, self._encoding)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return b"%d" % value
         if isinstance(value, Json):  # JSON text the store encoded already
             text = value.obj
             if not isinstance(text, str):
                 raise TypeError("a JSON parameter must be encoded text")
             return text.encode(self._encoding)
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        if kind is list and all(type(v) is str for v in value):
             return _text_array(value).encode(self._encoding)
-        raise TypeError(f"{type(value).__name__} is not sent through the pipeline")
+        raise TypeError(f"{kind.__name__} is not sent through the pipeline")
 
     def _rows(self, res: PGresult) -> list[Row]:
         enc, get = self._encoding, res.get_value
         cols = range(res.nfields)
-        out: list[Row] = []
-        for r in range(res.ntuples):
-            values = [get(r, c) for c in cols]
-            out.append(tuple(None if v is None else v.decode(enc) for v in values))
-        return out
+        return [tuple([None if v is None else v.decode(enc) for v in [get(r, c) for c in cols]])
+                for r in range(res.ntuples)]
 
 
 def _text_array(items: list[str]) -> str:
