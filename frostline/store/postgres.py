@@ -234,7 +234,7 @@ class PostgresStore(SqlStore):
 
         def finish(conn: Any, rows: list[Row]) -> SlotRecord:
             row = rows[0] if rows else None
-            if not row or not int(row[0] or 0):
+            if not row or row[0] == "0":
                 raise SlowPath  # not the pending call this slot belongs to: nothing written
             return self._slot(row[1:] if row[1] is not None
                               else self._existing_slot(conn, slot))
@@ -386,7 +386,7 @@ class Piped(NamedTuple):
 
 
 def _first_int(_conn: Any, rows: list[Row]) -> int:
-    return int(rows[0][0] or "")
+    return int(rows[0][0])  # type: ignore[arg-type]  # a RETURNING of a key: never NULL
 
 
 def _hot(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...] = ()) -> Any:

@@ -1,7 +1,8 @@
-"""PostgreSQL's group-commit writer pipelines a batch: BEGIN, the writes' statements and COMMIT
-in one round trip, the results read after the COMMIT. Outcomes stay per write: a write that
-needs its general path takes it (before later writes are answered), a failing statement sends
-the batch through the plain path, where only its own write fails."""
+"""PostgreSQL's group-commit writer pipelines a batch: the events lock and the writes'
+statements as one transaction in one round trip (libpq's pipeline mode, prepared statements),
+the results read after the commit. Outcomes stay per write: a write that needs its general
+path takes it (before later writes are answered), a failing statement sends the batch through
+the plain path, where only its own write fails; a batch is never written twice."""
 
 from __future__ import annotations
 
