@@ -19,7 +19,8 @@ What a batch keeps from the psycopg pipeline it replaces:
   `PipelineAborted` sends the batch through the plain path. A failing statement also ends in
   `PipelineAborted` (the Sync rolled everything back). A failure once the Sync has gone out
   leaves the outcome unknown, and is raised as it is: the writer then fails the whole batch
-  instead of running it again.
+  instead of running it again. So that a server restart between two batches does not end that
+  way, a connection the server spoke on while it was idle is replaced before anything is sent.
 - **No blocking while holding the GIL.** psycopg keeps libpq non-blocking, and this waits for
   the socket with `poll`, which releases the GIL, as psycopg's own waits do (a blocking
   `PQgetResult` would stall the event loop for the whole round trip).
@@ -48,6 +49,7 @@ from frostline.store.groupcommit import PipelineAborted
 # that every parameter has the type psycopg's adapters gave it on the general path.
 TEXT, INT8, FLOAT8, JSON, TEXT_ARRAY = 25, 20, 701, 114, 1009
 
+_SUPPORTED = psycopg.Pipeline.is_supported()
 _TUPLES_OK = pq.ExecStatus.TUPLES_OK
 _COMMAND_OK = pq.ExecStatus.COMMAND_OK
 _PIPELINE_SYNC = pq.ExecStatus.PIPELINE_SYNC
@@ -100,11 +102,14 @@ class HotPipeline:
             if st.name not in self._prepared and st not in new:
                 new.append(st)
         pg = self._pg
+        if not _SUPPORTED:
+            raise PipelineAborted("this libpq has no pipeline mode (libpq 14 or newer has)")
+        self._check_idle()
         try:
-            # A connection the server closed since the last batch shows here, before anything
-            # is sent (the plain path then reconnects).
-            pg.consume_input()
             pg.enter_pipeline_mode()
+        except psycopg.Error as exc:
+            raise PipelineAborted(f"the connection cannot pipeline: {exc}") from exc
+        try:
             for st in new:
                 pg.send_prepare(st.name, st.sql_bytes, st.types)
             if new:
@@ -133,6 +138,17 @@ class HotPipeline:
         return rows
 
     # I/O ----------------------------------------------------------------------------------------
+    def _check_idle(self) -> None:
+        """An idle connection has nothing to read unless the server spoke on its own, which it
+        does when it is about to close the connection (a restart, a terminated backend; a
+        notice or a changed setting are rare). Such a connection is closed here, before
+        anything is sent, and the plain path reconnects: found only after the Sync, its end
+        would leave the batch's outcome unknown."""
+        self._poll.register(self._fd, select.POLLIN)
+        if self._poll.poll(0):
+            self.conn.close()
+            raise PipelineAborted("the server spoke while the connection was idle")
+
     def _flush(self) -> None:
         pg = self._pg
         while pg.flush():  # more to send: wait until the socket takes it

@@ -15,7 +15,7 @@ from frostline.contract.identity import digest
 from frostline.errors import FrostlineError, RunNotFound, StoreUnavailable
 from frostline.store import open_store
 from frostline.store.postgres import PostgresStore
-from tests.store.helpers import CAP, Raw, ident, slot_for
+from tests.store.helpers import CAP, Raw, eventually, ident, slot_for
 
 pytestmark = pytest.mark.postgres
 
@@ -153,6 +153,24 @@ def test_a_failure_while_a_batch_is_sent_commits_nothing_of_it(pg, monkeypatch):
     assert [e.kind for e in store.list_events("r1")] == ["warm", "first", "second"]
     store.write_nowait("append_event", "r1", "after", {}).result(timeout=60)
     assert store._hot_pipe is not pipe  # on a new connection
+
+
+def test_a_connection_the_server_closed_between_batches_is_replaced(pg):
+    """A server restart (here: the writer's backend terminated) between two batches shows
+    before the next batch sends anything: the batch runs on a new connection, once."""
+    store, _ = pg
+    store.write_nowait("append_event", "r1", "before", {}).result(timeout=60)
+    pid = store._writer._conn.info.backend_pid
+    raw = Raw(store.url)
+    try:
+        raw.execute(f"SELECT pg_terminate_backend({pid})")
+        eventually(lambda: not raw.execute(
+            f"SELECT 1 FROM pg_stat_activity WHERE pid = {pid}"), what="the backend to end")
+    finally:
+        raw.close()
+    assert store.write_nowait("append_event", "r1", "after", {}).result(timeout=60) > 0
+    assert [e.kind for e in store.list_events("r1")] == ["before", "after"]
+    assert store._writer._conn.info.backend_pid != pid
 
 
 def test_a_parameter_the_pipeline_cannot_send_takes_the_plain_path(pg):
