@@ -20,11 +20,14 @@ because none of their writes is durable.
 
 Where the driver can pipeline (PostgreSQL), a batch whose writes all have a pipelined form
 goes first as one pipeline: every write's statements sent together as one transaction (the
-backend's `writer_pipeline` opens and commits it) and answered in one round trip; each write
+backend's `writer_pipeline` sends and commits it) and answered in one round trip; each write
 reads its results only after the commit. A write whose
 result says it needs its general path (nothing of it was written) takes it in a transaction of
-its own, before the writes queued after it are answered; a statement that fails sends the whole
-batch, rolled back, through the plain path above.
+its own, before the writes queued after it are answered; a pipeline that commits nothing (a
+statement failed, or sending failed before the commit was asked for) sends the whole batch
+through the plain path above. A pipeline that fails after its commit was asked for (the
+connection lost while the server answers) may have committed: every write of the batch fails,
+as with a failed COMMIT, and none runs again.
 """
 
 from __future__ import annotations
@@ -52,6 +55,11 @@ HOLD_S = 0.002
 
 class SlowPath(Exception):
     """Raised by a pipelined write's finisher: it wrote nothing, run its general form."""
+
+
+class PipelineAborted(Exception):
+    """Raised by a backend's `writer_pipeline`: nothing of the batch was committed (a
+    statement failed, or sending failed before the commit); run it the plain way."""
 
 
 Finisher = Callable[[], Any]
@@ -87,7 +95,7 @@ class _Item(Generic[C]):
     operation: str
     fn: Callable[[C], Any]
     future: Future[Any]
-    pipelined: Callable[[C], Finisher] | None = None
+    pipelined: object | None = None  # the backend's pipelined form of the write
     hold: bool = False
 
 
@@ -149,13 +157,14 @@ class GroupCommitter(Generic[C]):
         return self.submit_nowait(operation, fn).result()
 
     def submit_nowait(self, operation: str, fn: Callable[[C], T],
-                      pipelined: Callable[[C], Finisher] | None = None, *,
+                      pipelined: object | None = None, *,
                       hold: bool = False) -> Future[T]:
         """Queue `fn(conn)` for the writer's next transaction and return at once.
 
-        `pipelined(conn)`, when given, is the same write for a pipeline: it sends its
-        statements and returns a finisher that reads their results (after the COMMIT) and
-        returns what `fn` would, or raises SlowPath to have `fn` run instead. With `hold`,
+        `pipelined`, when given, is the same write in the form the backend's
+        `writer_pipeline(conn, forms)` takes: it sends the forms of a batch and returns one
+        finisher a write, which reads its results (after the commit) and returns what `fn`
+        would, or raises SlowPath to have `fn` run instead. With `hold`,
         the write may wait up to `HOLD_S` for company, until its future is waited for.
 
         The future resolves once the transaction holding the write is durable (or with the
@@ -254,9 +263,10 @@ class GroupCommitter(Generic[C]):
         if not self._transaction(batch, savepoints=False):
             self._transaction(batch, savepoints=True)
 
-    def _pipelined(self, batch: list[_Item[C]], pipeline: Callable[[C], Any]) -> bool:
+    def _pipelined(self, batch: list[_Item[C]],
+                   pipeline: Callable[[C, list[object]], list[Finisher]]) -> bool:
         """Run `batch` as one pipeline and deliver every outcome; False to run it the plain
-        way (a statement failed: nothing of the batch is durable)."""
+        way (nothing of the batch was committed)."""
         backend = self._backend
         try:
             if self._conn is not None and not backend.writer_usable(self._conn):
@@ -264,15 +274,21 @@ class GroupCommitter(Generic[C]):
             if self._conn is None:
                 self._conn = backend.writer_connect()
             conn = self._conn
-            with pipeline(conn):  # one transaction, committed as the pipeline ends
-                finishers = [item.pipelined(conn) for item in batch]  # type: ignore[misc]
         except BaseException:
-            if self._conn is not None and backend.writer_usable(self._conn):
-                with contextlib.suppress(BaseException):
-                    backend.writer_rollback(self._conn)
-            else:
+            self._drop_connection()
+            return False  # the plain path reports the failure, write by write
+        try:
+            finishers = pipeline(conn, [item.pipelined for item in batch])
+        except PipelineAborted:
+            if not backend.writer_usable(conn):
                 self._drop_connection()
             return False  # the plain path reports what failed, write by write
+        except BaseException as exc:
+            # The commit was asked for and its answer never came: the batch may be durable,
+            # so running it again could write it twice. Every write fails instead.
+            self._drop_connection()
+            self._fail_all(batch, [], _unknown(exc, backend))
+            return True
         self.batches += 1
         self.writes += len(batch)
         for item, finish in zip(batch, finishers, strict=True):
@@ -375,14 +391,25 @@ def _deliver(future: Future[Any], ok: bool, value: Any) -> None:
             future.set_exception(value)
 
 
+def _unknown(exc: BaseException, backend: WriterBackend[Any]) -> StoreUnavailable:
+    """A batch-wide failure after the commit was asked for: whether it committed is unknown."""
+    err = StoreUnavailable(f"{backend.backend_name} store failed during commit: {exc}",
+                           backend=backend.backend_name, operation="commit", outcome="unknown")
+    err.__cause__ = exc
+    return err
+
+
 def _for(err: BaseException, operation: str, backend: WriterBackend[Any]) -> BaseException:
     """A per-caller copy of a batch-wide failure, naming the caller's own operation."""
     if isinstance(err, StoreUnavailable):
         cause = err.__cause__ if err.__cause__ is not None else err
+        outcome = ("the connection was lost after its commit was sent ({}); whether it is "
+                   "stored is not known" if err.fields.get("outcome") == "unknown" else
+                   "the transaction holding it did not commit ({}); nothing of it is stored")
         copy = StoreUnavailable(
-            f"{backend.backend_name} store failed during {operation}: the transaction holding "
-            f"it did not commit ({cause}); nothing of it is stored. Check that the database is "
-            "reachable and writable, then retry",
+            f"{backend.backend_name} store failed during {operation}: "
+            f"{outcome.format(cause)}. Check that the database is reachable and writable, "
+            "then retry",
             **{**err.fields, "operation": operation},
         )
         copy.__cause__ = err.__cause__

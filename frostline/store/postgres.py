@@ -24,7 +24,7 @@ import hashlib
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 from psycopg.types.json import Json
@@ -34,8 +34,18 @@ from frostline.contract.identity import Identity, path_text
 from frostline.contract.records import SlotRecord
 from frostline.errors import RunBusy, StoreNotFound, StoreUnavailable
 from frostline.store import schema
-from frostline.store.groupcommit import Finisher, SlowPath
+from frostline.store.groupcommit import Finisher, PipelineAborted, SlowPath
 from frostline.store.jsontext import json_text
+from frostline.store.pq_pipeline import (
+    FLOAT8,
+    INT8,
+    JSON,
+    TEXT,
+    TEXT_ARRAY,
+    HotPipeline,
+    HotStatement,
+    Row,
+)
 from frostline.store.sql import SLOT_COLUMNS, SqlStore
 from frostline.store.sql_calls import CommitParams
 from frostline.store.sql_history import event_kind
@@ -72,6 +82,8 @@ class PostgresStore(SqlStore):
                     backend="postgres", operation="open")
             self.schema_name: str = row[0]
             self._events_lock_sql = f"SELECT pg_advisory_xact_lock({int(self._key('events'))})"
+            self._events_lock = HotStatement(b"frostline_events_lock", self._events_lock_sql)
+            self._hot_pipe: HotPipeline | None = None  # the writer connection's, once used
             if not create and not row[1]:
                 raise StoreNotFound(
                     f"no frostline store in schema {self.schema_name!r} of {redact(url)}: "
@@ -121,25 +133,23 @@ class PostgresStore(SqlStore):
         # are set after it, so rolling back to one never releases it.
         conn.execute(f"BEGIN; {self._events_lock_sql}")
 
-    @contextlib.contextmanager
-    def writer_pipeline(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
-        # Everything sent before a pipeline's Sync is one transaction (the extended protocol's
-        # implicit one; the connection is in autocommit mode, so psycopg adds no BEGIN): no
-        # BEGIN or COMMIT to send. The Sync as the block ends commits it — durably, before the
-        # server answers — and a statement that fails rolls all of it back. The events lock is
-        # its first statement, held to that commit.
-        with conn.pipeline():
-            _hot(conn, self._events_lock_sql)
-            try:
-                yield
-            except BaseException:
-                # The pipeline's end sends the Sync whatever happened, and a Sync commits
-                # what was sent: a Python error between two writes' statements (which sends
-                # the batch through the plain path) must not leave the first ones committed.
-                # (After a failed statement the transaction is aborted already.)
-                with contextlib.suppress(psycopg.Error):
-                    conn.execute("ROLLBACK")
-                raise
+    def writer_pipeline(self, conn: psycopg.Connection[Any], forms: list[object]
+                        ) -> list[Finisher]:
+        # One transaction of prepared statements through libpq's pipeline (see pq_pipeline):
+        # the events lock first, held to the commit its Sync makes, then every write's
+        # statement. Each write's finisher reads its rows after that commit.
+        pipe = self._hot_pipe
+        if pipe is None or pipe.conn is not conn:
+            pipe = self._hot_pipe = HotPipeline(conn)
+        piped: list[Piped] = forms  # type: ignore[assignment]  # this store's own forms
+        try:
+            statements = [(self._events_lock, ()),
+                          *((form.statement, form.params) for form in piped)]
+        except Exception as exc:  # nothing sent
+            raise PipelineAborted(f"a write has no pipelined form: {exc}") from exc
+        rows = pipe.run(statements)
+        return [functools.partial(form.finish, conn, found)
+                for form, found in zip(piped, rows[1:], strict=True)]
 
     def writer_usable(self, conn: psycopg.Connection[Any]) -> bool:
         return not (conn.broken or conn.closed)
@@ -205,64 +215,44 @@ class PostgresStore(SqlStore):
             "AND occurrence = %s", (slot.run_id, slot.site, path_text(slot.path),
                                     slot.occurrence)).fetchone()
 
-    # pipelined writes: statements now, results after the COMMIT (see groupcommit) ---------------
+    # pipelined writes: one statement each, its rows read after the commit (see groupcommit) --
     def _begin_call_pipe(self, run_id: str, attempt: int, identity: Identity, capability: str,
-                         digest: str, idempotency_key: str | None = None) -> Finishing:
+                         digest: str, idempotency_key: str | None = None) -> Piped:
         now = self._clock()
-        params = (run_id, identity.site, path_text(identity.path), identity.occurrence,
-                  capability, digest, attempt, idempotency_key, now, now)
-
-        def send(conn: Any) -> Finisher:
-            cur = _hot(conn, _BEGIN_CALL, params)
-            return lambda: int(cur.fetchone()[0])
-
-        return send
+        return Piped(_BEGIN_CALL, (run_id, identity.site, path_text(identity.path),
+                                   identity.occurrence, capability, digest, attempt,
+                                   idempotency_key, now, now), _first_int)
 
     def _commit_call_pipe(self, call_id: int, slot: SlotRecord, *,
                           event: tuple[str, dict[str, Any]] | None = None,
                           resolve_pending: bool = False,
-                          prepared: CommitParams | None = None) -> Finishing | None:
+                          prepared: CommitParams | None = None) -> Piped | None:
         if resolve_pending:
             return None  # rare (a retried crash): the general path
         result, digests, usage, audit, now = prepared or self._commit_call_prep(
             call_id, slot, event=event)
-        params = self._commit_params(call_id, slot, result, usage, audit, now, digests)
 
-        def send(conn: Any) -> Finisher:
-            cur = _hot(conn, _COMMIT_IN_ONE, params)
+        def finish(conn: Any, rows: list[Row]) -> SlotRecord:
+            row = rows[0] if rows else None
+            if not row or row[0] == "0":
+                raise SlowPath  # not the pending call this slot belongs to: nothing written
+            return self._slot(row[1:] if row[1] is not None
+                              else self._existing_slot(conn, slot))
 
-            def finish() -> SlotRecord:
-                row = cur.fetchone()
-                if not row or not row[0]:
-                    raise SlowPath  # not the pending call this slot belongs to: nothing written
-                return self._slot(row[1:] if row[1] is not None
-                                  else self._existing_slot(conn, slot))
+        return Piped(_COMMIT_IN_ONE_HOT, self._commit_params(
+            call_id, slot, result, usage, audit, now, digests), finish)
 
-            return finish
-
-        return send
-
-    def _append_event_pipe(self, run_id: str, kind: str, data: dict[str, Any]) -> Finishing:
-        payload, now, kind = self._j(data, "event"), self._clock(), event_kind(kind)
-
-        def send(conn: Any) -> Finisher:
-            cur = _hot(conn, _INSERT_EVENT, (run_id, now, kind, payload))
-            return lambda: int(cur.fetchone()[0])
-
-        return send
+    def _append_event_pipe(self, run_id: str, kind: str, data: dict[str, Any]) -> Piped:
+        return Piped(_INSERT_EVENT_HOT, (run_id, self._clock(), event_kind(kind),
+                                         self._j(data, "event")), _first_int)
 
     def _append_events_pipe(self, run_id: str,
-                            events: list[tuple[str, dict[str, Any]]]) -> Finishing:
+                            events: list[tuple[str, dict[str, Any]]]) -> Piped:
         # The op (queued beside this) has validated `events`; a graph's ledger batch and a
         # broker's replay batch travel in the pipeline of the attempt record they precede.
         rows = [(event_kind(kind), json_text(data, "event")) for kind, data in events]
-        params = _events_params(run_id, self._clock(), rows)
-
-        def send(conn: Any) -> Finisher:
-            cur = _hot(conn, _INSERT_EVENTS, params)
-            return lambda: _event_seqs(cur.fetchall(), len(rows))
-
-        return send
+        return Piped(_INSERT_EVENTS_HOT, _events_params(run_id, self._clock(), rows),
+                     lambda _conn, found: _event_seqs(found, len(rows)))
 
     def _insert_events(self, conn: Any, run_id: str, ts: float,
                        events: list[tuple[str, str]]) -> list[int]:
@@ -368,15 +358,39 @@ def _event_seqs(found: list[Any], expected: int) -> list[int]:
     return sorted(int(row[0]) for row in found)
 
 
-_BEGIN_CALL = ("INSERT INTO calls (run_id, site, path, occurrence, capability, digest, "
-               "attempt, status, idempotency_key, error, created_at, updated_at) VALUES "
-               "($1, $2, $3, $4, $5, $6, $7, 'pending', $8, NULL, $9, $10) RETURNING call_id")
+# The writer's hot statements as the pipeline prepares them, their parameters typed as
+# psycopg's adapters type them on the general path.
+_BEGIN_CALL = HotStatement(
+    b"frostline_begin_call",
+    "INSERT INTO calls (run_id, site, path, occurrence, capability, digest, attempt, status, "
+    "idempotency_key, error, created_at, updated_at) VALUES "
+    "($1, $2, $3, $4, $5, $6, $7, 'pending', $8, NULL, $9, $10) RETURNING call_id",
+    (TEXT, TEXT, TEXT, INT8, TEXT, TEXT, INT8, TEXT, FLOAT8, FLOAT8))
+_COMMIT_IN_ONE_HOT = HotStatement(
+    b"frostline_commit_call", _COMMIT_IN_ONE,
+    (FLOAT8, INT8, TEXT, TEXT, TEXT, INT8, TEXT, TEXT, JSON, JSON, INT8, TEXT, TEXT, TEXT,
+     JSON))
+_INSERT_EVENT_HOT = HotStatement(b"frostline_insert_event", _INSERT_EVENT,
+                                 (TEXT, FLOAT8, TEXT, JSON))
+_INSERT_EVENTS_HOT = HotStatement(b"frostline_insert_events", _INSERT_EVENTS,
+                                  (TEXT, FLOAT8, TEXT_ARRAY, TEXT))
 
-Finishing = Callable[[Any], Finisher]
+
+class Piped(NamedTuple):
+    """A write's pipelined form: its statement, its parameters, and what reads its rows
+    (after the commit; the connection is there for a read the rows call for)."""
+
+    statement: HotStatement
+    params: tuple[Any, ...]
+    finish: Callable[[Any, list[Row]], Any]
+
+
+def _first_int(_conn: Any, rows: list[Row]) -> int:
+    return int(rows[0][0])  # type: ignore[arg-type]  # a RETURNING of a key: never NULL
 
 
 def _hot(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...] = ()) -> Any:
-    """Run one of the writer's hot statements (written with $n placeholders): a raw cursor
+    """Run a hot statement (written with $n placeholders) on the plain path: a raw cursor
     passes the query as written (no placeholder conversion), and the statement is prepared on
     the server from its first use (psycopg keeps the prepared statements of a connection)."""
     cur = psycopg.RawCursor(conn)

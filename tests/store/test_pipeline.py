@@ -1,19 +1,21 @@
-"""PostgreSQL's group-commit writer pipelines a batch: BEGIN, the writes' statements and COMMIT
-in one round trip, the results read after the COMMIT. Outcomes stay per write: a write that
-needs its general path takes it (before later writes are answered), a failing statement sends
-the batch through the plain path, where only its own write fails."""
+"""PostgreSQL's group-commit writer pipelines a batch: the events lock and the writes'
+statements as one transaction in one round trip (libpq's pipeline mode, prepared statements),
+the results read after the commit. Outcomes stay per write: a write that needs its general
+path takes it (before later writes are answered), a failing statement sends the batch through
+the plain path, where only its own write fails; a batch is never written twice."""
 
 from __future__ import annotations
 
 import threading
 
+import psycopg
 import pytest
 
 from frostline.contract.identity import digest
-from frostline.errors import FrostlineError, RunNotFound
+from frostline.errors import FrostlineError, RunNotFound, StoreUnavailable
 from frostline.store import open_store
 from frostline.store.postgres import PostgresStore
-from tests.store.helpers import CAP, Raw, ident, slot_for
+from tests.store.helpers import CAP, Raw, eventually, ident, slot_for
 
 pytestmark = pytest.mark.postgres
 
@@ -23,9 +25,9 @@ def pg(pg_url, monkeypatch):
     entered = []
     real = PostgresStore.writer_pipeline
 
-    def counting(self, conn):
+    def counting(self, conn, forms):
         entered.append(threading.get_ident())
-        return real(self, conn)
+        return real(self, conn, forms)
 
     monkeypatch.setattr(PostgresStore, "writer_pipeline", counting)
     with open_store(pg_url) as store:
@@ -117,28 +119,139 @@ def test_a_pipelined_batch_is_one_transaction(pg, monkeypatch):
     assert len(xids) == 1
 
 
-def test_an_error_between_two_writes_commits_nothing_of_the_pipeline(pg, monkeypatch):
-    """A Python error while a batch is being sent (after a first write's statements went out)
-    sends the batch through the plain path; the pipeline's Sync must not have committed the
-    first write already, or the plain path would write it twice."""
+class _FailingSends:
+    """The writer pipeline's libpq connection, failing its `fail_at`-th statement send."""
+
+    def __init__(self, real, fail_at):
+        self._real, self._fail_at, self.sent = real, fail_at, 0
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def send_query_prepared(self, name, values):
+        self.sent += 1
+        if self.sent == self._fail_at:
+            raise psycopg.OperationalError("the connection broke while sending")
+        self._real.send_query_prepared(name, values)
+
+
+def test_a_failure_while_a_batch_is_sent_commits_nothing_of_it(pg, monkeypatch):
+    """Sending fails after the events lock and a first write's statement went out: nothing
+    of the batch may be committed, or the plain path (which runs it again) would write the
+    first write twice."""
     from frostline.store import groupcommit
 
     store, _ = pg
-    real = PostgresStore._append_event_pipe
-
-    def failing(self, run_id, kind, data):
-        send = real(self, run_id, kind, data)
-        if kind != "boom":
-            return send
-
-        def raising(conn):
-            raise RuntimeError("a write that cannot be sent")
-
-        return raising
-
-    monkeypatch.setattr(PostgresStore, "_append_event_pipe", failing)
+    store.write_nowait("append_event", "r1", "warm", {}).result()  # the pipeline exists
+    pipe = store._hot_pipe
+    failing = pipe._pg = _FailingSends(pipe._pg, fail_at=3)
     monkeypatch.setattr(groupcommit, "HOLD_S", 3600.0)  # both writes in one batch
     first = store.write_nowait("append_event", "r1", "first", {})
-    boom = store.write_nowait("append_event", "r1", "boom", {})
-    assert boom.result(timeout=60) > first.result(timeout=60)
-    assert [e.kind for e in store.list_events("r1")] == ["first", "boom"]
+    second = store.write_nowait("append_event", "r1", "second", {})
+    assert second.result(timeout=60) > first.result(timeout=60)
+    assert failing.sent == 3
+    assert [e.kind for e in store.list_events("r1")] == ["warm", "first", "second"]
+    store.write_nowait("append_event", "r1", "after", {}).result(timeout=60)
+    assert store._hot_pipe is not pipe  # on a new connection
+
+
+def test_a_connection_the_server_closed_between_batches_is_replaced(pg):
+    """A server restart (here: the writer's backend terminated) between two batches shows
+    before the next batch sends anything: the batch runs on a new connection, once."""
+    store, _ = pg
+    store.write_nowait("append_event", "r1", "before", {}).result(timeout=60)
+    pid = store._writer._conn.info.backend_pid
+    raw = Raw(store.url)
+    try:
+        raw.execute(f"SELECT pg_terminate_backend({pid})")
+        eventually(lambda: not raw.execute(
+            f"SELECT 1 FROM pg_stat_activity WHERE pid = {pid}"), what="the backend to end")
+    finally:
+        raw.close()
+    assert store.write_nowait("append_event", "r1", "after", {}).result(timeout=60) > 0
+    assert [e.kind for e in store.list_events("r1")] == ["before", "after"]
+    assert store._writer._conn.info.backend_pid != pid
+
+
+def test_a_parameter_the_pipeline_cannot_send_takes_the_plain_path(pg):
+    """Parameters are encoded before anything is sent; one that cannot be sends the batch
+    through the plain path, which reports the write's own error."""
+    store, _ = pg
+    ok = store.write_nowait("append_event", "r1", "fine", {})
+    bad = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, "\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        bad.result(timeout=60)
+    assert ok.result(timeout=60) > 0 and store.list_calls("r1") == []
+
+
+def test_a_failure_after_the_commit_was_sent_fails_the_batch_and_writes_nothing_twice(
+        pg, monkeypatch):
+    """Once the Sync (the commit) is on its way, a failure leaves the outcome unknown: every
+    write of the batch fails, and none runs again."""
+    from frostline.store import groupcommit
+    from frostline.store.pq_pipeline import HotPipeline
+
+    store, _ = pg
+    real = HotPipeline._read
+
+    def answer_lost(self, syncs):
+        real(self, syncs)  # the server committed and answered; the answer is lost
+        raise psycopg.OperationalError("the connection broke while reading")
+
+    monkeypatch.setattr(HotPipeline, "_read", answer_lost)
+    monkeypatch.setattr(groupcommit, "HOLD_S", 3600.0)
+    event = store.write_nowait("append_event", "r1", "once", {})
+    record = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, digest({"x": 0}))
+    for future in (event, record):
+        with pytest.raises(StoreUnavailable, match="whether it is stored is not known") as err:
+            future.result(timeout=60)
+        assert err.value.fields["outcome"] == "unknown"
+    monkeypatch.setattr(HotPipeline, "_read", real)
+    assert [e.kind for e in store.list_events("r1")] == ["once"]
+    assert len(store.list_calls("r1")) == 1
+    assert store.write_nowait("append_event", "r1", "after", {}).result(timeout=60) > 0
+
+
+def test_the_pipeline_writes_what_the_general_path_writes(pg_url):
+    """The same writes through the pipeline (queued) and through the general path (blocking),
+    into two runs: every stored column is the same, strings, numbers and JSON included."""
+    with open_store(pg_url) as store:
+        odd = 'a "quoted" \\ back\\slash, {brace} — ünïcode ✓'
+        payload = {"x": 1.5e-7, "s": odd, "big": 2 ** 52, "list": [None, True, {"k": []}]}
+        for run_id, queued in (("piped", True), ("general", False)):
+            store.create_run(run_id, {})
+            store._clock = lambda: 1_700_000_000.123456789  # both forms read it apart
+
+            def write(method, *args, queued=queued, **kwargs):
+                if queued:
+                    return store.write_nowait(method, *args, **kwargs).result(timeout=60)
+                return getattr(store, method)(*args, **kwargs)
+
+            ident_ = ident(3, path=(2, 10), site=f"orchestrate/#{odd}")
+            call_id = write("begin_call", run_id, 2, ident_, CAP, digest(payload), odd)
+            slot = slot_for(run_id, ident_, payload, payload, attempt=2,
+                            usage={"usd": 0.1 + 0.2, "tokens": 7})
+            stored = write("commit_call", call_id, slot,
+                           event=(f"executed {odd}", {"odd": odd, "n": 2 ** 53 + 1}))
+            assert stored.result == payload and stored.usage == slot.usage
+            write("append_event", run_id, f"note {odd}", {"f": 0.1})
+            write("append_events", run_id, [(f"batch {odd}", {"i": i}) for i in range(3)])
+        assert store._hot_pipe is not None and store._hot_pipe._prepared >= {
+            b"frostline_begin_call", b"frostline_commit_call", b"frostline_insert_event",
+            b"frostline_insert_events"}  # the queued writes did go through the pipeline
+        raw = Raw(store.url)
+        try:
+            tables = {
+                "calls": "site, path, occurrence, capability, digest, attempt, status, "
+                         "idempotency_key, error::text, created_at, updated_at",
+                "slots": "site, path, occurrence, capability, digest, result::text, "
+                         "usage::text, attempt, committed_at, result_digest, entry_digest",
+                "events": "kind, data::text, ts",
+            }
+            for table, columns in tables.items():
+                piped, general = (raw.execute(f"SELECT {columns} FROM {table} WHERE run_id = "
+                                              f"'{run_id}' ORDER BY 1, 2")
+                                  for run_id in ("piped", "general"))
+                assert piped and piped == general, table
+        finally:
+            raw.close()
