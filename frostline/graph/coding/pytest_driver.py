@@ -24,6 +24,9 @@ What it adds to a plain ``pytest.main``:
   faulthandler's watchdog thread, which needs no GIL, ends the process `HARD_STOP_S` after the
   timeout. ``started-<i>`` names each candidate before it runs, so the host knows which one
   stopped the screening, and the candidates before it keep their results;
+- when screening, a test that runs past its timeout ends its candidate's pytest run at once
+  (``timeout-<i>`` names the run, ``select`` or ``confirm``): the candidate has failed
+  already, and its other tests would likely spend their whole timeout too;
 - with ``coverage``, coverage.py measures the run with one dynamic context per test (the node
   id, switched around setup, call and teardown), and the executed lines per context are written
   to ``coverage.out`` as ``{file: {line: [nodeid, ...]}}``. Lines run outside any test (imports
@@ -59,6 +62,7 @@ class Probe:
         self.timeout = timeout
         self.cov = cov
         self.hard_stop = hard_stop
+        self.expired = False
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -75,6 +79,9 @@ class Probe:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         def expire(signum: int, frame: Any) -> None:
+            self.expired = True
+            if self.hard_stop:
+                item.session.shouldstop = f"{item.nodeid} ran past its timeout"
             raise TestTimeout(f"{item.nodeid} ran past its {self.timeout:g} s timeout")
 
         previous = signal.signal(signal.SIGALRM, expire)
@@ -129,9 +136,14 @@ def screen(spec: dict[str, Any]) -> int:
                         originals[rel] = fh.read()
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(text)
-            code = _screen_one(spec, i, spec["select"])
+            phase = "select"
+            code, expired = _screen_one(spec, i, spec["select"])
             if code == 0 and spec.get("confirm"):
-                code = _screen_one(spec, i, spec["confirm"])
+                phase = "confirm"
+                code, expired = _screen_one(spec, i, spec["confirm"])
+            if expired:
+                with open(f"{out}/timeout-{i}", "w", encoding="utf-8") as fh:
+                    fh.write(phase)
             with open(f"{out}/exit-{i}", "w", encoding="utf-8") as fh:
                 fh.write(str(code))
         finally:
@@ -143,12 +155,14 @@ def screen(spec: dict[str, Any]) -> int:
     return 0
 
 
-def _screen_one(spec: dict[str, Any], i: int, select: list[str]) -> int:
-    """One pytest run of candidate `i` (its junit report replaces any earlier one)."""
+def _screen_one(spec: dict[str, Any], i: int, select: list[str]) -> tuple[int, bool]:
+    """One pytest run of candidate `i` (its junit report replaces any earlier one): its exit
+    code, and whether a test ran past its timeout (which ended the run)."""
     purge(spec["root"])
     args = [*spec["args"], *select, f"--junitxml={spec['out']}/junit-{i}.xml",
             "-o", "junit_family=xunit2"]
-    return int(pytest.main(args, plugins=[Probe(float(spec["timeout"]), None, hard_stop=True)]))
+    probe = Probe(float(spec["timeout"]), None, hard_stop=True)
+    return int(pytest.main(args, plugins=[probe])), probe.expired
 
 
 def main(argv: list[str]) -> int:

@@ -252,12 +252,14 @@ class Screening:
     """Per candidate (in order): the tests that failed, or None when it was never reached
     (the run's wall clock ended first, or an earlier candidate stopped the screening);
     `stopped` is the candidate that was running when the screening process ended (a test
-    stuck past its hard stop, or the wall clock), if one was."""
+    stuck past its hard stop, or the wall clock), if one was; `expired` are the candidates
+    whose run a test's timeout ended (the tests it never reached count as failed)."""
 
     results: tuple[tuple[str, ...] | None, ...]
     duration: float
     timed_out: bool
     stopped: int | None = None
+    expired: tuple[int, ...] = ()
 
 
 def screen_candidates(workspace: Path, settings: SandboxSettings,
@@ -279,19 +281,28 @@ def screen_candidates(workspace: Path, settings: SandboxSettings,
                 "stop_first": stop_first, "timeout": settings.test_timeout}
         result = _drive(workspace, out, spec, settings)
         results: list[tuple[str, ...] | None] = []
+        expired: list[int] = []
         for i in range(len(candidates)):
             junit, code = out / f"junit-{i}.xml", out / f"exit-{i}"
             if not junit.is_file() or not code.is_file():
                 results.append(None)
                 continue
             outcomes, _ = parse_junit(junit.read_bytes())
-            failed = tuple(sorted(t for t, o in outcomes.items() if o in ("failed", "error")))
+            bad = {t for t, o in outcomes.items() if o in ("failed", "error")}
+            if (out / f"timeout-{i}").is_file():
+                # A timeout ended this candidate's run: what it never reached did not pass.
+                phase = (out / f"timeout-{i}").read_text(encoding="utf-8")
+                bad |= {t for t in (confirm if phase == "confirm" else select)
+                        if t not in outcomes}
+                expired.append(i)
+            failed = tuple(sorted(bad))
             if int(code.read_text() or 1) in (2, 3, 4, 5) and not failed:
                 failed = ("<collection>",)
             results.append(failed)
         stopped = next((i for i in range(len(candidates)) if results[i] is None
                         and (out / f"started-{i}").is_file()), None)
-        return Screening(tuple(results), result.duration, result.timed_out, stopped)
+        return Screening(tuple(results), result.duration, result.timed_out, stopped,
+                         tuple(expired))
     finally:
         for rel, data in saved.items():
             (workspace / rel).write_bytes(data)

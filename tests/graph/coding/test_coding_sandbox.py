@@ -105,6 +105,40 @@ def test_screening_runs_each_candidate_and_restores_the_tree(tmp_path: Path) -> 
     assert (root / "textkit/core.py").read_text() == mutated
 
 
+def test_a_timeout_ends_its_candidates_run_and_counts_what_it_never_reached(
+        tmp_path: Path) -> None:
+    """In screening, the first test past its timeout ends that candidate's pytest run: the
+    tests after it do not run (each could spend its whole timeout), they count as failed, and
+    the next candidate is screened as usual."""
+    root = write_repo(tmp_path / "repo", "clamp_gt")
+    probe = ("import pathlib\n\n"
+             "def test_a():\n    while True:\n        pass\n\n"
+             "def test_b():\n    pathlib.Path('reached-b').write_text('1')\n")
+    select = ["tests/test_probe.py::test_a", "tests/test_probe.py::test_b"]
+    (root / "tests/test_probe.py").write_text("")
+    candidates = [{"tests/test_probe.py": probe},
+                  {"tests/test_probe.py": probe.replace("while True:\n        pass", "pass")}]
+    s = screen_candidates(root, SandboxSettings(wall_seconds=120, test_timeout=1), candidates,
+                          select=select)
+    assert s.expired == (0,) and s.stopped is None and not s.timed_out
+    assert s.results == (tuple(select), ())
+    # the second candidate reached test_b; the first did not (test_b writes, test_a hangs)
+    assert (root / "reached-b").read_text() == "1"
+
+
+def test_a_timeout_in_the_confirming_run_counts_only_its_tests(tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo", "clamp_gt")
+    probe = ("def test_quick():\n    pass\n\n"
+             "def test_hang():\n    while True:\n        pass\n\n"
+             "def test_later():\n    pass\n")
+    confirm = ["tests/test_probe.py::test_hang", "tests/test_probe.py::test_later"]
+    (root / "tests/test_probe.py").write_text("")
+    s = screen_candidates(root, SandboxSettings(wall_seconds=120, test_timeout=1),
+                          [{"tests/test_probe.py": probe}],
+                          select=["tests/test_probe.py::test_quick"], confirm=confirm)
+    assert s.expired == (0,) and s.results == (tuple(confirm),)
+
+
 def test_a_candidate_stuck_in_c_code_stops_the_screening_and_is_named(tmp_path: Path) -> None:
     """SIGALRM cannot interrupt a loop that never returns to the interpreter; the hard stop
     ends the screening process instead of the run's wall clock, the candidates before it keep
