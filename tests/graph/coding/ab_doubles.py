@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,8 @@ EXPLODE = "-explode"
 #: ... and this one kills the worker process outright.
 DIE = "-die"
 #: ... and this one never ends: it starts a child (as a test suite's sandbox would) and waits;
-#: the child's pid goes to the file named by $FROSTLINE_HANG_PIDFILE.
+#: the child's pid goes to the file named by $FROSTLINE_HANG_PIDFILE, the temporary folder it
+#: made to $FROSTLINE_HANG_TMPFILE.
 HANG = "-hang"
 
 
@@ -42,6 +44,11 @@ def scripted_solve_double(task: Task, arm: Arm, faults: FaultPlan, *, model: Any
         import time
 
         (workdir / "scratch").write_text(task.task_id)  # the driver must remove it
+        # a temporary folder (as a sandboxed test run makes one): the driver must remove it
+        tmp = Path(tempfile.mkdtemp())
+        (tmp / "scratch").write_text(task.task_id)
+        if os.environ.get("FROSTLINE_HANG_TMPFILE"):
+            Path(os.environ["FROSTLINE_HANG_TMPFILE"]).write_text(str(tmp))
         child = subprocess.Popen(["sleep", "600"])
         Path(os.environ["FROSTLINE_HANG_PIDFILE"]).write_text(str(child.pid))
         time.sleep(600)

@@ -71,13 +71,18 @@ def test_jobs_run_task_by_task_with_the_arms_order_rotated(
 
 def test_a_task_past_its_time_limit_is_killed_with_its_children(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pidfile = tmp_path / "hang.pid"
+    pidfile, tmpfile = tmp_path / "hang.pid", tmp_path / "hang.tmp"
     monkeypatch.setenv("FROSTLINE_HANG_PIDFILE", str(pidfile))
+    monkeypatch.setenv("FROSTLINE_HANG_TMPFILE", str(tmpfile))
     tasks = load_tasks(sealed_tasks(tmp_path / "t", 3, (HANG,)), "heldout")
     heard: list[str] = []
     run = run_ab(tasks, ["arm4"], scripted_solve_double, faults=FaultPlan(0.0, 0), jobs=2,
                  workdir=tmp_path / "work", task_timeout=3.0, progress=heard.append)
     assert not list((tmp_path / "work").rglob("scratch"))  # the killed task's folder too
+    # and its temporary files: a job's temporary folder lives beside its folder
+    made = Path(tmpfile.read_text())
+    assert (tmp_path / "work") in made.parents and not made.exists()
+    assert not list((tmp_path / "work").rglob("*.tmp"))
     # one line per task as it ends, then the arm's total
     per_task = [line for line in heard if line.startswith("[")]
     assert len(per_task) == len(tasks) and per_task[-1].startswith(f"[{len(tasks)}/{len(tasks)}]")

@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -121,9 +122,26 @@ def unavailable(names: Sequence[str], model: Any, solver_reason: str) -> dict[st
     return reasons
 
 
+def _private_tmp(workdir: Path) -> Path:
+    """Where a job's temporary files go: beside its folder, so that the driver removes them
+    with it when it kills the job (a killed process runs no clean-up of its own)."""
+    return workdir.with_name(f"{workdir.name}.tmp")
+
+
+def _remove(workdir: Path) -> None:
+    shutil.rmtree(workdir, ignore_errors=True)
+    shutil.rmtree(_private_tmp(workdir), ignore_errors=True)
+
+
 def _child(conn: Connection, job: tuple[Any, ...]) -> None:
     os.setsid()  # its own process group: a task past its time limit is killed whole
-    conn.send(_solve_one(*job))
+    tmp = _private_tmp(job[5])
+    tmp.mkdir(parents=True, exist_ok=True)
+    tempfile.tempdir = str(tmp)  # this forked process only
+    try:
+        conn.send(_solve_one(*job))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     conn.close()
 
 
@@ -168,7 +186,7 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
             _kill(proc)
             proc.join()
             parent.close()
-            shutil.rmtree(jobs[index][5], ignore_errors=True)
+            _remove(jobs[index][5])
             killed = _rejected(jobs[index], f"the task ran past its {task_timeout:g} s time "
                                             "limit and was killed")
             results[index] = killed
@@ -183,7 +201,7 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
             parent.close()
             proc.join()
             if answer is None:
-                shutil.rmtree(jobs[index][5], ignore_errors=True)
+                _remove(jobs[index][5])
                 answer = _rejected(jobs[index], f"the worker process died (exit code "
                                                 f"{proc.exitcode})")
             results[index] = answer
