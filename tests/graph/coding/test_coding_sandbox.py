@@ -195,6 +195,34 @@ def test_repair_never_screens_again_the_candidate_that_stopped_a_screening(
     assert setup.tools.executed.count("repair.iterative") == 2
 
 
+def test_a_candidate_is_screened_in_place_of_the_patch_in_force(tmp_path: Path) -> None:
+    """The patch in force broke another file; a candidate that fixes the bug elsewhere must be
+    screened on the base (as EDIT would apply it), not on top of that patch."""
+    from coding_repo import INIT, make_task
+
+    from frostline.graph.coding.ab.arms import ARMS
+    from frostline.graph.coding.generate import candidate
+    from frostline.graph.coding.interface import FaultPlan
+    from frostline.graph.coding.setup import SolveSettings, prepare
+
+    inside = "tests/test_core.py::test_clamp_inside"
+    task = make_task(tmp_path / "repo", "clamp_gt", visible=(inside,))
+    setup = prepare(task, ARMS["arm4"], FaultPlan(0.0, 0), None, tmp_path / "work",
+                    SolveSettings(sandbox=FAST))
+    export = INIT.splitlines()[0]
+    wrong = candidate([{"file": "textkit/__init__.py", "search": export, "replace":
+                        export + "\nclamp = lambda value, low, high: None"}],
+                      "template", "wrong", "textkit/__init__.py:1")
+    setup.tools.edit_apply({"patch": {"edits": wrong["edits"]}})
+    assert "lambda" in (setup.workspace.tree / "textkit/__init__.py").read_text()
+    fix = candidate([{"file": "textkit/core.py", "search": "    if value < high:",
+                      "replace": "    if value > high:"}], "template", "compare", "x")
+    res = setup.tools.repair_iterative({"candidates": [fix], "select": [inside]})
+    assert res["first_passing"] == 0, res["results"]
+    # the screening put the tree back as it was: the patch in force is still there
+    assert "lambda" in (setup.workspace.tree / "textkit/__init__.py").read_text()
+
+
 def test_a_read_write_bind_needs_its_own_place() -> None:
     from frostline.runtime.sandbox import SandboxProfile, sandbox_argv
 
