@@ -32,7 +32,10 @@ from frostline.errors import RunError
 from frostline.graph.coding.codegraph import CodeGraph
 from frostline.graph.coding.testrun import TestReport
 
-TOP_K = 24
+#: Statements ranked in a LocalizationResult: the plan's sites, then what REPAIR widens to.
+TOP_K = 64
+#: Statements whose covering tests the result carries (IMPACT reads the plan's sites only).
+COVERING_K = 24
 
 
 class BugDoesNotReproduce(RunError):
@@ -122,5 +125,5 @@ def localize(report: TestReport, visible_failing: Sequence[str], sources: Sequen
         "passing_count": len(report.passed),
         "failures": [f.to_json() for f in report.failures[:10]],
         "covering_tests": {s.site: sorted(t for t in report.coverage[s.file][s.line])
-                           for s in ranked[:TOP_K]},
+                           for s in ranked[:COVERING_K]},
     }

@@ -198,9 +198,12 @@ class CodingTools:
         to pass both, else the one with the fewest failures."""
         texts: list[dict[str, str]] = []
         kept: list[Mapping[str, Any]] = []
+        # A candidate replaces the patch in force, so it is screened on the base: the files
+        # that patch touched and the candidate does not are put back to their base text.
+        undo = self.ws.base_texts(sorted(self.ws.applied))
         for c in list(payload.get("candidates", ()))[: self.settings.screen_limit]:
             try:
-                texts.append(self.ws.check_patch(c))
+                texts.append({**undo, **self.ws.check_patch(c)})
                 kept.append(c)
             except PatchRefused:
                 continue

@@ -25,6 +25,8 @@ from frostline.graph.coding.interface import Task
 from frostline.graph.engine import Body, StateContext
 
 IMPACT_SELECT_CAP = 300
+#: Candidates one REPAIR visit may screen while none passes the failing tests.
+REPAIR_SCREEN_CAP = 96
 
 
 def call(ctx: StateContext, tool: str, payload: Mapping[str, Any] | None = None
@@ -167,41 +169,75 @@ class CodingBodies:
         pool = [c for c in patch.get("alternatives", ()) if c["digest"] not in self.tried]
         if not pool and self.generator == "model":
             pool = list(self._generate(ctx, ctx.inputs["Plan"]))
-        while not pool and self.generator == "template" and (sites := self._wider(ctx)):
-            try:  # the plan's sites are spent: go on down the localization's ranking
-                pool = list(self._generate(ctx, {"sites": sites}))
-            except NoCandidate:
-                continue
+        if not pool:
+            pool = self._widen(ctx)
         if not pool:
             raise NoCandidate("no candidate patch is left to repair with")
         impact = ctx.artifact("ImpactResult") or {}
         failing = self._failing(ctx)
-        chosen: Mapping[str, Any] | None = None
-        screen = pool
+        confirm = list(impact.get("affected", ()))[:IMPACT_SELECT_CAP]
+        chosen, best, screened = None, -1, 0
         while True:
+            passing, fewest, failures, n = self._screen(ctx, pool, failing, confirm)
+            screened += n
+            if passing is not None:
+                chosen = passing
+                break
+            if fewest is not None and (best < 0 or failures < best):
+                chosen, best = fewest, failures
+            # Screening already shows that no candidate passes the failing tests, so sending
+            # one to TEST would only spend a retry. The template generator goes on down the
+            # localization's ranking within this visit, up to REPAIR_SCREEN_CAP candidates.
+            if self.generator != "template" or screened >= REPAIR_SCREEN_CAP:
+                break
+            wider = self._widen(ctx)
+            if not wider:
+                break
+            pool = [*[c for c in pool if c["digest"] not in self.tried], *wider]
+        if chosen is None:
+            raise NoCandidate("no screened candidate could be run")
+        rest = [c for c in pool if c["digest"] not in self.tried]
+        return self._patch(chosen, rest)
+
+    def _widen(self, ctx: StateContext) -> list[Mapping[str, Any]]:
+        """Candidates for the next ranked sites nobody offered yet (template generator only;
+        sites that give no candidate are skipped); empty when the ranking is spent."""
+        while self.generator == "template" and (sites := self._wider(ctx)):
+            try:
+                return list(self._generate(ctx, {"sites": sites}))
+            except NoCandidate:
+                continue
+        return []
+
+    def _screen(self, ctx: StateContext, pool: list[Mapping[str, Any]], failing: list[str],
+                confirm: list[str]) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None,
+                                             int, int]:
+        """Screen `pool`: the first candidate to pass (None if none did), the one with the
+        fewest failures and their count, and how many candidates were run."""
+        fewest: Mapping[str, Any] | None = None
+        best, screened, screen = -1, 0, pool
+        while screen:
             res = call(ctx, "repair.iterative", {
                 "candidates": screen, "select": failing, "workspace": self.applied,
-                "confirm": list(impact.get("affected", ()))[:IMPACT_SELECT_CAP]})
+                "confirm": confirm})
+            screened += int(res.get("screened", 0))
+            by_digest = {c["digest"]: c for c in screen}
             for d, r in zip(res.get("digests", ()), res.get("results", ()), strict=False):
-                if r.get("failed"):
+                failed = r.get("failed")
+                if failed:
                     self._mark_tried(str(d))
-            passed = res.get("first_passing", -1) >= 0
-            pick = res["first_passing"] if passed else res.get("best", -1)
-            if pick >= 0 and (passed or chosen is None):
-                chosen = next(c for c in screen if c["digest"] == res["digests"][pick])
-            if not res.get("stopped") or passed:
+                if failed is not None and (best < 0 or len(failed) < best):
+                    fewest, best = by_digest[d], len(failed)
+            if res.get("first_passing", -1) >= 0:
+                return by_digest[res["digests"][res["first_passing"]]], fewest, best, screened
+            if not res.get("stopped"):
                 break
             # A candidate hung the screening: never screen it again, and screen the ones it
             # kept from their turn.
             self._mark_tried(str(res["stopped"]))
             screen = [c for c in screen if c["digest"] not in self.tried
-                      and (chosen is None or c["digest"] != chosen["digest"])]
-            if not screen:
-                break
-        if chosen is None:
-            raise NoCandidate("no screened candidate could be run")
-        rest = [c for c in pool if c["digest"] not in self.tried]
-        return self._patch(chosen, rest)
+                      and (fewest is None or c["digest"] != fewest["digest"])]
+        return None, fewest, best, screened
 
     def _wider(self, ctx: StateContext) -> list[dict[str, Any]]:
         """The next PLAN_SITES ranked statements the plan did not offer, nor an earlier

@@ -45,6 +45,7 @@ def test_every_arm_sees_the_same_tasks_and_failures_stay_contained(tmp_path: Pat
         ends = {o.task_id: (o.status, o.reason) for o in outcomes}
         assert ends[ids[-2]] == ("TERMINAL_REJECT", "driver: RuntimeError: scripted failure")
         assert ends[ids[-1]][1] == "driver: the worker process died (exit code 3)"
+        assert outcomes[-1].instruments.wall_s > 0
         assert all(o.instruments.wall_s > 0 for o in outcomes[:-2])
     # the tasks after the crash were still solved
     assert sum(o.instruments.resolved for o in run.outcomes["arm4"]) == len(ids) - 2
@@ -91,6 +92,8 @@ def test_a_task_past_its_time_limit_is_killed_with_its_children(
     ends = {o.task_id: (o.status, o.reason) for o in run.outcomes["arm4"]}
     assert ends[tasks[-1].task_id] == (
         "TERMINAL_REJECT", "driver: the task ran past its 3 s time limit and was killed")
+    # the time it ran counts in the wall-time instrument like any other task's
+    assert run.outcomes["arm4"][-1].instruments.wall_s >= 3.0
     assert [o.task_id for o in run.outcomes["arm4"]] == [t.task_id for t in tasks]
     assert sum(o.instruments.resolved for o in run.outcomes["arm4"]) == len(tasks) - 1
     child = int(pidfile.read_text())

@@ -195,6 +195,85 @@ def test_repair_never_screens_again_the_candidate_that_stopped_a_screening(
     assert setup.tools.executed.count("repair.iterative") == 2
 
 
+def test_a_candidate_is_screened_in_place_of_the_patch_in_force(tmp_path: Path) -> None:
+    """The patch in force broke another file; a candidate that fixes the bug elsewhere must be
+    screened on the base (as EDIT would apply it), not on top of that patch."""
+    from coding_repo import INIT, make_task
+
+    from frostline.graph.coding.ab.arms import ARMS
+    from frostline.graph.coding.generate import candidate
+    from frostline.graph.coding.interface import FaultPlan
+    from frostline.graph.coding.setup import SolveSettings, prepare
+
+    inside = "tests/test_core.py::test_clamp_inside"
+    task = make_task(tmp_path / "repo", "clamp_gt", visible=(inside,))
+    setup = prepare(task, ARMS["arm4"], FaultPlan(0.0, 0), None, tmp_path / "work",
+                    SolveSettings(sandbox=FAST))
+    export = INIT.splitlines()[0]
+    wrong = candidate([{"file": "textkit/__init__.py", "search": export, "replace":
+                        export + "\nclamp = lambda value, low, high: None"}],
+                      "template", "wrong", "textkit/__init__.py:1")
+    setup.tools.edit_apply({"patch": {"edits": wrong["edits"]}})
+    assert "lambda" in (setup.workspace.tree / "textkit/__init__.py").read_text()
+    fix = candidate([{"file": "textkit/core.py", "search": "    if value < high:",
+                      "replace": "    if value > high:"}], "template", "compare", "x")
+    res = setup.tools.repair_iterative({"candidates": [fix], "select": [inside]})
+    assert res["first_passing"] == 0, res["results"]
+    # the screening put the tree back as it was: the patch in force is still there
+    assert "lambda" in (setup.workspace.tree / "textkit/__init__.py").read_text()
+
+
+@pytest.mark.parametrize("cap", [96, 1])
+def test_repair_goes_down_the_ranking_within_one_visit_while_nothing_passes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap: int) -> None:
+    """No candidate of the plan's sites passes the screening: rather than send one to TEST
+    (a certain failure and a spent retry), REPAIR screens the next ranked sites in the same
+    visit, up to REPAIR_SCREEN_CAP candidates."""
+    from coding_repo import bug_line, make_task
+
+    from frostline.graph.coding import workflow
+    from frostline.graph.coding.ab.arms import ARMS
+    from frostline.graph.coding.generate import candidate
+    from frostline.graph.coding.impact import plan
+    from frostline.graph.coding.interface import FaultPlan
+    from frostline.graph.coding.setup import SolveSettings, prepare
+
+    monkeypatch.setattr(workflow, "REPAIR_SCREEN_CAP", cap)
+    inside = "tests/test_core.py::test_clamp_inside"
+    task = make_task(tmp_path / "repo", "clamp_gt", visible=(inside,))
+    setup = prepare(task, ARMS["arm4"], FaultPlan(0.0, 0), None, tmp_path / "work",
+                    SolveSettings(sandbox=FAST))
+    bug = bug_line("clamp_gt")
+    lines = [7, 9, 18, 24, 30, 32, 33, 34, bug]  # the bug's statement ranked ninth
+    loc = {"candidates": [{"site": f"textkit/core.py:{n}", "file": "textkit/core.py",
+                           "line": n, "function": "textkit.core.f", "score": 1 - i / 100}
+                          for i, n in enumerate(lines)]}
+    p = plan(loc, {})
+    assert bug not in [s["line"] for s in p["sites"]]
+    bad = candidate([{"file": "textkit/core.py", "search": "    words = [w for w in text.split() "
+                      "if w]", "replace": "    words = [w for w in text.split()]"}],
+                    "template", "comprehension", "textkit/core.py:18")
+
+    class Ctx:  # what REPAIR reads and calls: its inputs, stored artifacts, the real tools
+        def __init__(self) -> None:
+            self.inputs = {"Patch": {"alternatives": [bad]}}
+
+        def artifact(self, name: str) -> object:
+            return {"LocalizationResult": loc, "Plan": p}.get(name)
+
+        def tool(self, name: str, payload: object) -> object:
+            return setup.tools.registry()[name](payload)
+
+    patch = setup.bodies.repair(Ctx())  # type: ignore[arg-type]
+    if cap > 1:
+        assert patch["site"] == f"textkit/core.py:{bug}"
+        assert setup.tools.executed.count("repair.iterative") == 2
+        assert setup.tools.executed.count("patch.generate") == 1
+    else:  # the cap spent on the first screening: the best of it goes to TEST
+        assert patch["digest"] == bad["digest"]
+        assert setup.tools.executed.count("repair.iterative") == 1
+
+
 def test_a_read_write_bind_needs_its_own_place() -> None:
     from frostline.runtime.sandbox import SandboxProfile, sandbox_argv
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from frostline.graph.coding.ab.arms import ARMS, DEFERRED
-from frostline.graph.coding.interface import Arm, FaultPlan, Task, TaskOutcome
+from frostline.graph.coding.interface import Arm, FaultPlan, Instruments, Task, TaskOutcome
 
 __all__ = ["DEFAULT_SOLVER", "ABRun", "Solver", "load_solver", "run_ab", "spread"]
 
@@ -145,9 +145,12 @@ def _child(conn: Connection, job: tuple[Any, ...]) -> None:
     conn.close()
 
 
-def _rejected(job: tuple[Any, ...], why: str) -> TaskOutcome:
+def _rejected(job: tuple[Any, ...], why: str, wall_s: float = 0.0) -> TaskOutcome:
+    """A task the driver ended; `wall_s` is how long it ran (it counts in the wall-time
+    instrument like any other task's)."""
     task, arm = job[1], job[2]
-    return TaskOutcome(task.task_id, arm.name, REJECT, f"driver: {why}")
+    return TaskOutcome(task.task_id, arm.name, REJECT, f"driver: {why}",
+                       Instruments(wall_s=round(wall_s, 3)))
 
 
 def _kill(proc: Any) -> None:
@@ -182,17 +185,18 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
         ready = wait(list(running), timeout=max(0.0, soonest - time.monotonic()))
         for sentinel in [s for s, (*_, d) in running.items() if s not in ready
                          and d <= time.monotonic()]:
-            index, proc, parent, _ = running.pop(sentinel)
+            index, proc, parent, deadline = running.pop(sentinel)
             _kill(proc)
             proc.join()
             parent.close()
             _remove(jobs[index][5])
             killed = _rejected(jobs[index], f"the task ran past its {task_timeout:g} s time "
-                                            "limit and was killed")
+                                            "limit and was killed",
+                               time.monotonic() - deadline + task_timeout)
             results[index] = killed
             finished(index, killed)
         for sentinel in ready:
-            index, proc, parent, _ = running.pop(sentinel)
+            index, proc, parent, deadline = running.pop(sentinel)
             answer: TaskOutcome | None
             try:
                 answer = parent.recv() if parent.poll() else None
@@ -203,7 +207,8 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
             if answer is None:
                 _remove(jobs[index][5])
                 answer = _rejected(jobs[index], f"the worker process died (exit code "
-                                                f"{proc.exitcode})")
+                                                f"{proc.exitcode})",
+                                   time.monotonic() - deadline + task_timeout)
             results[index] = answer
             finished(index, answer)
     return [r for r in results if r is not None]
