@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from coding_repo import CORE, write_repo
@@ -156,6 +157,22 @@ def test_a_candidate_stuck_in_c_code_stops_the_screening_and_is_named(tmp_path: 
     assert (root / "textkit/core.py").read_text() == mutated
 
 
+class _RepairContext:
+    """What REPAIR reads and calls: its Patch input's alternatives, stored artifacts, and the
+    run's real tools."""
+
+    def __init__(self, setup: Any, alternatives: list[Any], artifacts: dict[str, Any]) -> None:
+        self.inputs = {"Patch": {"alternatives": alternatives}}
+        self.artifacts = artifacts
+        self.tools = setup.tools.registry()
+
+    def artifact(self, name: str) -> object:
+        return self.artifacts.get(name)
+
+    def tool(self, name: str, payload: object) -> object:
+        return self.tools[name](payload)
+
+
 def test_repair_never_screens_again_the_candidate_that_stopped_a_screening(
         tmp_path: Path) -> None:
     from coding_repo import make_task
@@ -178,18 +195,8 @@ def test_repair_never_screens_again_the_candidate_that_stopped_a_screening(
     res = setup.tools.repair_iterative({"candidates": [spin, fix], "select": [inside]})
     assert res["stopped"] == spin["digest"] and res["first_passing"] == -1
 
-    class Ctx:  # what REPAIR reads and calls: its inputs, stored artifacts, the real tools
-        def __init__(self) -> None:
-            self.inputs = {"Patch": {"alternatives": [spin, fix]}}
-
-        def artifact(self, name: str) -> object:
-            return None
-
-        def tool(self, name: str, payload: object) -> object:
-            return setup.tools.registry()[name](payload)
-
     bodies = setup.bodies
-    patch = bodies.repair(Ctx())  # type: ignore[arg-type]
+    patch = bodies.repair(_RepairContext(setup, [spin, fix], {}))  # type: ignore[arg-type]
     # the stuck candidate is set aside and the rest screened again in the same visit
     assert patch["digest"] == fix["digest"] and bodies.tried == [spin["digest"]]
     assert setup.tools.executed.count("repair.iterative") == 2
@@ -254,17 +261,8 @@ def test_repair_goes_down_the_ranking_within_one_visit_while_nothing_passes(
                       "if w]", "replace": "    words = [w for w in text.split()]"}],
                     "template", "comprehension", "textkit/core.py:18")
 
-    class Ctx:  # what REPAIR reads and calls: its inputs, stored artifacts, the real tools
-        def __init__(self) -> None:
-            self.inputs = {"Patch": {"alternatives": [bad]}}
-
-        def artifact(self, name: str) -> object:
-            return {"LocalizationResult": loc, "Plan": p}.get(name)
-
-        def tool(self, name: str, payload: object) -> object:
-            return setup.tools.registry()[name](payload)
-
-    patch = setup.bodies.repair(Ctx())  # type: ignore[arg-type]
+    ctx = _RepairContext(setup, [bad], {"LocalizationResult": loc, "Plan": p})
+    patch = setup.bodies.repair(ctx)  # type: ignore[arg-type]
     if cap > 1:
         assert patch["site"] == f"textkit/core.py:{bug}"
         assert setup.tools.executed.count("repair.iterative") == 2

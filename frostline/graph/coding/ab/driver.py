@@ -171,7 +171,7 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
     ends."""
     ctx = multiprocessing.get_context("fork")
     results: list[TaskOutcome | None] = [None] * len(jobs)
-    running: dict[Any, tuple[int, Any, Connection, float]] = {}
+    running: dict[Any, tuple[int, Any, Connection, float]] = {}  # ... and when it started
     queue = list(enumerate(jobs))
     while queue or running:
         while queue and len(running) < width:
@@ -180,23 +180,23 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
             proc = ctx.Process(target=_child, args=(child, job), daemon=True)
             proc.start()
             child.close()
-            running[proc.sentinel] = (index, proc, parent, time.monotonic() + task_timeout)
-        soonest = min(deadline for *_, deadline in running.values())
+            running[proc.sentinel] = (index, proc, parent, time.monotonic())
+        soonest = min(started for *_, started in running.values()) + task_timeout
         ready = wait(list(running), timeout=max(0.0, soonest - time.monotonic()))
         for sentinel in [s for s, (*_, d) in running.items() if s not in ready
-                         and d <= time.monotonic()]:
-            index, proc, parent, deadline = running.pop(sentinel)
+                         and d + task_timeout <= time.monotonic()]:
+            index, proc, parent, started = running.pop(sentinel)
             _kill(proc)
             proc.join()
             parent.close()
             _remove(jobs[index][5])
             killed = _rejected(jobs[index], f"the task ran past its {task_timeout:g} s time "
                                             "limit and was killed",
-                               time.monotonic() - deadline + task_timeout)
+                               time.monotonic() - started)
             results[index] = killed
             finished(index, killed)
         for sentinel in ready:
-            index, proc, parent, deadline = running.pop(sentinel)
+            index, proc, parent, started = running.pop(sentinel)
             answer: TaskOutcome | None
             try:
                 answer = parent.recv() if parent.poll() else None
@@ -208,7 +208,7 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
                 _remove(jobs[index][5])
                 answer = _rejected(jobs[index], f"the worker process died (exit code "
                                                 f"{proc.exitcode})",
-                                   time.monotonic() - deadline + task_timeout)
+                                   time.monotonic() - started)
             results[index] = answer
             finished(index, answer)
     return [r for r in results if r is not None]
