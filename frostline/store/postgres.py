@@ -21,12 +21,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import psycopg
+from psycopg import pq
 from psycopg.types.json import Json
 from psycopg.types.string import TextLoader
 
@@ -95,6 +97,7 @@ class PostgresStore(SqlStore):
                 f"cannot open the postgres store at {redact(url)}: {exc}. Check that the server "
                 "is running and the URL's user, host and database are right",
                 backend="postgres", operation="open") from exc
+        self._lock_sessions = LockSessions(self._lock_connect)
         super().__init__(url, clock=clock)
 
     def local_files(self) -> tuple[Path, ...]:
@@ -113,6 +116,16 @@ class PostgresStore(SqlStore):
         conn.adapters.register_loader("jsonb", TextLoader)
         conn.adapters.register_loader("json", TextLoader)
         return conn
+
+    def _lock_connect(self) -> psycopg.Connection[Any]:
+        try:
+            return self._connect(autocommit=True)
+        except (psycopg.Error, OSError) as exc:
+            raise self.translate(exc, "run_lock") from exc
+
+    def close(self) -> None:
+        super().close()
+        self._lock_sessions.close_all()
 
     def _connect_reader(self) -> psycopg.Connection[Any]:
         # Autocommit: each read is its own statement snapshot and sees every commit so far.
@@ -291,26 +304,38 @@ class PostgresStore(SqlStore):
     def run_lock(self, run_id: str) -> Iterator[None]:
         self._check_open("run_lock")
         key = self._key("run:" + run_id)
+        conn = self._locked_session(run_id, key)
+        released = False
         try:
-            conn = self._connect(autocommit=True)
-        except (psycopg.Error, OSError) as exc:
-            raise self.translate(exc, "run_lock") from exc
-        try:
+            yield
+            # Closing the session releases the lock as well; unlocking first lets the session
+            # go back to the idle ones, and keeps the release prompt if a close is slow.
+            with contextlib.suppress(psycopg.Error, OSError):
+                row = conn.execute("SELECT pg_advisory_unlock(%s)", (key,)).fetchone()
+                released = bool(row and row[0])
+        finally:
+            self._lock_sessions.give_back(conn, reuse=released)
+
+    def _locked_session(self, run_id: str, key: int) -> psycopg.Connection[Any]:
+        """A session holding the run's lock: an idle one when there is one. When an idle
+        session fails, the server ended it meanwhile (a restart ends them all): every idle
+        session is dropped and a new one tries once, as a read is retried."""
+        for retry in (False, True):
+            conn, fresh = self._lock_sessions.take(new=retry)
             try:
                 row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
             except (psycopg.Error, OSError) as exc:
-                raise self.translate(exc, "run_lock") from exc
+                self._lock_sessions.give_back(conn, reuse=False)
+                if fresh:
+                    raise self.translate(exc, "run_lock") from exc
+                self._lock_sessions.drop_idle()
+                continue
             if not (row and row[0]):
+                self._lock_sessions.give_back(conn, reuse=True)  # it holds nothing
                 raise RunBusy(f"run {run_id!r} is being executed by another worker; wait for "
                               "it to finish or stop it", run_id=run_id)
-            yield
-            # Closing the session below releases the lock as well; unlocking first keeps the
-            # release prompt even if close is slow.
-            with contextlib.suppress(psycopg.Error):
-                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
-        finally:
-            with contextlib.suppress(psycopg.Error):
-                conn.close()
+            return conn
+        raise AssertionError("unreachable: a new session locks, is refused or raises")
 
 
 # $1 now, $2 call_id, $3 run, $4 site, $5 path, $6 occurrence, $7 capability, $8 digest,
@@ -405,3 +430,51 @@ def _pg_sql(sql: str) -> str:
 
 def _identity(text: Any) -> Any:
     return text
+
+
+class LockSessions:
+    """Idle sessions for run locks, so that an attempt does not open a connection (a server
+    process, a few milliseconds) only to hold its run's lock.
+
+    A session goes back only when it holds no lock (its unlock answered true) and is idle
+    outside a transaction; anything else is closed, which releases whatever it held.
+    """
+
+    IDLE_MAX = 8  # more concurrent attempts than that open (and close) their own
+
+    def __init__(self, connect: Callable[[], psycopg.Connection[Any]]) -> None:
+        self._connect = connect
+        self._idle: list[psycopg.Connection[Any]] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def take(self, *, new: bool = False) -> tuple[psycopg.Connection[Any], bool]:
+        """A session (an idle one unless `new`) and whether it is new."""
+        if not new:
+            with self._lock:
+                if self._idle:
+                    return self._idle.pop(), False
+        return self._connect(), True
+
+    def give_back(self, conn: psycopg.Connection[Any], *, reuse: bool) -> None:
+        if reuse and not (conn.closed or conn.broken) and (
+                conn.info.transaction_status == pq.TransactionStatus.IDLE):
+            with self._lock:
+                if not self._closed and len(self._idle) < self.IDLE_MAX:
+                    self._idle.append(conn)
+                    return
+        with contextlib.suppress(psycopg.Error, OSError):
+            conn.close()
+
+    def drop_idle(self) -> None:
+        """Close every idle session (one failed: the server may have ended them all)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            with contextlib.suppress(psycopg.Error, OSError):
+                conn.close()
+
+    def close_all(self) -> None:
+        with self._lock:
+            self._closed = True
+        self.drop_idle()
