@@ -229,8 +229,9 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
     """
     from frostline.runtime import tracing
 
-    store.append_event(spec.run_id, "job.started", {"job": spec.ticket, "kind": spec.kind,
-                                                    "worker": worker})
+    # Not waited for: durable with the job's first write (queue order), checked at its end.
+    started = store.write_nowait("append_event", spec.run_id, "job.started", {
+        "job": spec.ticket, "kind": spec.kind, "worker": worker})
     with tracing.span("frostline.job", run_id=spec.run_id, job=spec.ticket, kind=spec.kind,
                       worker=worker):
         try:
@@ -246,6 +247,7 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
     attempt = outcome.get("attempt")
     if isinstance(attempt, dict):  # a repair that executed its candidate
         attempt = attempt.get("attempt")
+    started.result()
     store.append_event(spec.run_id, "job.finished", {
         "job": spec.ticket, "kind": spec.kind, "worker": worker,
         "attempt": attempt if isinstance(attempt, int) else None,

@@ -17,6 +17,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Mapping
+from concurrent.futures import Future
 from typing import Any
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
@@ -220,9 +221,9 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     attempt = store.start_attempt(run_id, source=source, annotated=annotated, report=report,
                                   args=args, catalog_digest=catalog_digest)
     number = attempt.number
-    store.append_event(run_id, "attempt_started", {"attempt": number,
-                                                   "frozen": len(prefix),
-                                                   "catalog": catalog_digest})
+    # Not waited for: durable with the next write (queue order), checked as the attempt ends.
+    pending = [store.write_nowait("append_event", run_id, "attempt_started", {
+        "attempt": number, "frozen": len(prefix), "catalog": catalog_digest})]
     note_catalog_changes(store, run_id, attempt, prefix)
 
     # 4. crashes left behind: unresolved side-effecting attempts fail closed
@@ -230,7 +231,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     blocked = _blocked(store, run_id, number, unresolved, catalog, providers)
     if blocked is not None:
         return _finish(store, run_id, number, "unresolved", error=blocked.to_dict(),
-                       gate=gate_result)
+                       gate=gate_result, pending=pending)
 
     # 5. run the script against the broker
     broker = Broker(store, run_id, number, envelope=env, providers=providers,
@@ -244,7 +245,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
         script = ScriptOutcome(False, error=exc.to_dict())
     finally:
         await broker.drain()  # every dispatched call completes and commits
-    return _conclude(store, run_id, number, env, prefix, broker, script, gate_result)
+    return _conclude(store, run_id, number, env, prefix, broker, script, gate_result, pending)
 
 
 def _checked(store: Store, run_id: str, source: str, env: Envelope, catalog: Catalog,
@@ -301,8 +302,8 @@ def _blocked(store: Store, run_id: str, number: int, unresolved: Mapping[Identit
 
 
 def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Prefix,
-              broker: Broker, script: ScriptOutcome,
-              gate_result: dict[str, Any] | None) -> AttemptOutcome:
+              broker: Broker, script: ScriptOutcome, gate_result: dict[str, Any] | None,
+              pending: list[Future[Any]]) -> AttemptOutcome:
     """The status of a drained attempt, its orphans and certificate, and its record."""
     stop = broker.stop_error
     if stop is not None:
@@ -330,13 +331,16 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
         error = {"type": "OrphansFound", "code": "orphans", "message":
                  f"{len(report_o.orphans)} committed identit(ies) were not invoked and the "
                  "orphan policy is stop", "orphans": report_o.texts()}
-    persist_certificate(store, run_id, number)
+    from frostline.runtime import certificates
 
+    # The certificate is written with the attempt's record (see _finish).
+    pending.append(store.write_nowait("put_certificate", run_id, number,
+                                      certificates.current(store, run_id, number)))
     stats = broker.stats
     return _finish(store, run_id, number, status, error=error, gate=gate_result,
                    invoked=[str(i) for i in broker.invoked], orphans=report_o.texts(),
                    result=script.result if status == "succeeded" else None,
-                   broker=broker, logs=script.logs, stats_extra={
+                   broker=broker, logs=script.logs, pending=pending, stats_extra={
                        "timed_out": script.timed_out, "exit_code": script.exit_code,
                        "calls": stats.calls})
 
@@ -404,7 +408,11 @@ def _finish(store: Store, run_id: str, number: int, status: str, *,
             error: dict[str, Any] | None = None, gate: dict[str, Any] | None = None,
             invoked: list[str] | None = None, orphans: list[str] | None = None,
             result: Any = None, broker: Broker | None = None, logs: str = "",
-            stats_extra: dict[str, Any] | None = None) -> AttemptOutcome:
+            stats_extra: dict[str, Any] | None = None,
+            pending: list[Future[Any]] | None = None) -> AttemptOutcome:
+    """Record how the attempt ended: its record, the run's status and `attempt_finished`,
+    queued behind the attempt's `pending` writes so that one transaction usually holds them
+    all (each write keeps its own outcome; the first failure is raised)."""
     s = broker.stats if broker is not None else None
     totals: dict[str, Any] = {
         "executed": s.executed if s else 0, "replayed": s.replayed if s else 0,
@@ -414,12 +422,16 @@ def _finish(store: Store, run_id: str, number: int, status: str, *,
         "semantic_repeats": s.semantic_repeats if s else [],
         "denials": s.denials if s else [], "rejected_frames": s.rejected_frames if s else [],
         **(stats_extra or {})}
-    store.finish_attempt(run_id, number, status=status, gate=gate, invoked=invoked or [],
-                         orphans=orphans or [], result=result, error=error, stats=totals)
-    store.set_run_status(run_id, status)
-    store.append_event(run_id, "attempt_finished", {"attempt": number, "status": status,
-                                                    "executed": totals["executed"],
-                                                    "replayed": totals["replayed"]})
+    writes = [*(pending or []),
+              store.write_nowait("finish_attempt", run_id, number, status=status, gate=gate,
+                                 invoked=invoked or [], orphans=orphans or [], result=result,
+                                 error=error, stats=totals),
+              store.write_nowait("set_run_status", run_id, status),
+              store.write_nowait("append_event", run_id, "attempt_finished", {
+                  "attempt": number, "status": status, "executed": totals["executed"],
+                  "replayed": totals["replayed"]})]
+    for write in writes:
+        write.result()
     return AttemptOutcome(
         run_id, number, status, executed=totals["executed"], replayed=totals["replayed"],
         provider_calls=totals["provider_calls"], spend_usd=totals["spend_usd"],
