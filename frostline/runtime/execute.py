@@ -374,13 +374,6 @@ def note_catalog_changes(store: Store, run_id: str, attempt: AttemptRecord,
     return changes
 
 
-def persist_certificate(store: Store, run_id: str, attempt: int) -> None:
-    """Persist the hash-chain certificate of the prefix as it stands after this attempt."""
-    from frostline.runtime import certificates
-
-    certificates.persist(store, run_id, attempt)
-
-
 # helpers ------------------------------------------------------------------------------
 
 
