@@ -21,14 +21,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import psycopg
-from psycopg import pq
 from psycopg.types.json import Json
 from psycopg.types.string import TextLoader
 
@@ -38,6 +36,7 @@ from frostline.errors import RunBusy, StoreNotFound, StoreUnavailable
 from frostline.store import schema
 from frostline.store.groupcommit import Finisher, PipelineAborted, SlowPath
 from frostline.store.jsontext import json_text
+from frostline.store.lock_sessions import LockSessions
 from frostline.store.pq_pipeline import (
     FLOAT8,
     INT8,
@@ -431,50 +430,3 @@ def _pg_sql(sql: str) -> str:
 def _identity(text: Any) -> Any:
     return text
 
-
-class LockSessions:
-    """Idle sessions for run locks, so that an attempt does not open a connection (a server
-    process, a few milliseconds) only to hold its run's lock.
-
-    A session goes back only when it holds no lock (its unlock answered true) and is idle
-    outside a transaction; anything else is closed, which releases whatever it held.
-    """
-
-    IDLE_MAX = 8  # more concurrent attempts than that open (and close) their own
-
-    def __init__(self, connect: Callable[[], psycopg.Connection[Any]]) -> None:
-        self._connect = connect
-        self._idle: list[psycopg.Connection[Any]] = []
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def take(self, *, new: bool = False) -> tuple[psycopg.Connection[Any], bool]:
-        """A session (an idle one unless `new`) and whether it is new."""
-        if not new:
-            with self._lock:
-                if self._idle:
-                    return self._idle.pop(), False
-        return self._connect(), True
-
-    def give_back(self, conn: psycopg.Connection[Any], *, reuse: bool) -> None:
-        if reuse and not (conn.closed or conn.broken) and (
-                conn.info.transaction_status == pq.TransactionStatus.IDLE):
-            with self._lock:
-                if not self._closed and len(self._idle) < self.IDLE_MAX:
-                    self._idle.append(conn)
-                    return
-        with contextlib.suppress(psycopg.Error, OSError):
-            conn.close()
-
-    def drop_idle(self) -> None:
-        """Close every idle session (one failed: the server may have ended them all)."""
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            with contextlib.suppress(psycopg.Error, OSError):
-                conn.close()
-
-    def close_all(self) -> None:
-        with self._lock:
-            self._closed = True
-        self.drop_idle()

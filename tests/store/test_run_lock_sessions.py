@@ -9,7 +9,8 @@ import pytest
 
 from frostline.errors import RunBusy, StoreUnavailable
 from frostline.store import open_store
-from frostline.store.postgres import LockSessions, PostgresStore
+from frostline.store.lock_sessions import LockSessions
+from frostline.store.postgres import PostgresStore
 
 
 def backend_pids(store: PostgresStore) -> set[int]:
