@@ -2,8 +2,10 @@
 the root namespace by a veth pair, and a PostgreSQL cluster of the test's own (`initdb` into a
 temporary directory) listening on the host side of every pair.
 
-Traffic stays on the addresses assigned here (10.213.<i>.1 on the host side, 10.213.<i>.2 in
-namespace <i>) and on the cluster's loopback port. `NetLab.close()` removes every namespace,
+Traffic stays on the addresses assigned here (10.<s>.<i>.1 on the host side, 10.<s>.<i>.2 in
+namespace <i>, where <s> is a block of 10.0.0.0/8 no interface of this machine uses yet, so two
+labs built at once, by two test sessions, do not share addresses) and on the cluster's loopback
+port. `NetLab.close()` removes every namespace,
 link and directory it made, and stops the cluster.
 """
 
@@ -12,6 +14,8 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import random
+import re
 import shutil
 import subprocess
 import tempfile
@@ -20,11 +24,19 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SUBNET = "10.213"
-
 
 def _run(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(argv), capture_output=True, text=True, timeout=60, check=check)
+
+
+def _free_subnet() -> str:
+    """A 10.<s> block (a /16) that no address of this machine is in, picked at random."""
+    shown = _run("ip", "-o", "-4", "addr", "show", check=False).stdout
+    used = {int(m) for m in re.findall(r"inet 10\.(\d+)\.", shown)}
+    free = [s for s in range(128, 255) if s not in used]
+    if not free:
+        raise RuntimeError("every 10.128-254 block is in use on this machine")
+    return f"10.{random.choice(free)}"
 
 
 def unavailable() -> str | None:
@@ -58,6 +70,7 @@ class NetLab:
     made_ns: list[str] = field(default_factory=list)
     made_links: list[str] = field(default_factory=list)
     cluster: bool = False
+    subnet: str = field(default_factory=_free_subnet)
 
     # names and addresses -------------------------------------------------------------------
     def ns(self, i: int) -> str:
@@ -67,7 +80,7 @@ class NetLab:
         return f"fl{self.tag}h{i}"  # <= 15 characters: Linux's limit for a link name
 
     def host_addr(self, i: int) -> str:
-        return f"{SUBNET}.{i}.1"
+        return f"{self.subnet}.{i}.1"
 
     def url(self, i: int | None = None) -> str:
         """The store URL from namespace `i` (None: from the root namespace, over loopback)."""
@@ -95,7 +108,7 @@ class NetLab:
         _run("ip", "addr", "add", f"{self.host_addr(i)}/30", "dev", host)
         _run("ip", "link", "set", host, "up")
         for cmd in (("ip", "link", "set", "lo", "up"),
-                    ("ip", "addr", "add", f"{SUBNET}.{i}.2/30", "dev", inner),
+                    ("ip", "addr", "add", f"{self.subnet}.{i}.2/30", "dev", inner),
                     ("ip", "link", "set", inner, "up")):
             _run("ip", "netns", "exec", ns, *cmd)
 
@@ -111,7 +124,7 @@ class NetLab:
         _run(*as_pg, f"{bindir}/initdb", "-D", str(data), "-A", "trust", "-U", "postgres",
              "--no-sync")
         with open(data / "pg_hba.conf", "a") as hba:
-            hba.write(f"host all all {SUBNET}.0.0/16 trust\n")
+            hba.write(f"host all all {self.subnet}.0.0/16 trust\n")
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = int(s.getsockname()[1])
