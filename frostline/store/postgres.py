@@ -429,4 +429,3 @@ def _pg_sql(sql: str) -> str:
 
 def _identity(text: Any) -> Any:
     return text
-

@@ -65,10 +65,7 @@ def test_a_failing_attempt_closes_its_session_and_releases_the_lock(pg_url: str)
 def test_an_idle_session_the_server_ended_is_replaced(pg_url: str) -> None:
     with open_store(pg_url) as store, psycopg.connect(pg_url, autocommit=True) as admin:
         assert isinstance(store, PostgresStore)
-        for run in ("r1", "r2"):
-            with store.run_lock(run):
-                pass
-        with store.run_lock("a"), store.run_lock("b"):
+        with store.run_lock("a"), store.run_lock("b"):  # two sessions go back idle
             pass
         ended = backend_pids(store)
         assert len(ended) == 2

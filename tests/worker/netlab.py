@@ -5,8 +5,8 @@ temporary directory) listening on the host side of every pair.
 Traffic stays on the addresses assigned here (10.<s>.<i>.1 on the host side, 10.<s>.<i>.2 in
 namespace <i>, where <s> is a block of 10.0.0.0/8 no interface of this machine uses yet, so two
 labs built at once, by two test sessions, do not share addresses) and on the cluster's loopback
-port. `NetLab.close()` removes every namespace,
-link and directory it made, and stops the cluster.
+port. `NetLab.close()` removes every namespace, link and directory it made, and stops the
+cluster.
 """
 
 from __future__ import annotations

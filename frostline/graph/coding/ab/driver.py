@@ -171,7 +171,8 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
     ends."""
     ctx = multiprocessing.get_context("fork")
     results: list[TaskOutcome | None] = [None] * len(jobs)
-    running: dict[Any, tuple[int, Any, Connection, float]] = {}  # ... and when it started
+    # sentinel -> (job index, process, pipe, when it started)
+    running: dict[Any, tuple[int, Any, Connection, float]] = {}
     queue = list(enumerate(jobs))
     while queue or running:
         while queue and len(running) < width:
@@ -183,8 +184,8 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
             running[proc.sentinel] = (index, proc, parent, time.monotonic())
         soonest = min(started for *_, started in running.values()) + task_timeout
         ready = wait(list(running), timeout=max(0.0, soonest - time.monotonic()))
-        for sentinel in [s for s, (*_, d) in running.items() if s not in ready
-                         and d + task_timeout <= time.monotonic()]:
+        for sentinel in [s for s, (*_, started) in running.items() if s not in ready
+                         and started + task_timeout <= time.monotonic()]:
             index, proc, parent, started = running.pop(sentinel)
             _kill(proc)
             proc.join()
