@@ -33,6 +33,7 @@ Shape (keys may be added, never renamed)::
     model = "gpt-image-1"
     price_usd = 0.04
     approval = "required"               # each call waits for a person's approval first
+    approvers = ["ops", "role:ops"]     # who answers; [approvals] the default (docs/approvals.md)
 
     [models.fast]
     kind = "openai"
@@ -51,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from frostline.capabilities.approvals import ApprovalPolicy, check_approvers
 from frostline.capabilities.catalog import EFFECTS
 from frostline.errors import ConfigError
 
@@ -126,6 +128,8 @@ class CapabilityConfig:
     effect: str | None = None  # one of EFFECTS
     description: str | None = None
     approval: str | None = None  # one of APPROVALS: "required" puts a human approval first
+    approvers: tuple[str, ...] | None = None  # who answers its approvals (None: the default)
+    self_approval: bool | None = None  # may a run's owner answer them (None: the default)
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,7 @@ class Config:
     models: Mapping[str, ModelConfig] = field(default_factory=dict)
     # [service.limits]: per-principal limits of `frostline serve` (keys of ServiceLimits)
     service_limits: Mapping[str, int] = field(default_factory=dict)
+    approvals: ApprovalPolicy = field(default_factory=ApprovalPolicy)  # who answers approvals
 
     @property
     def label(self) -> str:
@@ -201,14 +206,15 @@ def read_config(path: str | os.PathLike[str]) -> Config:
 def parse_config(data: Mapping[str, Any], file: Path | None = None) -> Config:
     """Validate parsed TOML; `file` only labels the errors."""
     r = _Reader(str(file) if file is not None else "(configuration)")
-    r.only(data, "", ("builtin", "providers", "capabilities", "models", "service"))
+    r.only(data, "", ("builtin", "providers", "capabilities", "models", "service", "approvals"))
     providers = {name: _provider(r, name, t)
                  for name, t in r.tables(data, "providers").items()}
     capabilities = {name: _capability(r, name, t, providers)
                     for name, t in r.tables(data, "capabilities").items()}
     models = {name: _model(r, name, t) for name, t in r.tables(data, "models").items()}
     builtin = r.typed(data, "builtin", "", bool, "true or false", default=True)
-    return Config(file, builtin, providers, capabilities, models, _service_limits(r, data))
+    return Config(file, builtin, providers, capabilities, models, _service_limits(r, data),
+                  _approvals(r, data, capabilities))
 
 
 def _service_limits(r: _Reader, data: Mapping[str, Any]) -> dict[str, int]:
@@ -222,6 +228,24 @@ def _service_limits(r: _Reader, data: Mapping[str, Any]) -> dict[str, int]:
             raise r.fail(f"service.limits.{key}", "an integer >= 1", value)
         limits[key] = int(value)
     return limits
+
+
+def _approvals(r: _Reader, data: Mapping[str, Any],
+               capabilities: Mapping[str, CapabilityConfig]) -> ApprovalPolicy:
+    """[approvals] as the default rule; a capability's own keys override it, key by key."""
+    table = r.typed(data, "approvals", "", Mapping, "a table: [approvals]", default={})
+    r.only(table, "approvals.", ("approvers", "self_approval"))
+    return ApprovalPolicy.build(_approvers(r, table, "approvals."), r.typed(
+        table, "self_approval", "approvals.", bool, "true or false"),
+        {c.name: (c.approvers, c.self_approval) for c in capabilities.values()})
+
+
+def _approvers(r: _Reader, t: Mapping[str, Any], p: str) -> tuple[str, ...] | None:
+    expected = 'a list of principal names and "role:NAME" entries, e.g. ["ops", "role:approver"]'
+    try:
+        return check_approvers(r.strings(t, "approvers", p, expected))
+    except ValueError as exc:
+        raise r.fail(p + "approvers", f"{expected} ({exc})", t["approvers"]) from None
 
 
 # parsing --------------------------------------------------------------------------------------
@@ -369,7 +393,7 @@ def _capability(r: _Reader, name: str, t: Mapping[str, Any],
                 providers: Mapping[str, ProviderConfig]) -> CapabilityConfig:
     p = f'capabilities."{name}".'
     r.only(t, p, ("provider", "model", "tool", "price_usd", "effect", "description",
-                  "approval"))
+                  "approval", "approvers", "self_approval"))
     provider = r.typed(t, "provider", p, str, f"one of the providers ({', '.join(providers)})")
     if provider is not None and provider not in providers and provider != "local":
         raise r.fail(p + "provider", "the name of a [providers.NAME] table (or \"local\"); "
@@ -381,13 +405,16 @@ def _capability(r: _Reader, name: str, t: Mapping[str, Any],
         name, provider, r.typed(t, "model", p, str, "a model name"),
         r.typed(t, "tool", p, str, "the MCP tool's name"),
         r.number(t, "price_usd", p, default=None), effect,
-        r.typed(t, "description", p, str, "a string"), _approval(r, t, p))
+        r.typed(t, "description", p, str, "a string"), _approval(r, t, p),
+        _approvers(r, t, p), r.typed(t, "self_approval", p, bool, "true or false"))
 
 
 def _approval(r: _Reader, t: Mapping[str, Any], p: str) -> str | None:
     approval = r.typed(t, "approval", p, str, f"one of {', '.join(APPROVALS)}")
     if approval is not None and approval not in APPROVALS:
         raise r.fail(p + "approval", f"one of {', '.join(APPROVALS)}", approval)
+    if approval == "none" and ("approvers" in t or "self_approval" in t):  # nothing to answer
+        raise r.fail(p + "approval", '"required" with approvers or self_approval', approval)
     return None if approval is None else str(approval)
 
 

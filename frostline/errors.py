@@ -21,7 +21,7 @@
         │   └── ApprovalRejected   a person rejected a call that needed approval
         ├── Waiting                the attempt reached a wait with no answer (status waiting)
         ├── WaitRefused            an answer cannot be taken (AlreadyAnswered, UnknownWait,
-        │                          RunFinished, AnswerInvalid)
+        │                          RunFinished, AnswerInvalid, ApprovalForbidden)
         ├── ProviderUnavailable    a configured provider cannot be started or reached
         ├── ResultTooDeep          a result nests too deeply to be kept and shown again
         └── CallDenied             the broker refused a call before dispatch
@@ -179,6 +179,13 @@ class AnswerInvalid(WaitRefused):
     """The answer is malformed (not JSON, too large, a bad field)."""
 
     code = "answer_invalid"
+
+
+class ApprovalForbidden(WaitRefused):
+    """The caller may not answer this approval (its own run's, or one it is no approver of);
+    the message says who may. Nothing was recorded."""
+
+    code = "approval_forbidden"
 
 
 class ProviderUnavailable(RunError):

@@ -79,7 +79,7 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
 
             try:
                 run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue),
-                           limits=limits, docs=docs)
+                           limits=limits, docs=docs, approvals=registry.config.approvals)
             except FrostlineError as err:  # the store cannot be reached or opened
                 fail_with(err, as_json)
             return
@@ -88,7 +88,8 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
         except FrostlineError as err:  # e.g. the sandbox cannot be established here
             fail_with(err, as_json)
         try:
-            run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
+            run_server(store_url, host, port, lambda: services, limits=limits, docs=docs,
+                       approvals=registry.config.approvals)
         except FrostlineError as err:  # the store: a bad URL, or one that cannot be reached
             fail_with(err, as_json)
 

@@ -4,18 +4,24 @@ The one place every surface (the command line, the HTTP API, the MCP server, the
 an answer, so each refuses the same bad input the same way and changes nothing when it does:
 an unknown run or wait, a second answer (the first stands), a malformed answer, a run that has
 finished. What a wait receives is what the next attempt of the run gets as the call's result.
+
+Who may answer an approval is decided here too, on the wait the answer binds (inside its
+transaction): given the configuration's `ApprovalPolicy`, the HTTP API and the MCP server
+refuse a run's owner its own approvals (unless self_approval) and anyone who is not an approver.
+The command line passes no policy: it is the local principal on its own machine.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from frostline.contract.records import RunRecord
-from frostline.contract.waits import approval_value, check_signal, iso
-from frostline.errors import AnswerInvalid, RunNotFound
+from frostline.capabilities.approvals import ApprovalPolicy
+from frostline.contract.records import LOCAL_PRINCIPAL, RunRecord
+from frostline.contract.waits import WaitRecord, approval_value, check_signal, iso
+from frostline.errors import AnswerInvalid, ApprovalForbidden, RunNotFound
 from frostline.store.base import Store
 
 
@@ -27,29 +33,74 @@ def _run(store: Store, run_id: str) -> RunRecord:
 
 
 def approve(store: Store, run_id: str, identity: str, *, by: str, approved: bool = True,
-            reason: str | None = None,
-            clock: Callable[[], float] = time.time) -> dict[str, Any]:
+            reason: str | None = None, clock: Callable[[], float] = time.time,
+            policy: ApprovalPolicy | None = None, roles: Iterable[str] = ()) -> dict[str, Any]:
     """Approve (or reject) the approval wait `identity` of the run; returns the answer.
+
+    With a `policy`, `by` (holding a token with `roles`) must be allowed to answer it:
+    ApprovalForbidden (saying who may) when not, or RunNotFound for a principal who approves
+    nothing at all (another principal's run reads like a missing one).
 
     Example: ``approve(store, "r1", "orchestrate/#1@:0", by="alice", reason="looks right")``
     """
-    _run(store, run_id)
+    run = _run(store, run_id)
     if not isinstance(identity, str) or not identity or len(identity) > 1000:
         raise AnswerInvalid("identity must be a wait's identity, e.g. orchestrate/#0@:0")
-    value = approval_value(approved, by, reason, clock())
-    return store.answer_wait(run_id, identity, value, by=by, kind="approval").to_dict()
+    value, held, owner = approval_value(approved, by, reason, clock()), tuple(roles), _owner(run)
+    if policy is not None and by != owner and not policy.approves_anything(by, held):
+        raise RunNotFound(f"no run {run.name!r}", run_id=run.name)  # not even which waits
+    authorize = None if policy is None else _authorizer(policy, run, by, held)
+    return store.answer_wait(run_id, identity, value, by=by, kind="approval",
+                             authorize=authorize).to_dict()
 
 
-def signal(store: Store, run_id: str, name: str, data: Any) -> dict[str, Any]:
-    """Send the event `name` with the JSON body `data` to the run: it goes to the earliest
-    wait for `name` without an answer, or is kept for the next one that is reached."""
+def _authorizer(policy: ApprovalPolicy, run: RunRecord, caller: str,
+                roles: tuple[str, ...]) -> Callable[[WaitRecord], None]:
+    def authorize(wait: WaitRecord) -> None:
+        why = policy.refusal(capability=wait.capability, owner=_owner(run), caller=caller,
+                             roles=roles)
+        if why is None:
+            return
+        if caller == LOCAL_PRINCIPAL:
+            why += (f"; on this machine, answer it with `frostline approve {run.name} "
+                    f"{wait.identity}`")
+        raise ApprovalForbidden(why, run_id=run.name, identity=wait.identity,
+                                capability=wait.capability,
+                                approvers=list(policy.rule(wait.capability).approvers))
+    return authorize
+
+
+def _owner(run: RunRecord) -> str:
+    return run.owner or LOCAL_PRINCIPAL  # runs without an owner are the local principal's
+
+
+def approvals_for(store: Store, policy: ApprovalPolicy, caller: str, roles: Iterable[str],
+                  limit: int = 100) -> list[dict[str, Any]]:
+    """The unanswered approvals of waiting runs that `caller` (with `roles`) may answer,
+    oldest first: each with the run's owner and name, its identity and what it asks."""
+    held = tuple(roles)
+    out = []
+    for owner, name, wait in store.open_approvals(limit=1000):
+        if policy.refusal(capability=wait.capability, owner=owner, caller=caller,
+                          roles=held) is None:
+            out.append({"owner": owner, "run_id": name, "identity": wait.identity,
+                        "capability": wait.capability, "payload": wait.payload,
+                        "reached_at": iso(wait.reached_at)})
+    return out[:limit]
+
+
+def signal(store: Store, run_id: str, name: str, data: Any, *,
+           by: str = LOCAL_PRINCIPAL) -> dict[str, Any]:
+    """Send the event `name` with the JSON body `data` to the run, as the principal `by`: it
+    goes to the earliest wait for `name` without an answer (whose answer records `by`), or is
+    kept for the next one that is reached."""
     _run(store, run_id)
     try:
         size = len(json.dumps(data, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise AnswerInvalid(f"the event body must be JSON data: {exc}") from None
     check_signal(name, data, size)
-    return {"run_id": run_id, "event": name, **store.send_signal(run_id, name, data)}
+    return {"run_id": run_id, "event": name, **store.send_signal(run_id, name, data, by=by)}
 
 
 def waits_of(store: Store, run_id: str) -> list[dict[str, Any]]:

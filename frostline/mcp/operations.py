@@ -14,9 +14,11 @@ is not found, and results show the owner's names, never the store's keys.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from importlib import resources
 from typing import Any
 
+from frostline.capabilities.approvals import ApprovalPolicy
 from frostline.capabilities.envelope import Envelope
 from frostline.contract.gate import frozen_map
 from frostline.contract.identity import Identity
@@ -95,15 +97,19 @@ def reconcile_call(store: Store, run_id: str, identity: str, *, result: Any = No
 
 
 def approve(store: Store, run_id: str, identity: str, *, approved: bool = True,
-            reason: str | None = None, owner: str | None = None) -> dict[str, Any]:
-    """Approve (or reject) the approval wait `identity` of the owner's run, once; run_script
+            reason: str | None = None, owner: str | None = None, run_owner: str | None = None,
+            policy: ApprovalPolicy | None = None, roles: Iterable[str] = ()) -> dict[str, Any]:
+    """Approve (or reject) the approval wait `identity` of a run, once, as the caller `owner`
+    (with a token of `roles`): the caller's own run, or `run_owner`'s. With a `policy`, the
+    caller must be allowed to answer it (`frostline.embedded.answers.approve`). run_script
     with the run's script then goes on from the wait."""
     from frostline.embedded.answers import approve as answer
 
-    run = _existing(store, run_id, owner)
-    return owner_view(run, {"run_id": run.run_id, **answer(
-        store, run.run_id, identity, by=owner or LOCAL_PRINCIPAL, approved=approved,
-        reason=reason)})
+    caller = owner or LOCAL_PRINCIPAL
+    run = _existing(store, run_id, owner if run_owner in (None, caller) else run_owner)
+    return owner_view(run, {"run_id": run.run_id, "owner": run.owner, **answer(
+        store, run.run_id, identity, by=caller, approved=approved, reason=reason,
+        policy=policy, roles=roles)})
 
 
 def signal(store: Store, run_id: str, name: str, data: Any = None, *,
@@ -113,7 +119,7 @@ def signal(store: Store, run_id: str, name: str, data: Any = None, *,
     from frostline.embedded.answers import signal as send
 
     run = _existing(store, run_id, owner)
-    return owner_view(run, send(store, run.run_id, name, data))
+    return owner_view(run, send(store, run.run_id, name, data, by=owner or LOCAL_PRINCIPAL))
 
 
 def owned_runs(store: Store, owner: str | None, limit: int = 100) -> list[RunRecord]:

@@ -17,6 +17,7 @@ import anyio
 from frostline.providers.registry import CapabilityRegistry
 from frostline.runtime.runners import Runner
 from frostline.store.base import Store
+from frostline.store.principals import TokenRecord
 
 MCP_PATH = "/mcp"
 
@@ -69,12 +70,14 @@ class BearerTokens:
 
         # The token itself stays out of it: the principal is all the tools and the SDK's
         # session binding compare.
-        user = AuthenticatedUser(AccessToken(token="", client_id=who, scopes=[]))
+        # The token's roles ride as its scopes: they decide which approvals it may answer.
+        user = AuthenticatedUser(AccessToken(token="", client_id=who.principal,
+                                             scopes=list(who.roles)))
         await self.app({**scope, "user": user}, receive, send)
 
-    def _principal(self, scope: dict[str, Any]) -> str | None:
+    def _principal(self, scope: dict[str, Any]) -> TokenRecord | None:
         header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
         scheme, _, token = header.partition(" ")
         if not hmac.compare_digest(scheme.lower(), "bearer") or not token.strip():
             return None
-        return self.store.principal_for_token(token.strip())
+        return self.store.authenticate(token.strip())

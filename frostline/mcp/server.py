@@ -108,9 +108,13 @@ def tools(registry: CapabilityRegistry) -> list[types.Tool]:
               idempotent=False),
         _tool("approve", "Approve (or with approved=false reject) the approval a waiting run "
               "asks at `identity` (show_run lists its waits). One answer per wait: a second is "
-              "refused. Then run_script with the run's script goes on from the wait.",
+              "refused. Then run_script with the run's script goes on from the wait. Who may "
+              "answer is configured: by default a second party (a token with the approver "
+              "role) answers, naming the run's `owner`, and a run's owner not its own.",
               {"run_id": _RUN_ID, "identity": {"type": "string", "description":
                                                "the wait's identity, as show_run lists it"},
+               "owner": {"type": "string", "maxLength": 200,
+                         "description": "the run's owner, when it is another principal's"},
                "approved": {"type": "boolean", "default": True},
                "reason": {"type": "string", "maxLength": 2000}},
               ["run_id", "identity"], read_only=False, idempotent=False),
@@ -142,9 +146,11 @@ def build_server(store: Store, registry: CapabilityRegistry, runner: Runner) -> 
         handler = handlers.get(params.name)
         if handler is None:
             return _error({"code": "unknown_tool", "message": f"no tool {params.name!r}"})
-        who = principal_of(ctx)
+        who, arguments = principal_of(ctx), dict(params.arguments or {})
+        if params.name == "approve":  # decided by the token's roles, never by an argument
+            arguments["roles"] = roles_of(ctx)
         try:
-            value = await handler(dict(params.arguments or {}), who)
+            value = await handler(arguments, who)
         except FrostlineError as err:
             return _error(err.to_dict())
         content: list[Any] = [types.TextContent(type="text", text=json.dumps(value, default=str))]
@@ -172,6 +178,16 @@ def principal_of(ctx: Any) -> str | None:
     return user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
 
 
+def roles_of(ctx: Any) -> tuple[str, ...]:
+    """The roles of the request's bearer token (its scopes, see `frostline.mcp.serve`); none
+    on stdio."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+    scope = getattr(getattr(ctx, "request", None), "scope", None)
+    user = scope.get("user") if isinstance(scope, dict) else None
+    return tuple(user.access_token.scopes) if isinstance(user, AuthenticatedUser) else ()
+
+
 def _handlers(store: Store, registry: CapabilityRegistry, runner: Runner) -> dict[str, Handler]:
     def blocking(fn: Callable[..., Any], *, owned: bool = True) -> Handler:
         # A run blocks for its whole attempt (it has its own event loop); keep it off ours.
@@ -187,9 +203,17 @@ def _handlers(store: Store, registry: CapabilityRegistry, runner: Runner) -> dic
         "gate_script": blocking(functools.partial(ops.gate_script, store)),
         "show_run": blocking(functools.partial(ops.show_run, store)),
         "reconcile_call": blocking(functools.partial(ops.reconcile_call, store)),
-        "approve": blocking(functools.partial(ops.approve, store)),
+        "approve": _renamed(blocking(functools.partial(
+            ops.approve, store, policy=registry.config.approvals)), owner="run_owner"),
         "signal": blocking(functools.partial(ops.signal, store)),
     }
+
+
+def _renamed(handler: Handler, **names: str) -> Handler:
+    """`handler` with the tool's arguments renamed (`owner` is the caller's in every handler)."""
+    async def call(args: dict[str, Any], who: str | None) -> Any:
+        return await handler({names.get(k, k): v for k, v in args.items()}, who)
+    return call
 
 
 def _error(error: dict[str, Any]) -> types.CallToolResult:

@@ -16,6 +16,7 @@ from fastapi import FastAPI
 
 from frostline import __version__
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
+from frostline.capabilities.approvals import ApprovalPolicy
 from frostline.embedded.jobs import JobQueue
 from frostline.embedded.pool import DEFAULT_WORKERS, LocalPool
 from frostline.service import error_handlers, operations
@@ -53,14 +54,16 @@ DOCS_URL, REDOC_URL = "/docs", "/redoc"
 def create_app(store: Store, *, services: operations.Services | None = None,
                catalog: Catalog = DEFAULT_CATALOG, limits: ServiceLimits | None = None,
                docs: bool = False, pool_size: int | None = None,
-               resume_interval_s: float = 1.0) -> FastAPI:
+               resume_interval_s: float = 1.0,
+               approvals: ApprovalPolicy | None = None) -> FastAPI:
     """Build the API over `store`. `services` injects providers, runner and model clients, or
     the queue of the workers that run the jobs (without one, jobs run on an in-process pool of
     `pool_size` threads, by default two more than one principal may hold at once, so a
     principal at its limit leaves room for the others); `limits` bounds each principal (defaults: `ServiceLimits()`); `docs`
     serves the interactive API docs, which load their scripts from a CDN (off by default; the
     OpenAPI description is always at /openapi.json); `resume_interval_s` is how often the
-    embedded default looks for waiting runs to resume (0: never, only on an answer)."""
+    embedded default looks for waiting runs to resume (0: never, only on an answer);
+    `approvals` says who answers approvals (default: the approver role, no self-approval)."""
     services = services or operations.Services.default(catalog=catalog)
     limits = limits or ServiceLimits()
     size = pool_size or max(DEFAULT_WORKERS, limits.executing_attempts + 2)
@@ -101,6 +104,7 @@ def create_app(store: Store, *, services: operations.Services | None = None,
         catalog=catalog,
         queue=queue,
         limits=PrincipalLimits(limits),
+        approvals=approvals or ApprovalPolicy(),
     ))
     for router in ROUTERS:
         app.include_router(router)
@@ -110,7 +114,8 @@ def create_app(store: Store, *, services: operations.Services | None = None,
 
 def serve(store_url: str | None, host: str, port: int,
           make_services: Callable[[], operations.Services] | None = None, *,
-          limits: ServiceLimits | None = None, docs: bool = False) -> None:
+          limits: ServiceLimits | None = None, docs: bool = False,
+          approvals: ApprovalPolicy | None = None) -> None:
     """Run the API with uvicorn (blocking)."""
     import uvicorn
 
@@ -119,5 +124,6 @@ def serve(store_url: str | None, host: str, port: int,
     store = open_store(store_url)
     services = make_services() if make_services else None
     catalog = services.extra.get("catalog", DEFAULT_CATALOG) if services else DEFAULT_CATALOG
-    app = create_app(store, services=services, catalog=catalog, limits=limits, docs=docs)
+    app = create_app(store, services=services, catalog=catalog, limits=limits, docs=docs,
+                     approvals=approvals)
     uvicorn.run(app, host=host, port=port, log_level="info")

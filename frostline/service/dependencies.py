@@ -8,13 +8,14 @@ exist and for another principal's run, so the API never reveals which run ids ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from frostline.capabilities import Catalog
+from frostline.capabilities.approvals import ApprovalPolicy
 from frostline.contract.records import RunRecord
 from frostline.embedded.jobs import JobQueue
 from frostline.errors import RunNotFound
@@ -33,6 +34,7 @@ class ServiceState:
     catalog: Catalog
     queue: JobQueue
     limits: PrincipalLimits
+    approvals: ApprovalPolicy = field(default_factory=ApprovalPolicy)  # [approvals]
 
 
 def attach_state(app: FastAPI, state: ServiceState) -> None:
@@ -68,6 +70,16 @@ def principal(request: Request, state: State, _: Credentials) -> str:
 
 
 Principal = Annotated[str, Depends(principal)]
+
+
+def roles(request: Request, state: State, _: Principal) -> tuple[str, ...]:
+    """The roles of the token that authenticated the request (which decide the approvals it
+    may answer); read only by the routes that need them."""
+    record = state.store.authenticate(bearer_token(request) or "")
+    return () if record is None else record.roles
+
+
+Roles = Annotated[tuple[str, ...], Depends(roles)]
 
 
 def owned_run(run_id: str, who: Principal, state: State) -> RunRecord:

@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from frostline.errors import (
     AlreadyAnswered,
+    ApprovalForbidden,
     DefinitionError,
     FrostlineError,
     RunBusy,
@@ -32,6 +33,7 @@ _STATUS: dict[type[FrostlineError], int] = {
     RunNotFound: 404,
     UnknownWait: 404,
     AlreadyAnswered: 409,
+    ApprovalForbidden: 403,
     RunFinished: 409,
     ScriptRejected: 422,
     DefinitionError: 400,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import abc
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -190,15 +190,24 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def answer_wait(self, run_id: str, identity: str, value: Any, *, by: str,
-                    kind: str = "approval") -> AnswerRecord:
-        """Answer a reached wait once (UnknownWait, AlreadyAnswered, RunFinished refuse)."""
+                    kind: str = "approval",
+                    authorize: Callable[[WaitRecord], None] | None = None) -> AnswerRecord:
+        """Answer a reached wait once (UnknownWait, AlreadyAnswered, RunFinished refuse).
+        `authorize` sees the wait inside the answer's transaction and may raise to refuse it
+        (who may answer is decided on the wait the answer binds, nothing is written)."""
 
     @abc.abstractmethod
-    def send_signal(self, run_id: str, name: str, body: Any) -> dict[str, Any]:
-        """Keep an event for the run; delivered to the earliest unanswered wait of its name."""
+    def send_signal(self, run_id: str, name: str, body: Any, *,
+                    by: str = "signal") -> dict[str, Any]:
+        """Keep an event for the run, sent by the principal `by`; delivered to the earliest
+        unanswered wait of its name, whose answer records `by`."""
 
     @abc.abstractmethod
     def list_waits(self, run_id: str) -> list[tuple[WaitRecord, AnswerRecord | None]]: ...
+
+    @abc.abstractmethod
+    def open_approvals(self, limit: int = 1000) -> list[tuple[str, str, WaitRecord]]:
+        """Unanswered approvals of waiting runs, oldest first: (owner, run name, wait)."""
 
     @abc.abstractmethod
     def waiting_runs(self, limit: int = 1000) -> list[str]:
@@ -206,13 +215,20 @@ class Store(abc.ABC):
 
     # principals ---------------------------------------------------------------------------------
     @abc.abstractmethod
-    def create_token(self, principal: str, *, expires_in_s: float | None = None) -> str:
-        """Create a bearer token for `principal`, valid for `expires_in_s` seconds (None: until
-        revoked); stores only its hash and public prefix; returns the token."""
+    def create_token(self, principal: str, *, expires_in_s: float | None = None,
+                     roles: Iterable[str] | None = None) -> str:
+        """Create a bearer token for `principal` with `roles` (None: the default role,
+        runner), valid for `expires_in_s` seconds (None: until revoked); stores only its hash
+        and public prefix; returns the token."""
 
     @abc.abstractmethod
     def principal_for_token(self, token: str) -> str | None:
         """The principal of an active token; None for an unknown, revoked or expired one."""
+
+    @abc.abstractmethod
+    def authenticate(self, token: str) -> TokenRecord | None:
+        """The record (principal, roles) of an active token; None for an unknown, revoked or
+        expired one."""
 
     @abc.abstractmethod
     def list_tokens(self) -> list[TokenRecord]:

@@ -10,7 +10,7 @@ subclass that overrides one of them sees those writes too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -192,26 +192,35 @@ class FaultyStore(Store):
         return self._w("settle_wait", lambda: self.inner.settle_wait(wait, now))
 
     def answer_wait(self, run_id: str, identity: str, value: Any, *, by: str,
-                    kind: str = "approval") -> AnswerRecord:
+                    kind: str = "approval",
+                    authorize: Callable[[WaitRecord], None] | None = None) -> AnswerRecord:
         return self._w("answer_wait", lambda: self.inner.answer_wait(
-            run_id, identity, value, by=by, kind=kind))
+            run_id, identity, value, by=by, kind=kind, authorize=authorize))
 
-    def send_signal(self, run_id: str, name: str, body: Any) -> dict[str, Any]:
-        return self._w("send_signal", lambda: self.inner.send_signal(run_id, name, body))
+    def send_signal(self, run_id: str, name: str, body: Any, *,
+                    by: str = "signal") -> dict[str, Any]:
+        return self._w("send_signal", lambda: self.inner.send_signal(run_id, name, body, by=by))
 
     def list_waits(self, run_id: str) -> list[tuple[WaitRecord, AnswerRecord | None]]:
         return self._r("list_waits", lambda: self.inner.list_waits(run_id))
+
+    def open_approvals(self, limit: int = 1000) -> list[tuple[str, str, WaitRecord]]:
+        return self._r("open_approvals", lambda: self.inner.open_approvals(limit))
 
     def waiting_runs(self, limit: int = 1000) -> list[str]:
         return self._r("waiting_runs", lambda: self.inner.waiting_runs(limit))
 
     # principals
-    def create_token(self, principal: str, *, expires_in_s: float | None = None) -> str:
+    def create_token(self, principal: str, *, expires_in_s: float | None = None,
+                     roles: Iterable[str] | None = None) -> str:
         return self._w("create_token", lambda: self.inner.create_token(
-            principal, expires_in_s=expires_in_s))
+            principal, expires_in_s=expires_in_s, roles=roles))
 
     def principal_for_token(self, token: str) -> str | None:
         return self._r("principal_for_token", lambda: self.inner.principal_for_token(token))
+
+    def authenticate(self, token: str) -> TokenRecord | None:
+        return self._r("authenticate", lambda: self.inner.authenticate(token))
 
     def list_tokens(self) -> list[TokenRecord]:
         return self._r("list_tokens", self.inner.list_tokens)

@@ -15,6 +15,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from frostline.capabilities.approvals import DEFAULT_ROLE
 from frostline.errors import DefinitionError
 
 TOKEN_MARK = "fl_"
@@ -54,7 +55,8 @@ class TokenRecord:
     """What the store knows about one token: never the token itself.
 
     `prefix` is None for tokens created before prefixes were recorded; such a token is revoked
-    by its principal's name or by its whole value.
+    by its principal's name or by its whole value. `roles` decide which approvals the token
+    may answer (`frostline.capabilities.approvals`).
     """
 
     principal: str
@@ -62,6 +64,7 @@ class TokenRecord:
     created_at: float
     expires_at: float | None
     revoked_at: float | None
+    roles: tuple[str, ...] = (DEFAULT_ROLE,)
 
     def status(self, now: float) -> str:
         """One of TOKEN_STATUSES at time `now`; only an active token authenticates."""
@@ -74,4 +77,4 @@ class TokenRecord:
     def to_dict(self, now: float) -> dict[str, Any]:
         return {"principal": self.principal, "prefix": self.prefix, "status": self.status(now),
                 "created_at": self.created_at, "expires_at": self.expires_at,
-                "revoked_at": self.revoked_at}
+                "revoked_at": self.revoked_at, "roles": list(self.roles)}

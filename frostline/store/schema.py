@@ -329,6 +329,14 @@ MIGRATIONS: tuple[Migration, ...] = (
     ), postgres=(
         "ALTER TABLE slots DROP CONSTRAINT slots_run_id_fkey",
     )),
+    # Who answers approvals (issue 26): each token's roles, comma-separated (tokens made
+    # before carry the default role, runner), and the principal who sent each event, so the
+    # answer an event becomes records its sender even when it was kept for a later wait
+    # (NULL for events sent before: their answers say "signal", as they did).
+    Migration(13, "token roles; the sender of each event", common=(
+        "ALTER TABLE tokens ADD COLUMN roles TEXT NOT NULL DEFAULT 'runner'",
+        "ALTER TABLE signals ADD COLUMN sent_by TEXT",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

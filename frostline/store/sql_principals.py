@@ -5,21 +5,28 @@ from __future__ import annotations
 
 import hmac
 import math
+from collections.abc import Iterable
 from typing import Any
 
+from frostline.capabilities.approvals import normalize_roles
 from frostline.errors import DefinitionError
 from frostline.store.principals import TokenRecord, check_principal_name, new_token, token_hash
 from frostline.store.sqlbase import SqlBackend
 
-_TOKEN_COLS = "principal, prefix, created_at, expires_at, revoked_at"
+_TOKEN_COLS = "principal, prefix, created_at, expires_at, revoked_at, roles"
 
 
 class PrincipalQueries(SqlBackend):
     """The token methods of the Store interface."""
 
     # principals ---------------------------------------------------------------------------------
-    def create_token(self, principal: str, *, expires_in_s: float | None = None) -> str:
+    def create_token(self, principal: str, *, expires_in_s: float | None = None,
+                     roles: Iterable[str] | None = None) -> str:
         check_principal_name(principal)
+        try:
+            held = ",".join(normalize_roles(roles))
+        except ValueError as exc:
+            raise DefinitionError(str(exc)) from None
         if expires_in_s is not None and not (math.isfinite(expires_in_s) and expires_in_s > 0):
             raise DefinitionError(f"a token's lifetime is a positive number of seconds, not "
                                   f"{expires_in_s!r}")
@@ -27,11 +34,16 @@ class PrincipalQueries(SqlBackend):
         hashed, now = token_hash(token), self._clock()
         expires = None if expires_in_s is None else now + expires_in_s
         self._write("create_token", lambda c: self._x(
-            c, "INSERT INTO tokens (token_hash, principal, created_at, prefix, expires_at) "
-               "VALUES (?, ?, ?, ?, ?)", (hashed, principal, now, prefix, expires)))
+            c, "INSERT INTO tokens (token_hash, principal, created_at, prefix, expires_at, "
+               "roles) VALUES (?, ?, ?, ?, ?, ?)", (hashed, principal, now, prefix, expires,
+                                                    held)))
         return token
 
     def principal_for_token(self, token: str) -> str | None:
+        record = self.authenticate(token)
+        return None if record is None else record.principal
+
+    def authenticate(self, token: str) -> TokenRecord | None:
         if not isinstance(token, str) or not token:
             return None
         hashed = token_hash(token)
@@ -42,7 +54,7 @@ class PrincipalQueries(SqlBackend):
             return None
         record = _record(rows[0][1:])
         # Checked on every request: a revoked or expired token is refused from the next one on.
-        return record.principal if record.status(self._clock()) == "active" else None
+        return record if record.status(self._clock()) == "active" else None
 
     def list_tokens(self) -> list[TokenRecord]:
         rows = self._read("list_tokens", lambda c: self._x(
@@ -89,7 +101,8 @@ def _revoked_by(target: str, hashed: str,
 
 
 def _record(row: Any) -> TokenRecord:
-    principal, prefix, created, expires, revoked = row
+    principal, prefix, created, expires, revoked, roles = row
     return TokenRecord(str(principal), prefix, float(created),
                        None if expires is None else float(expires),
-                       None if revoked is None else float(revoked))
+                       None if revoked is None else float(revoked),
+                       tuple(r for r in str(roles or "").split(",") if r) or normalize_roles(None))

@@ -8,6 +8,7 @@ A run that has succeeded takes no answer and no event: nothing of it waits any m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from frostline.contract.waits import (
@@ -66,13 +67,15 @@ class WaitQueries(SqlBackend):
     def _self_answer(self, conn: Any, wait: WaitRecord, now: float) -> AnswerRecord | None:
         """An event kept for the wait, or the clock's answer; written as its answer."""
         if wait.kind == "event" and wait.name is not None:
-            rows = self._x(conn, "SELECT seq, body FROM signals WHERE run_id = ? AND name = ? "
+            rows = self._x(conn, "SELECT seq, body, sent_by FROM signals WHERE run_id = ? AND "
+                           "name = ? "
                            "AND identity IS NULL ORDER BY seq LIMIT 1",
                            (wait.run_id, wait.name)).fetchall()
             if rows:
                 self._x(conn, "UPDATE signals SET identity = ? WHERE seq = ?",
                         (wait.identity, rows[0][0]))
-                return self._put_answer(conn, wait, self._load(rows[0][1]), "signal", now)
+                return self._put_answer(conn, wait, self._load(rows[0][1]),
+                                        rows[0][2] or "signal", now)
         if wait.due_at is not None and now >= wait.due_at:
             value = (timer_value(now, wait.due_at) if wait.kind == "timer"
                      else timeout_value(wait.name or "", now))
@@ -95,7 +98,8 @@ class WaitQueries(SqlBackend):
         return AnswerRecord(wait.run_id, wait.identity, value, wait.digest, by, now)
 
     def answer_wait(self, run_id: str, identity: str, value: Any, *, by: str,
-                    kind: str = "approval") -> AnswerRecord:
+                    kind: str = "approval",
+                    authorize: Callable[[WaitRecord], None] | None = None) -> AnswerRecord:
         """Answer the reached wait `identity` of `kind` with `value`, once: UnknownWait when
         no such wait was reached, AlreadyAnswered when it has an answer, RunFinished when the
         run has succeeded. Nothing is changed when it refuses."""
@@ -113,22 +117,25 @@ class WaitQueries(SqlBackend):
                     f"run {run_id!r} has no {kind} wait {identity!r}"
                     + (f"; its {kind} waits: {', '.join(known)}" if known else
                        f"; it has reached no {kind} wait"), run_id=run_id, identity=identity)
+            if authorize is not None:  # in the transaction: on the wait this answer binds
+                authorize(wait)
             return self._put_answer(conn, wait, value, by, now)
 
         return self._write("answer_wait", op)
 
-    def send_signal(self, run_id: str, name: str, body: Any) -> dict[str, Any]:
-        """Keep the event `name` for the run; it goes to the earliest reached wait for that
-        name that has no answer, or is kept until one is reached. Returns ``{"seq",
-        "delivered_to"}`` (the wait's identity, or None while it is kept)."""
+    def send_signal(self, run_id: str, name: str, body: Any, *,
+                    by: str = "signal") -> dict[str, Any]:
+        """Keep the event `name` for the run, sent by `by`; it goes to the earliest reached
+        wait for that name that has no answer, or is kept until one is reached. Returns
+        ``{"seq", "delivered_to"}`` (the wait's identity, or None while it is kept)."""
         now = self._clock()
         text = self._j(body, "event body")
 
         def op(conn: Any) -> dict[str, Any]:
             self._open_run(conn, run_id)
-            rows = self._x(conn, "INSERT INTO signals (run_id, name, body, identity, at) "
-                           "VALUES (?, ?, ?, NULL, ?) RETURNING seq",
-                           (run_id, name, text, now)).fetchall()
+            rows = self._x(conn, "INSERT INTO signals (run_id, name, body, identity, at, "
+                           "sent_by) VALUES (?, ?, ?, NULL, ?, ?) RETURNING seq",
+                           (run_id, name, text, now, by)).fetchall()
             seq = int(rows[0][0])
             waiting = self._x(conn, f"SELECT {_WAIT_COLS} FROM waits w WHERE run_id = ? AND "
                               "kind = 'event' AND name = ? AND NOT EXISTS (SELECT 1 FROM "
@@ -139,7 +146,7 @@ class WaitQueries(SqlBackend):
                 return {"seq": seq, "delivered_to": None}
             wait = self._wait(waiting[0])
             self._x(conn, "UPDATE signals SET identity = ? WHERE seq = ?", (wait.identity, seq))
-            self._put_answer(conn, wait, body, "signal", now)
+            self._put_answer(conn, wait, body, by, now)
             return {"seq": seq, "delivered_to": wait.identity}
 
         return self._write("send_signal", op)
@@ -156,6 +163,18 @@ class WaitQueries(SqlBackend):
             return [(w, answers.get(w.identity)) for w in waits]
 
         return self._read("list_waits", read)
+
+    def open_approvals(self, limit: int = 1000) -> list[tuple[str, str, WaitRecord]]:
+        """The approvals no one has answered yet in runs that wait, oldest first, each as
+        (the run's owner, the run's name, the wait)."""
+        cols = ", ".join("w." + c.strip() for c in _WAIT_COLS.split(","))
+        rows = self._read("open_approvals", lambda c: self._x(
+            c, f"SELECT r.owner, r.name, {cols} FROM waits w JOIN runs r ON "
+            "r.run_id = w.run_id WHERE w.kind = 'approval' AND r.status = 'waiting' AND NOT "
+            "EXISTS (SELECT 1 FROM wait_answers a WHERE a.run_id = w.run_id AND a.identity = "
+            "w.identity) ORDER BY w.reached_at, w.run_id, w.identity LIMIT ?",
+            (int(limit),)).fetchall())
+        return [(str(r[0]), str(r[1]), self._wait(r[2:])) for r in rows]
 
     def waiting_runs(self, limit: int = 1000) -> list[str]:
         """The run keys whose latest attempt ended waiting, oldest change first."""

@@ -57,7 +57,8 @@ def test_list_and_revoke_by_name_and_by_prefix(url):
     a1, a2, b = create(url, "alice"), create(url, "alice"), create(url, "bob")
     rows = listing(url)
     assert [r["principal"] for r in rows] == ["alice", "alice", "bob"]
-    assert all(set(r) == {"principal", "prefix", "status", "created_at", "expires_at", "revoked_at"}
+    assert all(set(r) == {"principal", "prefix", "status", "created_at", "expires_at", "revoked_at",
+                          "roles"}
                for r in rows)
     assert not any(v in json.dumps(rows) for v in (a1, a2, b))
     human = cli("token", "list", "--store", url)

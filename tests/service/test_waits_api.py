@@ -1,5 +1,7 @@
 """The waits over HTTP (issue 16): approve, reject and signal a run, owner-scoped, with the one
-error shape; the service resumes the run itself once the answer is in."""
+error shape; the service resumes the run itself once the answer is in. An approval is answered
+by a second party, a token with the approver role (issue 26; tests/service/test_approvals_api.py
+covers who may answer)."""
 
 from __future__ import annotations
 
@@ -47,10 +49,16 @@ def test_approve_and_signal_resume_the_run(live: Live) -> None:
                            ("waits", None)):
             got = bob.request("GET" if body is None else "POST", f"/v1/runs/w1/{path}", json=body)
             assert got.status_code == 404 and got.json()["error"]["code"] == "run_not_found"
-        r = alice.post(f"/v1/runs/w1/{_approval(APPROVAL)}", json={"reason": "go"})
+    carol = live.store.create_token("carol", roles=["approver"])
+    with live.client(live.alice) as alice, live.client(carol) as approver:
+        own = alice.post(f"/v1/runs/w1/{_approval(APPROVAL)}", json={"reason": "go"})
+        assert own.status_code == 403 and own.json()["error"]["code"] == "approval_forbidden"
+        r = approver.post(f"/v1/runs/w1/{_approval(APPROVAL)}", json={"reason": "go"},
+                          params={"owner": "alice"})
         assert r.status_code == 200, r.text
-        assert r.json()["value"]["by"] == "alice" and r.json()["run_id"] == "w1"
-        second = alice.post(f"/v1/runs/w1/{_approval(APPROVAL)}", json={"approved": False})
+        assert r.json()["value"]["by"] == "carol" and r.json()["run_id"] == "w1"
+        second = approver.post(f"/v1/runs/w1/{_approval(APPROVAL)}", json={"approved": False},
+                               params={"owner": "alice"})
         assert second.status_code == 409
         assert second.json()["error"]["code"] == "already_answered"
         # the service resumes it by itself: it now waits for the event
@@ -64,9 +72,10 @@ def test_approve_and_signal_resume_the_run(live: Live) -> None:
         done = _until(alice, "w1", "succeeded")
         assert done["status"] == "succeeded", done
         result = done["attempts"][-1]["result"]
-        assert result == {"approved": True, "by": "alice", "paid": {"amount": 5}}
+        assert result == {"approved": True, "by": "carol", "paid": {"amount": 5}}
         assert [w["answer"]["value"]["reason"] for w in done["waits"]
                 if w["kind"] == "approval"] == ["go"]
+        assert [w["answer"]["by"] for w in done["waits"]] == ["carol", "alice"]  # the sender
         # a finished run takes no more answers; nothing changes
         late = alice.post("/v1/runs/w1/signals/paid", json={"data": 1})
         assert late.status_code == 409 and late.json()["error"]["code"] == "run_finished"

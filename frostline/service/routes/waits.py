@@ -3,6 +3,11 @@ waits. Owner-scoped like every run route (another principal's run is a 404), wit
 error shape: an unknown wait is a 404, a second answer or a finished run a 409 (the first
 answer stands, nothing changes), a malformed answer a 400/422.
 
+Approvals are the exception to owner scope (docs/approvals.md): they are answered by a second
+party. `GET /v1/approvals` lists those the caller may answer, and the answer names the run's
+owner (`?owner=alice`); the run's owner answering its own approval, where self_approval is
+not configured, is a 403 that says who may.
+
 An answer is committed here; the run goes on in its next attempt, which the service starts
 itself (`frostline.service.resumer`) or a worker runs as a queued resume job.
 """
@@ -14,9 +19,10 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from frostline.embedded.answers import approve, signal, waits_of
+from frostline.embedded.answers import approvals_for, approve, signal, waits_of
+from frostline.errors import RunNotFound
 from frostline.service import operations
-from frostline.service.dependencies import OwnedRun, Principal, State
+from frostline.service.dependencies import OwnedRun, Principal, Roles, State
 from frostline.service.resumer import wake
 from frostline.service.schemas import ApprovalAnswer, SignalBody
 
@@ -30,21 +36,33 @@ def list_waits(run: OwnedRun, state: State) -> dict[str, Any]:
                                    "waits": waits_of(state.store, run.run_id)})
 
 
+@router.get("/v1/approvals")
+def list_approvals(who: Principal, held: Roles, state: State) -> dict[str, Any]:
+    """The approvals waiting for an answer that the caller may give, oldest first: each with
+    the run's `owner`, its `run_id`, the wait's `identity` and what it asks (`payload`)."""
+    return {"approvals": approvals_for(state.store, state.approvals, who, held)}
+
+
 @router.post("/v1/runs/{run_id}/approvals/{identity:path}")
-def answer_approval(identity: str, body: ApprovalAnswer, run: OwnedRun, who: Principal,
-                    state: State) -> dict[str, Any]:
+def answer_approval(run_id: str, identity: str, body: ApprovalAnswer, who: Principal,
+                    held: Roles, state: State, owner: str | None = None) -> dict[str, Any]:
     """Approve (or, with `approved: false`, reject) the approval the run waits for at
-    `identity` (URL-encode it: `orchestrate%2F%231%40%3A0`)."""
+    `identity` (URL-encode it: `orchestrate%2F%231%40%3A0`). `owner` names the run's owner
+    when it is not the caller; who may answer is configured (403 otherwise, saying who)."""
+    run = state.store.find_run(owner or who, run_id)
+    if run is None:
+        raise RunNotFound(f"no run {run_id!r}", run_id=run_id)
     answer = approve(state.store, run.run_id, identity, by=who, approved=body.approved,
-                     reason=body.reason)
+                     reason=body.reason, policy=state.approvals, roles=held)
     wake(state.store, state.queue, run.run_id, time.time())
-    return operations.public(run, {"run_id": run.run_id, **answer})
+    return operations.public(run, {"run_id": run.run_id, "owner": run.owner, **answer})
 
 
 @router.post("/v1/runs/{run_id}/signals/{name}")
-def send_signal(name: str, body: SignalBody, run: OwnedRun, state: State) -> dict[str, Any]:
+def send_signal(name: str, body: SignalBody, run: OwnedRun, who: Principal,
+                state: State) -> dict[str, Any]:
     """Send the event `name` with its JSON body: delivered to the earliest wait for it, or
     kept until one is reached."""
-    sent = signal(state.store, run.run_id, name, body.data)
+    sent = signal(state.store, run.run_id, name, body.data, by=who)
     wake(state.store, state.queue, run.run_id, time.time())
     return operations.public(run, sent)
