@@ -86,3 +86,19 @@ def test_revoking_what_does_not_exist_is_a_usage_error(url):
 @pytest.mark.parametrize("name", ["a/b", "al ice", ""])
 def test_principal_names_with_slash_or_space_are_refused(url, name):
     assert cli("token", "create", name, "--store", url).exit_code == 2
+
+
+def test_issue26_create_with_roles_and_list_them(url):
+    create(url, "alice")
+    create(url, "carol", "--role", "approver")
+    res = cli("token", "create", "ops", "--role", "approver,runner", "--role", "release",
+              "--json", "--store", url)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["roles"] == ["approver", "release", "runner"]
+    assert [r["roles"] for r in listing(url)] == [["runner"], ["approver"],
+                                                  ["approver", "release", "runner"]]
+    table = cli("token", "list", "--store", url)
+    assert table.exit_code == 0 and "roles" in table.output and "approver" in table.output
+    res = cli("token", "create", "dave", "--role", "Admin!", "--store", url)
+    assert res.exit_code == 2 and "lowercase letters" in res.output
+    assert len(listing(url)) == 3  # the refused token was not made

@@ -36,3 +36,36 @@ def test_a_bad_approval_value_names_the_key(tmp_path: Path) -> None:
     path = _config(tmp_path, '[capabilities."echo"]\napproval = "sometimes"\n')
     with pytest.raises(ConfigError, match=r'capabilities\."echo"\.approval'):
         read_config(path)
+
+
+def test_issue26_approvers_and_self_approval_are_read(tmp_path: Path) -> None:
+    from frostline.capabilities.approvals import ApprovalRule
+
+    path = _config(tmp_path, '[approvals]\napprovers = ["role:approver", "lead"]\n'
+                   '[capabilities."echo"]\napproval = "required"\napprovers = ["ops"]\n'
+                   '[capabilities."human.approve"]\nself_approval = true\n')
+    policy = read_config(path).approvals
+    assert policy.default == ApprovalRule(("role:approver", "lead"), False)
+    assert policy.rule("echo") == ApprovalRule(("ops",), False)
+    assert policy.rule("human.approve") == ApprovalRule(("role:approver", "lead"), True)
+    assert policy.rule("image.generate") is policy.default
+    assert read_config(_config(tmp_path, "")).approvals.default == ApprovalRule(
+        ("role:approver",), False)  # the defaults: the approver role, no self-approval
+
+
+@pytest.mark.parametrize(("body", "key"), [
+    ('[approvals]\napprovers = "ops"\n', "approvals.approvers"),
+    ('[approvals]\napprovers = ["role:Ops"]\n', "approvals.approvers"),
+    ('[approvals]\napprovers = ["a b"]\n', "approvals.approvers"),
+    ('[approvals]\nself_approval = "yes"\n', "approvals.self_approval"),
+    ('[approvals]\nwho = ["ops"]\n', "approvals.who"),
+    ('approvals = 1\n', "approvals"),
+    ('[capabilities."echo"]\napprovers = []\n', 'capabilities."echo".approvers'),
+    ('[capabilities."echo"]\napproval = "none"\napprovers = ["ops"]\n',
+     'capabilities."echo".approval'),
+])
+def test_issue26_a_bad_approvers_table_names_the_key(tmp_path: Path, body: str,
+                                                      key: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        read_config(_config(tmp_path, body))
+    assert err.value.fields["key"] == key, err.value.message
