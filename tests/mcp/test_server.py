@@ -1,18 +1,20 @@
 """frostline as an MCP server, driven by the official `mcp` client (`ClientSession`) over stdio
 and over streamable HTTP: list the tools, check a script, run it (it fails), gate and run a
 repair under the same run id (it replays and executes only the tail), show the run, and read
-the run and an image artifact as resources."""
+the run and an image artifact as resources. A run's approval is answered by a second party
+(issue 26): the local user on the command line next to stdio, an approver's token over HTTP."""
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -55,7 +57,11 @@ def structured(result: Any) -> dict[str, Any]:
     return dict(data)
 
 
-async def scenario(session: ClientSession) -> None:
+# approve elsewhere: (run_id, identity, approved) -> the answer, or {"error": ...}
+Elsewhere = Callable[[str, str, bool], Awaitable[dict[str, Any]]]
+
+
+async def scenario(session: ClientSession, elsewhere: Elsewhere) -> None:
     await session.initialize()
     listed = {t.name: t for t in (await session.list_tools()).tools}
     assert set(listed) == {"catalog", "check_script", "run_script", "gate_script", "show_run",
@@ -100,7 +106,7 @@ async def scenario(session: ClientSession) -> None:
     nothing = await session.call_tool("reconcile_call", {"run_id": "m1", "identity":
                                                          "orchestrate/#0@:0", "abandon": True})
     assert nothing.is_error
-    await waits(session)
+    await waits(session, elsewhere)
 
     resources = {str(r.uri) for r in (await session.list_resources()).resources}
     assert "frostline://runs/m1" in resources
@@ -120,19 +126,33 @@ async def orchestrate(ctx, args):
 """
 
 
-async def waits(session: ClientSession) -> None:
-    """A run that waits: approved and signalled through the tools, then run again."""
+def on_the_command_line(cwd: Path, store: str | None = None) -> Elsewhere:
+    """Answer as the local user does: `frostline approve` in a shell next to the agent."""
+    async def answer(run_id: str, identity: str, approved: bool) -> dict[str, Any]:
+        args = [sys.executable, "-m", "frostline", "approve", run_id, identity, "--json",
+                *(["--store", store] if store else []), *([] if approved else ["--reject"])]
+        done = await anyio.run_process(args, env=env(), cwd=cwd, check=False)
+        return dict(json.loads(done.stdout))
+    return answer
+
+
+async def waits(session: ClientSession, elsewhere: Elsewhere) -> None:
+    """A run that waits: the agent may not approve it itself (issue 26); approved elsewhere,
+    signalled through the tools, then run again."""
     first = structured(await session.call_tool("run_script", {"run_id": "w1", "script": WAITS}))
     assert first["status"] == "waiting" and first["exit_code"] == 10
     shown = structured(await session.call_tool("show_run", {"run_id": "w1"}))
     [wait] = shown["waits"]
     assert wait["kind"] == "approval" and wait["payload"] == {"ask": "send?"}
-    answer = structured(await session.call_tool("approve", {
-        "run_id": "w1", "identity": wait["identity"], "reason": "fine"}))
-    assert answer["value"]["approved"] is True
-    again = await session.call_tool("approve", {"run_id": "w1", "identity": wait["identity"],
-                                                "approved": False})
-    assert again.is_error and "already_answered" in again.content[0].text
+    own = await session.call_tool("approve", {"run_id": "w1", "identity": wait["identity"],
+                                              "reason": "fine"})
+    error = json.loads(own.content[0].text)["error"]
+    assert own.is_error and error["code"] == "approval_forbidden", error
+    assert "role approver" in error["message"] and "self_approval" in error["message"]
+    answer = await elsewhere("w1", wait["identity"], True)
+    assert answer["value"]["approved"] is True, answer
+    again = await elsewhere("w1", wait["identity"], False)
+    assert again["error"]["code"] == "already_answered"
     sent = structured(await session.call_tool("signal", {"run_id": "w1", "name": "ready",
                                                          "data": {"k": 1}}))
     assert sent["delivered_to"] is None  # kept: the run has not reached that wait yet
@@ -143,8 +163,7 @@ async def waits(session: ClientSession) -> None:
     assert bad.is_error and "run_finished" in bad.content[0].text
 
 
-def run_session(connect: Callable[[], Any],
-                body: Callable[[ClientSession], Any] = scenario) -> None:
+def run_session(connect: Callable[[], Any], body: Callable[[ClientSession], Any]) -> None:
     async def main() -> None:
         async with connect() as (read, write), ClientSession(read, write) as session:
             await body(session)
@@ -156,7 +175,9 @@ def test_over_stdio(tmp_path):
         command=sys.executable, args=["-m", "frostline", "mcp", "--store",
                                       f"sqlite:///{tmp_path}/runs.db"],
         env=env(), cwd=str(tmp_path))
-    run_session(lambda: _streams(stdio_client(params)))
+    elsewhere = on_the_command_line(tmp_path, f"sqlite:///{tmp_path}/runs.db")
+    run_session(lambda: _streams(stdio_client(params)),
+                functools.partial(scenario, elsewhere=elsewhere))
 
 
 @asynccontextmanager
@@ -210,20 +231,36 @@ def bearer(endpoint: str, token: str) -> Callable[[], Any]:
     return connect
 
 
+def approver(endpoint: str, token: str, owner: str) -> Elsewhere:
+    """Answer as a second party: an MCP session of an approver's token, naming the owner."""
+    async def answer(run_id: str, identity: str, approved: bool) -> dict[str, Any]:
+        async with bearer(endpoint, token)() as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            done = await session.call_tool("approve", {"run_id": run_id, "identity": identity,
+                                                       "approved": approved, "owner": owner})
+            return dict(json.loads(done.content[0].text))
+    return answer
+
+
 def test_over_streamable_http_with_a_bearer_token(tmp_path):
     import httpx2
 
     url = f"sqlite:///{tmp_path}/runs.db"
     with open_store(url) as store:
         token = store.create_token("agent")
+        ops = store.create_token("ops", roles=["approver"])
     with http_server(url, tmp_path) as endpoint:
         assert httpx2.post(endpoint, json={}).status_code == 401  # no token, no service
         assert httpx2.post(endpoint, json={}, headers={
             "Authorization": "Bearer not-a-token"}).status_code == 401
-        run_session(bearer(endpoint, token))
+        run_session(bearer(endpoint, token), functools.partial(
+            scenario, elsewhere=approver(endpoint, ops, "agent")))
     with open_store(url) as store:  # the token's principal owns what it made
         assert sorted((r.owner, r.name) for r in store.list_runs()) == [("agent", "m1"),
                                                                          ("agent", "w1")]
+        waited = store.find_run("agent", "w1")
+        assert [a.by for _, a in store.list_waits(waited.run_id)] == ["ops", "agent"]
 
 
 async def alice_makes_runs(session: ClientSession) -> str:
@@ -242,6 +279,7 @@ async def bob_cannot_see_them(session: ClientSession, alice_image: str) -> None:
     for tool, args in (("show_run", {}), ("gate_script", {"script": V2}),
                        ("reconcile_call", {"identity": "orchestrate/#0@:0", "abandon": True}),
                        ("approve", {"identity": "orchestrate/#0@:0"}),
+                       ("approve", {"identity": "orchestrate/#0@:0", "owner": "alice"}),
                        ("signal", {"name": "ready", "data": 1})):
         refused = await session.call_tool(tool, {"run_id": "mine", **args})
         assert refused.is_error and json.loads(refused.content[0].text)["error"][
