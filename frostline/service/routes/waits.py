@@ -44,7 +44,7 @@ def list_approvals(who: Principal, held: Roles, state: State) -> dict[str, Any]:
 
 
 @router.post("/v1/runs/{run_id}/approvals/{identity:path}")
-def answer_approval(run_id: str, identity: str, body: ApprovalAnswer, who: Principal,
+def answer_approval(identity: str, run_id: str, body: ApprovalAnswer, who: Principal,
                     held: Roles, state: State, owner: str | None = None) -> dict[str, Any]:
     """Approve (or, with `approved: false`, reject) the approval the run waits for at
     `identity` (URL-encode it: `orchestrate%2F%231%40%3A0`). `owner` names the run's owner
