@@ -163,3 +163,19 @@ def test_issue26_two_approvers_race_and_exactly_one_answer_stands(served: Live) 
     for code, body in results:  # type: ignore[misc]
         if code == 409:
             assert body["error"]["answer"]["by"] == won["by"]  # the first answer stands
+
+
+def test_issue26_serve_takes_the_approvals_of_the_configuration(tmp_path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    import frostline.service.app as app_module
+    from frostline.capabilities.approvals import ApprovalRule
+    from frostline.cli import main
+
+    config = tmp_path / "frostline.toml"
+    config.write_text('[approvals]\napprovers = ["ops"]\nself_approval = true\n')
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(app_module, "serve", lambda *a, **kw: seen.update(kw))
+    res = CliRunner().invoke(main, ["serve", "--runner", "process", "--config", str(config)])
+    assert res.exit_code == 0, res.output
+    assert seen["approvals"].default == ApprovalRule(("ops",), True)

@@ -100,3 +100,25 @@ def test_bad_input_is_refused_with_the_error_shape(cli: Cli) -> None:
     assert code == 0 and out["delivered_to"] is None
     code, out = cli("resume", "missing", "--runner", "process")
     assert code == 2
+
+
+def test_issue26_the_local_principal_approves_on_the_command_line_as_before(
+        cli: Cli, tmp_path: Path) -> None:
+    # A configuration that names other approvers and refuses self-approval over HTTP and MCP:
+    # the command line is the one user of this machine, and keeps answering its own runs.
+    config = tmp_path / "frostline.toml"
+    config.write_text('[approvals]\napprovers = ["ops"]\nself_approval = false\n')
+    cli.env["FROSTLINE_CONFIG"] = str(config)
+    cli.script.write_text(SCRIPT.replace('t = await ctx.run("timer.sleep", {"seconds": '
+                                         'args["sleep"]})', 't = await ctx.run("event.wait", '
+                                         '{"event": "go"})').replace(
+        '"woke": t["woke_at"] >= t["due_at"]', '"go": t'))
+    code, out = cli("run", str(cli.script), "--run", "r", "--args", "{}", "--runner", "process")
+    assert code == 10, out
+    code, out = cli("approve", "r", out["error"]["identity"], "--reason", "mine")
+    assert code == 0 and out["value"]["by"] == "local" and out["by"] == "local"
+    assert cli("signal", "r", "go", "--data", "7")[0] == 0  # kept for the wait ahead
+    code, out = cli("resume", "r", "--runner", "process")
+    assert code == 0 and out["result"] == {"approved": True, "go": 7}
+    code, out = cli("show", "r")
+    assert [w["answer"]["by"] for w in out["waits"]] == ["local", "local"]
