@@ -15,10 +15,11 @@ itself (`frostline.service.resumer`) or a worker runs as a queued resume job.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 
+from frostline.contract.records import RunRecord
 from frostline.embedded.answers import approvals_for, approve, signal, waits_of
 from frostline.errors import RunNotFound
 from frostline.service import operations
@@ -43,15 +44,23 @@ def list_approvals(who: Principal, held: Roles, state: State) -> dict[str, Any]:
     return {"approvals": approvals_for(state.store, state.approvals, who, held)}
 
 
-@router.post("/v1/runs/{run_id}/approvals/{identity:path}")
-def answer_approval(identity: str, run_id: str, body: ApprovalAnswer, who: Principal,
-                    held: Roles, state: State, owner: str | None = None) -> dict[str, Any]:
-    """Approve (or, with `approved: false`, reject) the approval the run waits for at
-    `identity` (URL-encode it: `orchestrate%2F%231%40%3A0`). `owner` names the run's owner
-    when it is not the caller; who may answer is configured (403 otherwise, saying who)."""
+def approvable_run(run_id: str, who: Principal, state: State,
+                   owner: str | None = None) -> RunRecord:
+    """The run `run_id` of `owner` (the caller's own without one), or 404 like any missing
+    run; whether the caller may answer its approval is decided with the answer."""
     run = state.store.find_run(owner or who, run_id)
     if run is None:
         raise RunNotFound(f"no run {run_id!r}", run_id=run_id)
+    return run
+
+
+@router.post("/v1/runs/{run_id}/approvals/{identity:path}")
+def answer_approval(identity: str, body: ApprovalAnswer,
+                    run: Annotated[RunRecord, Depends(approvable_run)], who: Principal,
+                    held: Roles, state: State) -> dict[str, Any]:
+    """Approve (or, with `approved: false`, reject) the approval the run waits for at
+    `identity` (URL-encode it: `orchestrate%2F%231%40%3A0`). `owner` names the run's owner
+    when it is not the caller; who may answer is configured (403 otherwise, saying who)."""
     answer = approve(state.store, run.run_id, identity, by=who, approved=body.approved,
                      reason=body.reason, policy=state.approvals, roles=held)
     wake(state.store, state.queue, run.run_id, time.time())
