@@ -108,6 +108,11 @@ def test_issue26_who_approves_nothing_sees_no_run(served: Live) -> None:
                          params={"owner": "alice"})
             assert r.status_code == 404 and r.json()["error"]["code"] == "run_not_found"
         assert bob.post(PATH, json={}, params={"owner": "nobody"}).status_code == 404
+        # nor does a malformed body tell him whether alice has a run of that name
+        for run in ("d1", "nope"):
+            r = bob.post(f"/v1/runs/{run}/approvals/x", json={"approved": "yes"},
+                         params={"owner": "alice"})
+            assert r.status_code == 404, (run, r.text)
     assert _answers(served) == [None]
 
 

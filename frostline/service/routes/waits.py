@@ -44,12 +44,13 @@ def list_approvals(who: Principal, held: Roles, state: State) -> dict[str, Any]:
     return {"approvals": approvals_for(state.store, state.approvals, who, held)}
 
 
-def approvable_run(run_id: str, who: Principal, state: State,
+def approvable_run(run_id: str, who: Principal, held: Roles, state: State,
                    owner: str | None = None) -> RunRecord:
     """The run `run_id` of `owner` (the caller's own without one), or 404 like any missing
-    run; whether the caller may answer its approval is decided with the answer."""
+    run, also for a caller who approves nothing (so no body it sends tells it which of another
+    principal's runs exist); whether it may answer this approval is decided with the answer."""
     run = state.store.find_run(owner or who, run_id)
-    if run is None:
+    if run is None or (run.owner != who and not state.approvals.approves_anything(who, held)):
         raise RunNotFound(f"no run {run_id!r}", run_id=run_id)
     return run
 
