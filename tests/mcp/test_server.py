@@ -342,3 +342,53 @@ def test_over_http_a_session_serves_only_the_principal_that_opened_it(tmp_path):
         mine = httpx2.post(endpoint, json=listing, headers={
             **accept, "Authorization": f"Bearer {alice}", "Mcp-Session-Id": session})
         assert mine.status_code == 200 and "run_script" in mine.text
+
+
+def test_issue26_over_http_a_second_party_answers_the_agents_approval(store_url, tmp_path):
+    with open_store(store_url) as store:
+        agent = store.create_token("agent")
+        ops, bob = store.create_token("ops", roles=["approver"]), store.create_token("bob")
+    with http_server(store_url, tmp_path) as endpoint:
+
+        async def as_agent(session: ClientSession) -> None:
+            await session.initialize()
+            first = structured(await session.call_tool("run_script", {"run_id": "w1",
+                                                                      "script": WAITS}))
+            identity = first["error"]["identity"]
+            own = await session.call_tool("approve", {"run_id": "w1", "identity": identity})
+            assert own.is_error and json.loads(own.content[0].text)["error"]["code"] == (
+                "approval_forbidden")
+            # a runner's token approves nothing: the agent's run is not found for it
+            hidden = await approver(endpoint, bob, "agent")("w1", identity, True)
+            assert hidden["error"]["code"] == "run_not_found"
+            answer = await approver(endpoint, ops, "agent")("w1", identity, True)
+            assert (answer["run_id"], answer["owner"], answer["by"]) == ("w1", "agent", "ops")
+            structured(await session.call_tool("signal", {"run_id": "w1", "name": "ready",
+                                                          "data": 2}))
+            done = structured(await session.call_tool("run_script", {"run_id": "w1",
+                                                                     "script": WAITS}))
+            assert done["result"] == {"approved": True, "event": 2}
+
+        run_session(bearer(endpoint, agent), as_agent)
+    with open_store(store_url) as store:
+        waited = store.find_run("agent", "w1")
+        assert [a.by for _, a in store.list_waits(waited.run_id)] == ["ops", "agent"]
+
+
+def test_issue26_self_approval_in_the_configuration_lets_the_agent_answer(tmp_path):
+    url = f"sqlite:///{tmp_path}/runs.db"
+    (tmp_path / "frostline.toml").write_text('[capabilities."human.approve"]\n'
+                                             "self_approval = true\n")
+    with open_store(url) as store:
+        agent = store.create_token("agent")
+    with http_server(url, tmp_path) as endpoint:
+
+        async def as_agent(session: ClientSession) -> None:
+            await session.initialize()
+            first = structured(await session.call_tool("run_script", {"run_id": "w1",
+                                                                      "script": WAITS}))
+            answer = structured(await session.call_tool("approve", {
+                "run_id": "w1", "identity": first["error"]["identity"], "reason": "mine"}))
+            assert answer["by"] == "agent" and answer["value"]["reason"] == "mine"
+
+        run_session(bearer(endpoint, agent), as_agent)
