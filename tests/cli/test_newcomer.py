@@ -1,0 +1,91 @@
+"""Issue 27 §2, the newcomer's path on the command line: each journey a new user takes in a
+fresh clone, run as that user runs it (a real `frostline` child process in a scratch folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TOML = """
+[providers.mine]
+kind = "python"
+module = "mytools"
+"""
+TOOLS = '''
+from frostline.capability import capability
+
+@capability("mine.slugify", effect="read_only")
+def slugify(text: str) -> dict:
+    """Lowercase words joined by dashes."""
+    return {"slug": "-".join(text.lower().split())}
+'''
+SLUG = """
+async def orchestrate(ctx, args):
+    return await ctx.run("mine.slugify", {"text": "Hello Frost Line"})
+"""
+
+
+def frostline(*args: str, cwd: Path, env: dict[str, str] | None = None,
+              timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    base = {"PATH": os.environ["PATH"], "PYTHONPATH": f"{ROOT}{os.pathsep}{cwd}",
+            "HOME": str(cwd)}
+    return subprocess.run([sys.executable, "-m", "frostline", *args], cwd=cwd,
+                          env={**base, **(env or {})}, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A folder holding a configuration that adds `mine.slugify`, and a script calling it."""
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "mine.toml").write_text(TOML)
+    (tmp_path / "mytools.py").write_text(TOOLS)
+    (tmp_path / "slug.py").write_text(SLUG)
+    (tmp_path / "empty.toml").write_text("builtin = true\n")
+    return tmp_path
+
+
+def _r11(done: subprocess.CompletedProcess[str]) -> list[str]:
+    report = json.loads(done.stdout)
+    return [v["message"] for v in report["violations"] if v["rule"] == "R11"]
+
+
+def test_issue27_check_reads_the_configuration_with_the_precedence_of_run(project):
+    # No configuration anywhere: the built-in catalog has no mine.slugify.
+    bare = frostline("check", "slug.py", "--json", cwd=project)
+    assert bare.returncode == 6 and "not in the catalog" in _r11(bare)[0]
+    # --config FILE
+    flag = frostline("check", "slug.py", "--config", "conf/mine.toml", "--json", cwd=project)
+    assert flag.returncode == 0 and _r11(flag) == [], flag.stdout + flag.stderr
+    # $FROSTLINE_CONFIG
+    env = frostline("check", "slug.py", "--json", cwd=project,
+                    env={"FROSTLINE_CONFIG": "conf/mine.toml"})
+    assert env.returncode == 0, env.stdout + env.stderr
+    # the flag wins over the variable
+    both = frostline("check", "slug.py", "--config", "empty.toml", "--json", cwd=project,
+                     env={"FROSTLINE_CONFIG": "conf/mine.toml"})
+    assert both.returncode == 6 and _r11(both)
+    # ./frostline.toml, and the variable wins over it
+    (project / "frostline.toml").write_text(TOML)
+    local = frostline("check", "slug.py", "--json", cwd=project)
+    assert local.returncode == 0, local.stdout + local.stderr
+    over = frostline("check", "slug.py", "--json", cwd=project,
+                     env={"FROSTLINE_CONFIG": "empty.toml"})
+    assert over.returncode == 6 and _r11(over)
+    # and `run` agrees with `check` under the same file
+    ran = frostline("run", "slug.py", "--run", "r1", "--runner", "process", "--json",
+                    cwd=project)
+    assert ran.returncode == 0 and json.loads(ran.stdout)["result"] == {
+        "slug": "hello-frost-line"}, ran.stdout + ran.stderr
+
+
+def test_issue27_check_names_a_missing_configuration_file(project):
+    done = frostline("check", "slug.py", "--config", "nope.toml", cwd=project)
+    assert done.returncode == 2 and "nope.toml" in done.stderr
