@@ -89,3 +89,23 @@ def test_issue27_check_reads_the_configuration_with_the_precedence_of_run(projec
 def test_issue27_check_names_a_missing_configuration_file(project):
     done = frostline("check", "slug.py", "--config", "nope.toml", cwd=project)
     assert done.returncode == 2 and "nope.toml" in done.stderr
+
+
+def test_issue27_a_store_in_a_folder_that_does_not_exist_is_refused(project):
+    done = frostline("run", "slug.py", "--run", "r1", "--runner", "process", "--config",
+                     "conf/mine.toml", "--store", str(project / "typo" / "dir" / "x.db"),
+                     cwd=project)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "does not exist" in done.stderr and "mkdir -p" in done.stderr
+    assert not (project / "typo").exists()
+    via_env = frostline("run", "slug.py", "--run", "r1", "--runner", "process", "--json",
+                        "--config", "conf/mine.toml", cwd=project,
+                        env={"FROSTLINE_STORE": "sqlite:///typo/x.db"})
+    assert via_env.returncode == 2
+    assert json.loads(via_env.stdout)["error"]["code"] == "store_not_found"
+    assert not (project / "typo").exists()
+    # the default store's folder (./.frostline/) is still made on first use
+    first = frostline("run", "slug.py", "--run", "r1", "--runner", "process", "--config",
+                      "conf/mine.toml", cwd=project)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert (project / ".frostline" / "frostline.db").is_file()

@@ -59,3 +59,18 @@ def test_approve_a_waiting_run_from_the_page(live, tmp_path):
         results = {n: c.get(f"/v1/runs/{n}").json()["attempts"][-1]["result"]
                    for n in ("keep", "drop")}
     assert results == {"keep": True, "drop": False}
+
+
+def test_issue27_the_timeline_shows_the_waiting_call(live):
+    with live.client(live.alice) as c:
+        c.post("/v1/runs", json={"script": SCRIPT, "run_id": "held"}, params={"wait": 60})
+    deadline = time.monotonic() + 60
+    while _status(live, "held") != "waiting":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    with signed_in(live, live.alice, CHROMIUM) as page:
+        page.click("#waiting-runs [data-waiting='held']")
+        cell = page.wait_for_selector("#timeline [data-outcome='waiting']")
+        assert cell.inner_text() == "waiting"
+        row = page.inner_text("#timeline tbody tr:has([data-outcome='waiting'])")
+        assert "orchestrate/#0@:0" in row and "human.approve" in row
