@@ -109,3 +109,18 @@ def test_issue27_a_store_in_a_folder_that_does_not_exist_is_refused(project):
                       "conf/mine.toml", cwd=project)
     assert first.returncode == 0, first.stdout + first.stderr
     assert (project / ".frostline" / "frostline.db").is_file()
+
+
+def test_issue27_show_lists_identities_in_program_order_as_run_does(tmp_path):
+    brand = str(ROOT / "examples" / "tour" / "brand.py")
+    ran = frostline("run", brand, "--run", "r1", "--runner", "process", "--args",
+                    '{"brief": "a trail shoe"}', "--json", cwd=tmp_path)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    program = ["orchestrate/#0@:0", *(f"orchestrate.render/#0@{i}:0" for i in range(4))]
+    assert sorted(c["identity"] for c in json.loads(ran.stdout)["calls"]) == sorted(program)
+    assert json.loads(ran.stdout)["calls"][0]["identity"] == program[0]
+    shown = frostline("show", "r1", "--json", cwd=tmp_path)
+    assert list(json.loads(shown.stdout)["identities"]) == program
+    human = frostline("show", "r1", cwd=tmp_path).stdout
+    at = [human.index(ident) for ident in program]
+    assert at == sorted(at)
