@@ -124,3 +124,28 @@ def test_issue27_show_lists_identities_in_program_order_as_run_does(tmp_path):
     human = frostline("show", "r1", cwd=tmp_path).stdout
     at = [human.index(ident) for ident in program]
     assert at == sorted(at)
+
+
+@pytest.mark.parametrize("bad", ["a:b/c", "x" * 150, "-lead", "has space"])
+def test_issue27_the_cli_refuses_the_run_ids_the_api_refuses(tmp_path, bad):
+    from pydantic import TypeAdapter, ValidationError
+
+    from frostline.service.schemas import CreateRun
+
+    with pytest.raises(ValidationError):
+        TypeAdapter(CreateRun).validate_python({"script": SLUG, "run_id": bad})
+    (tmp_path / "s.py").write_text(
+        'async def orchestrate(ctx, args):\n    return await ctx.run("echo", {"x": 1})\n')
+    done = frostline("run", "s.py", "--run", bad, "--runner", "process", "--json", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    err = json.loads(done.stdout)["error"]
+    assert "is not valid: use 1-128 letters, digits" in err["message"]
+
+
+def test_issue27_one_run_id_rule_everywhere():
+    from frostline.contract.records import RUN_NAME_PATTERN, check_run_name
+    from frostline.mcp.server import _RUN_ID
+    from frostline.service.schemas import RUN_ID_PATTERN
+
+    assert RUN_ID_PATTERN == RUN_NAME_PATTERN == _RUN_ID["pattern"]
+    assert check_run_name("x" * 128) and check_run_name("brand-2024.01_a")
