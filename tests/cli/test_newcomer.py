@@ -149,3 +149,16 @@ def test_issue27_one_run_id_rule_everywhere():
 
     assert RUN_ID_PATTERN == RUN_NAME_PATTERN == _RUN_ID["pattern"]
     assert check_run_name("x" * 128) and check_run_name("brand-2024.01_a")
+
+
+def test_issue27_repair_with_an_openai_model_and_no_key_names_what_to_set(tmp_path):
+    brand = str(ROOT / "examples" / "tour" / "brand.py")
+    ran = frostline("run", brand, "--run", "r2", "--runner", "process", "--args",
+                    '{"brief": "a trail shoe"}', cwd=tmp_path)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    done = frostline("repair", "r2", "--model", "openai:gpt-4o-mini", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    message = " ".join(done.stderr.split())
+    assert "pass api_key" not in message
+    for named in ("$FROSTLINE_MODEL_API_KEY", "$OPENAI_API_KEY", "[models.NAME]", "api_key_env"):
+        assert named in message, message
