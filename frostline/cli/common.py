@@ -1,6 +1,6 @@
 """What the `frostline` commands share, so they fail, print and open the store the same way.
 
-- Exit codes: one table for every command (`EXIT_CODES`, printed in the README). A code means
+- Exit codes: one table for every command (`EXIT_CODES`, printed in docs/cli.md). A code means
   the same thing wherever it appears; a command uses the rows that can happen to it.
 - `--json` puts one JSON document on stdout, errors included: `{"error": {"code", "message",
   …}}`, the same inner object the HTTP API answers with; without it, an error is one line on
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from frostline.runtime.runners import Runner
     from frostline.store import Store
 
-# name -> (code, meaning). The README's table is this one; tests/cli/test_exit_codes.py holds
+# name -> (code, meaning). docs/cli.md's table is this one; tests/cli/test_exit_codes.py holds
 # every command to it. `run`'s codes 0-6 are the attempt statuses of frostline.runtime.execute.
 EXIT_CODES: dict[str, tuple[int, str]] = {
     "ok": (0, "success: the run succeeded, the gate accepted, the certificate is consistent"),
