@@ -24,10 +24,10 @@ from frostline.cli.common import (
     EXIT_USAGE,
     Command,
     config_option,
+    configured_catalog,
     console,
     emit_json,
     fail,
-    opened_capabilities,
 )
 from frostline.errors import EnvelopeError
 from frostline.script.checker import check_bytes
@@ -50,8 +50,7 @@ def check(script: Path, envelope_path: Path | None, config_file: str | None,
         fail(f"script {str(script)!r} does not exist", EXIT_USAGE, as_json)
     except OSError as exc:
         fail(f"cannot read script {str(script)!r}: {exc.strerror or exc}", EXIT_USAGE, as_json)
-    with opened_capabilities(config_file, as_json) as registry:
-        catalog = registry.catalog
+    catalog = configured_catalog(config_file, as_json)
     envelope: Envelope | None = None
     if envelope_path is not None:
         try:

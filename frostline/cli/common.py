@@ -37,6 +37,7 @@ from frostline.errors import (
 )
 
 if TYPE_CHECKING:
+    from frostline.capabilities.catalog import Catalog
     from frostline.providers.registry import CapabilityRegistry
     from frostline.runtime.runners import Runner
     from frostline.store import Store
@@ -244,6 +245,21 @@ def opened_capabilities(config_file: str | None, as_json: bool) -> Iterator[Capa
         yield registry
     finally:
         registry.close()
+
+
+def configured_catalog(config_file: str | None, as_json: bool) -> Catalog:
+    """The catalog of the configuration in force (--config > $FROSTLINE_CONFIG >
+    ./frostline.toml), for a command that only reads it: with no file, the built-in catalog
+    without starting anything; with one, its providers are started to list their capabilities
+    (an MCP server's tools), then stopped."""
+    from frostline.capabilities.catalog import DEFAULT_CATALOG
+    from frostline.config import config_path
+
+    path = guarded(as_json, lambda: config_path(config_file))
+    if path is None:
+        return DEFAULT_CATALOG
+    with opened_capabilities(str(path), as_json) as registry:
+        return registry.catalog
 
 
 # ------------------------------------------------------------------------------------- inputs

@@ -24,6 +24,7 @@ from frostline.cli.common import (
     EXIT_FAILED,
     EXIT_USAGE,
     config_option,
+    configured_catalog,
     emit_json,
     fail,
     fail_with,
@@ -129,8 +130,6 @@ def submit(script: Path, run_id: str, store_url: str | None, args_text: str | No
     """Queue SCRIPT as the next attempt of RUN_ID for a worker to run."""
     import json
 
-    from frostline.cli.common import opened_capabilities
-
     url = _pg_url(store_url, "`frostline submit`", as_json)
     if timeout_s is not None and not wait:
         fail("--timeout bounds --wait; pass --wait too, or drop --timeout", EXIT_USAGE, as_json)
@@ -141,8 +140,7 @@ def submit(script: Path, run_id: str, store_url: str | None, args_text: str | No
                     if envelope_file is not None else None)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         fail(f"cannot read the script, --args or --envelope: {exc}", EXIT_USAGE, as_json)
-    with opened_capabilities(config_file, as_json) as registry:
-        catalog = registry.catalog
+    catalog = configured_catalog(config_file, as_json)
     try:
         outcome = _submit(url, run_id, source, args, envelope, catalog,
                           (float("inf") if timeout_s is None else timeout_s) if wait else None,
