@@ -206,3 +206,32 @@ def test_issue27_install_lines_work_from_the_checkout():
         for m in re.finditer(r"pip install [^\n`]*", text):
             assert not re.search(r"""pip install ['"]?frostline\b""", m.group(0)), (
                 f"{where}: {m.group(0)!r}; from the checkout write pip install -e '.[EXTRA]'")
+
+
+def test_issue27_configuration_md_names_every_command_that_takes_config():
+    from frostline.cli import main
+
+    taking = set()
+    for name, cmd in _commands(main).items():
+        if any("--config" in getattr(p, "opts", []) for p in cmd.params):
+            taking.add(name)
+    text = " ".join(_text(DOCS / "configuration.md").split())
+    said = text.split("Every command that reads the capability catalog takes `--config FILE`", 1)
+    assert len(said) == 2
+    named = set(re.findall(r"`([a-z][a-z ]*)`", said[1].split(". ", 1)[0]))
+    assert named == taking, (sorted(taking - named), sorted(named - taking))
+
+
+def _commands(group) -> dict[str, object]:
+    import click
+
+    found: dict[str, object] = {}
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        if isinstance(cmd, click.Group):
+            found[name] = cmd
+            found.update({f"{name} {k}": v for k, v in _commands(cmd).items()})
+        elif cmd is not None:
+            found[name] = cmd
+    return found
