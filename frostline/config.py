@@ -7,8 +7,8 @@ the names given here). Where the file comes from, first found wins:
 
     --config FILE  >  $FROSTLINE_CONFIG  >  ./frostline.toml  >  no file (the defaults)
 
-With no file, frostline is what it always was: the nine built-in capabilities answered by the
-offline local providers. Every error names the file, the key and what was expected.
+With no file, frostline is what it always was: the built-in capabilities, answered by the
+offline local providers (and the waits by the store). Every error names the file, the key and what was expected.
 
 Shape (keys may be added, never renamed)::
 

@@ -3,7 +3,8 @@ frostline that knows about click and rich. One module per command group; this on
 together, importing a command's module only when that command runs (so `frostline check` never
 pays for FastAPI's import). `frostline.cli.common` holds what the commands share.
 
-Configuration precedence, everywhere: flag > environment variable > file > default.
+Configuration precedence, everywhere: flag > environment variable > file > default (written
+down for users in docs/configuration.md).
 - store URL: --store > FROSTLINE_STORE > sqlite file ./.frostline/frostline.db
 - capabilities: --config > FROSTLINE_CONFIG > ./frostline.toml > the built-in catalog
 - model endpoint: a configured [models.NAME], else FROSTLINE_MODEL_BASE_URL /

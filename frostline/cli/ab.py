@@ -1,4 +1,5 @@
-"""`frostline ab`: the A/B driver of seed 002 §8 on a task population.
+"""`frostline ab`: the A/B driver of the coding workflow on a task population (the measurement
+of "Build Spec 23 — Workflow / State Machine", its §8; see docs/background.md).
 
 Exit codes (the table of `frostline.cli.common`): 0 the report was written (whatever it
 decides); 2 bad input: a missing tasks folder, an unknown split, a broken seal, an unknown arm,
@@ -118,8 +119,11 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
        fault_rate: float, fault_seed: int, task_timeout: float, out: str | None, model_name: str | None,
        solver: str | None, no_figures: bool, record_name: str | None, owner: str | None,
        store_url: str | None, as_json: bool, config_file: str | None) -> None:
-    """Run the arms and ablations of seed 002 §8 on the same tasks; write report.md,
-    report.json and the figures; apply the decision and ablation rules."""
+    """Run the coding workflow's arms and ablations on the same tasks.
+
+    Writes report.md, report.json and the figures, and applies the decision and ablation rules
+    of "Build Spec 23 — Workflow / State Machine" (its §8.3 and §8.4; docs/coding-workflow.md).
+    """
     from frostline.graph.coding.ab import arms as arm_table
     from frostline.graph.coding.ab.decide import decide_all
     from frostline.graph.coding.ab.driver import DEFAULT_SOLVER, load_solver, run_ab, spread

@@ -1,7 +1,11 @@
 """``frostline check``: the static checker on the command line, before anything runs.
 
+The catalog R11 checks names against is the configuration's, chosen as every command chooses
+it (`--config` > $FROSTLINE_CONFIG > ./frostline.toml > the built-in catalog; see
+`frostline.config`), so a capability `run` can call is one `check` accepts.
+
 Exit codes (the table of `frostline.cli.common`): 0 the script is valid, 6 the checker
-rejects it, 2 usage error (missing or unreadable file, malformed envelope). ``--json`` prints
+rejects it, 2 usage error (missing or unreadable file, malformed envelope or configuration). ``--json`` prints
 exactly one JSON object: ``Report.to_dict()``, or ``{"error": {...}}`` for a usage error.
 """
 
@@ -19,6 +23,8 @@ from frostline.cli.common import (
     EXIT_REJECTED,
     EXIT_USAGE,
     Command,
+    config_option,
+    configured_catalog,
     console,
     emit_json,
     fail,
@@ -33,8 +39,10 @@ from frostline.script.source import source_lines
 @click.argument("script", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--envelope", "envelope_path", type=click.Path(dir_okay=False, path_type=Path),
               help="JSON envelope (grants, budget, max_fanout) to check the script against.")
+@config_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
-def check(script: Path, envelope_path: Path | None, as_json: bool) -> None:
+def check(script: Path, envelope_path: Path | None, config_file: str | None,
+          as_json: bool) -> None:
     """Check SCRIPT statically (rules R00–R12) without running it."""
     try:
         data = script.read_bytes()
@@ -42,10 +50,11 @@ def check(script: Path, envelope_path: Path | None, as_json: bool) -> None:
         fail(f"script {str(script)!r} does not exist", EXIT_USAGE, as_json)
     except OSError as exc:
         fail(f"cannot read script {str(script)!r}: {exc.strerror or exc}", EXIT_USAGE, as_json)
+    catalog = configured_catalog(config_file, as_json)
     envelope: Envelope | None = None
     if envelope_path is not None:
         try:
-            envelope = Envelope.from_json(envelope_path.read_text(encoding="utf-8"))
+            envelope = Envelope.from_json(envelope_path.read_text(encoding="utf-8"), catalog)
         except FileNotFoundError:
             fail(f"envelope {str(envelope_path)!r} does not exist", EXIT_USAGE, as_json)
         except (OSError, UnicodeDecodeError) as exc:
@@ -53,7 +62,7 @@ def check(script: Path, envelope_path: Path | None, as_json: bool) -> None:
         except EnvelopeError as exc:
             fail(f"malformed envelope {str(envelope_path)!r}: {exc.message}", EXIT_USAGE,
                  as_json, exc)
-    report = check_bytes(data, envelope)
+    report = check_bytes(data, envelope, catalog=catalog)
     if as_json:
         emit_json(report.to_dict(), indent=None, ensure_ascii=False)
     else:

@@ -1,6 +1,6 @@
 """What the `frostline` commands share, so they fail, print and open the store the same way.
 
-- Exit codes: one table for every command (`EXIT_CODES`, printed in the README). A code means
+- Exit codes: one table for every command (`EXIT_CODES`, printed in docs/cli.md). A code means
   the same thing wherever it appears; a command uses the rows that can happen to it.
 - `--json` puts one JSON document on stdout, errors included: `{"error": {"code", "message",
   …}}`, the same inner object the HTTP API answers with; without it, an error is one line on
@@ -37,11 +37,12 @@ from frostline.errors import (
 )
 
 if TYPE_CHECKING:
+    from frostline.capabilities.catalog import Catalog
     from frostline.providers.registry import CapabilityRegistry
     from frostline.runtime.runners import Runner
     from frostline.store import Store
 
-# name -> (code, meaning). The README's table is this one; tests/cli/test_exit_codes.py holds
+# name -> (code, meaning). docs/cli.md's table is this one; tests/cli/test_exit_codes.py holds
 # every command to it. `run`'s codes 0-6 are the attempt statuses of frostline.runtime.execute.
 EXIT_CODES: dict[str, tuple[int, str]] = {
     "ok": (0, "success: the run succeeded, the gate accepted, the certificate is consistent"),
@@ -244,6 +245,21 @@ def opened_capabilities(config_file: str | None, as_json: bool) -> Iterator[Capa
         yield registry
     finally:
         registry.close()
+
+
+def configured_catalog(config_file: str | None, as_json: bool) -> Catalog:
+    """The catalog of the configuration in force (--config > $FROSTLINE_CONFIG >
+    ./frostline.toml), for a command that only reads it: with no file, the built-in catalog
+    without starting anything; with one, its providers are started to list their capabilities
+    (an MCP server's tools), then stopped."""
+    from frostline.capabilities.catalog import DEFAULT_CATALOG
+    from frostline.config import config_path
+
+    path = guarded(as_json, lambda: config_path(config_file))
+    if path is None:
+        return DEFAULT_CATALOG
+    with opened_capabilities(str(path), as_json) as registry:
+        return registry.catalog
 
 
 # ------------------------------------------------------------------------------------- inputs

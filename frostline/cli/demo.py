@@ -54,10 +54,6 @@ def demo(as_json: bool, store_url: str | None, out_dir: str, runner_name: str,
     _render(out, data)
 
 
-def _clip(value: str, n: int) -> str:
-    return text(value if len(value) <= n else value[: n - 1] + "…")
-
-
 def _render(console: Console, d: dict[str, Any]) -> None:
     first, second = d["attempts"][0], d["attempts"][-1]
     console.print(Panel.fit(
@@ -68,7 +64,8 @@ def _render(console: Console, d: dict[str, Any]) -> None:
         f"store: {text(d['store'])}",
         title="frostline demo"))
     console.print(f"1. Attempt 1 [red]{text(first['status'])}[/red]: {first.get('executed', 0)} calls committed, "
-                  f"then the provider rejected shot 4: {_clip((first.get('error') or {}).get('message') or '', 110)}")
+                  f"then the provider rejected shot 4: "
+                  f"{text((first.get('error') or {}).get('message') or '')}")
     for i, rw in enumerate(d["repair"]["rewrites"], start=1):
         if rw.get("counterexamples"):
             console.print(f"2.{i} Repair {i} [magenta]stopped by the gate before spending[/magenta]:")

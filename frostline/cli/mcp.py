@@ -43,12 +43,16 @@ from frostline.cli.common import (
               help="Report a failure to start as one JSON error on stdout.")
 def mcp(transport: str, host: str, port: int, runner_kind: str, timeout_s: float,
         no_auth: bool, store_url: str | None, config_file: str | None, as_json: bool) -> None:
-    """Serve frostline's tools (catalog, check_script, run_script, gate_script, show_run,
-    reconcile_call) and its runs and artifacts as resources, to an MCP client."""
+    """Serve frostline to an MCP client: tools and resources.
+
+    The tools: catalog, check_script, run_script, gate_script, show_run, reconcile_call,
+    approve, signal. Runs and artifacts are resources. See docs/mcp.md.
+    """
     try:
         from frostline.mcp.serve import http_app, serve_stdio
     except ImportError as exc:  # the mcp extra is optional
-        fail(f"frostline mcp needs the 'mcp' extra: pip install 'frostline[mcp]' ({exc})",
+        fail("frostline mcp needs the 'mcp' extra: pip install 'frostline[mcp]' (from a "
+             f"checkout: pip install -e '.[mcp]') ({exc})",
              EXIT_USAGE, as_json)
     runner = make_runner(runner_kind, timeout_s, as_json)
     with opened_capabilities(config_file, as_json) as registry, \

@@ -46,7 +46,7 @@ from frostline.errors import FrostlineError
 from frostline.runtime.describe import describe_run
 from frostline.runtime.execute import AttemptOutcome, execute
 
-_OUTCOME_STYLE = {"replayed": "cyan", "executed": "green", "failed": "red", "diverged": "bold red",
+_OUTCOME_STYLE = {"waiting": "magenta", "replayed": "cyan", "executed": "green", "failed": "red", "diverged": "bold red",
                   "denied": "red", "invalid": "yellow", "unresolved": "bold red",
                   "orphan": "magenta", "stopped": "dim", "store_unavailable": "bold red"}
 
@@ -146,7 +146,7 @@ def print_outcome(o: AttemptOutcome, source: str) -> None:
         table.add_row(text(ident), "", _styled("orphan"), "", "committed, not invoked")
     if o.calls or o.orphans:
         out.print(table)
-    style = "green" if o.status == "succeeded" else "bold red"
+    style = {"succeeded": "green", "waiting": "magenta"}.get(o.status, "bold red")
     out.print(f"status [{style}]{text(o.status)}[/] · executed {o.executed} · replayed "
               f"{o.replayed} · provider calls {o.provider_calls} · spend "
               f"${o.spend_usd:.4f} · orphans {len(o.orphans)} · semantic repeats "
@@ -156,7 +156,10 @@ def print_outcome(o: AttemptOutcome, source: str) -> None:
             out.print(f"  gate: [red]{text(c.get('kind'))}[/] {text(c.get('site'))} "
                       f"(line {c.get('line')}: {text(c.get('source_line', '').strip())})",
                       highlight=False)
-    if o.error:
+    if o.status == "waiting" and o.error:
+        # A wait is a state, not an error: what it waits for, and how it goes on.
+        out.print(f"[magenta]waiting:[/] {text(o.error.get('message', ''))}", highlight=False)
+    elif o.error:
         for line in describe_error(o.error, source):
             out.print(line, highlight=False)
     elif o.status == "succeeded":

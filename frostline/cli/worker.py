@@ -4,7 +4,9 @@ workers that share one PostgreSQL store (frostline.worker), submitted from anywh
 Exit codes: `worker` 0 after a graceful stop, 2 for a store that is not PostgreSQL; `submit`
 0 once the job is queued (with `--wait`, the attempt's own code as `frostline run` gives it),
 1 when the run already has a job waiting or running, 2 for bad input, 6 when the checker
-rejects the script before anything is queued.
+rejects the script before anything is queued. `submit --wait` says on stderr when no worker
+is alive on the queue (and how to start one) rather than waiting silently, and `--timeout S`
+bounds the wait: a job still open then exits 1 with code `wait_timeout` (it stays queued).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from frostline.cli.common import (
     EXIT_FAILED,
     EXIT_USAGE,
     config_option,
+    configured_catalog,
     emit_json,
     fail,
     fail_with,
@@ -116,13 +119,20 @@ def worker(store_url: str | None, concurrency: int, config_file: str | None, run
               type=click.Path(dir_okay=False, path_type=Path),
               help="Envelope JSON file (only used when the run is created).")
 @click.option("--wait", is_flag=True, help="Wait for the attempt and exit with its code.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0), default=None,
+              metavar="SECONDS", help="With --wait: give up waiting after SECONDS (exit 1; "
+                                      "the job stays queued). Default: no limit.")
+@config_option
 @json_option
 def submit(script: Path, run_id: str, store_url: str | None, args_text: str | None,
-           envelope_file: Path | None, wait: bool, as_json: bool) -> None:
+           envelope_file: Path | None, wait: bool, timeout_s: float | None,
+           config_file: str | None, as_json: bool) -> None:
     """Queue SCRIPT as the next attempt of RUN_ID for a worker to run."""
     import json
 
     url = _pg_url(store_url, "`frostline submit`", as_json)
+    if timeout_s is not None and not wait:
+        fail("--timeout bounds --wait; pass --wait too, or drop --timeout", EXIT_USAGE, as_json)
     try:
         source = script.read_text(encoding="utf-8")
         args = json.loads(json_arg_text(args_text)) if args_text is not None else None
@@ -130,8 +140,11 @@ def submit(script: Path, run_id: str, store_url: str | None, args_text: str | No
                     if envelope_file is not None else None)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         fail(f"cannot read the script, --args or --envelope: {exc}", EXIT_USAGE, as_json)
+    catalog = configured_catalog(config_file, as_json)
     try:
-        outcome = _submit(url, run_id, source, args, envelope, wait, as_json)
+        outcome = _submit(url, run_id, source, args, envelope, catalog,
+                          (float("inf") if timeout_s is None else timeout_s) if wait else None,
+                          as_json)
     except FrostlineError as err:
         code = EXIT_REJECTED if err.code == "rejected" else None
         fail_with(err, as_json, code)
@@ -139,21 +152,73 @@ def submit(script: Path, run_id: str, store_url: str | None, args_text: str | No
 
 
 def _submit(url: str, run_id: str, source: str, args: Any, envelope: dict[str, Any] | None,
-            wait: bool, as_json: bool) -> int:
-    from frostline.embedded.jobs import wait_job
+            catalog: Any, wait_s: float | None, as_json: bool) -> int:
     from frostline.worker.submit import submit_attempt
 
     with _store(url) as store:
-        sub = submit_attempt(store, run_id, source, args=args, envelope=envelope)
-        if not wait:
+        sub = submit_attempt(store, run_id, source, args=args, envelope=envelope,
+                             catalog=catalog)
+        if wait_s is None:
             if as_json:
                 emit_json(sub.to_dict())
             else:
                 click.echo(f"queued job {sub.ticket}: run {run_id} attempt {sub.attempt}; "
                            f"follow it with `frostline show {run_id}` or GET {sub.location}")
             return 0
-        state = wait_job(store, run_id, sub.ticket, float("inf"))
+        state = _wait(store, url, run_id, sub.ticket, wait_s)
+        if state is None or not state.done:
+            fail(f"job {sub.ticket} of run {run_id} is still "
+                 f"{state.state if state is not None else 'queued'} after {wait_s:g} s; it "
+                 "stays queued and runs when a worker takes it (follow it with `frostline show "
+                 f"{run_id}`, list the workers with `frostline workers`)", EXIT_FAILED, as_json,
+                 code="wait_timeout", job=sub.ticket, run_id=run_id)
     return _report(run_id, state, as_json)
+
+
+# A worker whose last heartbeat is older than this is not alive (the queue's stalled bound).
+_ALIVE_S = 30.0
+_SLICE_S = 1.0
+
+
+def _wait(store: Any, url: str, run_id: str, ticket: str, wait_s: float) -> Any:
+    """Wait up to `wait_s` for the job, saying on stderr (once) when no worker is alive to take
+    it and how to start one, and once more when one comes back."""
+    from frostline.embedded.jobs import wait_job
+    from frostline.worker import ProcrastinateQueue
+
+    queue = ProcrastinateQueue(store)
+    deadline = time.monotonic() + wait_s
+    warned = False
+    try:
+        while True:
+            state = wait_job(store, run_id, ticket, min(_SLICE_S, max(0.0, deadline
+                                                                      - time.monotonic())))
+            if (state is not None and state.done) or time.monotonic() >= deadline:
+                return state
+            now = time.time()
+            alive = any(now - w["last_heartbeat"] < _ALIVE_S for w in queue.workers())
+            if not alive and not warned:
+                click.echo("waiting: no worker is alive on this store's queue (none has sent a "
+                           f"heartbeat in the last {_ALIVE_S:g} s), so nothing will run job "
+                           f"{ticket} until one starts. Start one on a host with the "
+                           f"providers: `frostline worker --store {_redacted(url)}`"
+                           + ("" if wait_s != float("inf") else
+                              "; or stop waiting (Ctrl-C, or --timeout SECONDS): the job stays "
+                              "queued"), err=True)
+                warned = True
+            elif alive and warned:
+                click.echo("waiting: a worker is alive now", err=True)
+                warned = False
+    finally:
+        queue.close()
+
+
+def _redacted(url: str) -> str:
+    import shlex
+
+    from frostline.store.url import redact
+
+    return shlex.quote(redact(url))
 
 
 def _report(run_id: str, state: Any, as_json: bool) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,3 +107,29 @@ def canonical(payload: Any) -> bytes:
 def digest(payload: Any) -> str:
     """SHA-256 (hex) of the canonical JSON of `payload`."""
     return hashlib.sha256(canonical(payload)).hexdigest()
+
+
+def program_order(identities: Iterable[str], first_seen: Mapping[str, int]) -> list[str]:
+    """Identities in the program's order, the one `frostline show`, the run view and the UI's
+    timeline all use: sites in the order the run first reached any of their identities
+    (`first_seen`, smaller is earlier), and within a site by path and occurrence, numerically.
+    Parallel branches finish in any order; their rows read @0, @1, @2, @3 all the same, and
+    branch 10 follows branch 9. A text that does not parse keeps its own first-seen place."""
+    parsed: dict[str, Identity | None] = {}
+    site_seen: dict[str, int] = {}
+    for ident in identities:
+        try:
+            parsed[ident] = found = Identity.parse(ident)
+        except ValueError:
+            parsed[ident] = None
+            continue
+        seen = first_seen.get(ident, 1 << 62)
+        site_seen[found.site] = min(seen, site_seen.get(found.site, seen))
+
+    def order(ident: str) -> tuple[int, str, tuple[int, ...], int]:
+        i = parsed[ident]
+        if i is None:
+            return (first_seen.get(ident, 1 << 62), ident, (), 0)
+        return (site_seen[i.site], i.site, i.path, i.occurrence)
+
+    return sorted(parsed, key=order)

@@ -8,11 +8,13 @@ the store return exactly these shapes, so nothing above the store knows which ba
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar, cast
 
 from frostline.contract.identity import Identity, Path
+from frostline.errors import DefinitionError
 
 T = TypeVar("T")
 
@@ -29,6 +31,22 @@ class CallStatus(StrEnum):
 
 # The principal of runs created on this host without one (the command line, the demo).
 LOCAL_PRINCIPAL = "local"
+
+# A run's name: one rule for every surface that creates a run (the CLI, the HTTP API, the MCP
+# server, the store). It fits in a URL path segment and a file name as it is.
+RUN_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+_RUN_NAME = re.compile(RUN_NAME_PATTERN)
+
+
+def check_run_name(name: object) -> str:
+    """`name` if it is a valid run name, else DefinitionError saying what one looks like."""
+    if not isinstance(name, str) or not _RUN_NAME.fullmatch(name):
+        shown = repr(name) if not isinstance(name, str) or len(name) <= 60 else \
+            f"{name[:40]!r}… ({len(name)} characters)"
+        raise DefinitionError(f"run id {shown} is not valid: use 1-128 letters, digits, '.', "
+                              "'_' or '-', starting with a letter or digit (e.g. "
+                              "'brand-2024-01')", run_id=name if isinstance(name, str) else None)
+    return name
 
 
 def run_key(owner: str | None, name: str) -> str:

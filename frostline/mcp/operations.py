@@ -13,7 +13,6 @@ is not found, and results show the owner's names, never the store's keys.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from importlib import resources
 from typing import Any
@@ -22,7 +21,14 @@ from frostline.capabilities.approvals import ApprovalPolicy
 from frostline.capabilities.envelope import Envelope
 from frostline.contract.gate import frozen_map
 from frostline.contract.identity import Identity
-from frostline.contract.records import LOCAL_PRINCIPAL, RunRecord, key_as_name, owner_view, run_key
+from frostline.contract.records import (
+    LOCAL_PRINCIPAL,
+    RunRecord,
+    check_run_name,
+    key_as_name,
+    owner_view,
+    run_key,
+)
 from frostline.errors import DefinitionError, RunNotFound
 from frostline.providers.registry import CapabilityRegistry
 from frostline.runtime.describe import describe_run
@@ -31,8 +37,6 @@ from frostline.runtime.gate_check import gate_source
 from frostline.runtime.runners import Runner
 from frostline.script import check
 from frostline.store.base import Store
-
-RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def catalog_view(registry: CapabilityRegistry) -> dict[str, Any]:
@@ -134,9 +138,7 @@ def owned_artifact(store: Store, ref: str, owner: str | None) -> tuple[bytes, st
 
 
 def _check_run_id(run_id: str) -> None:
-    if not isinstance(run_id, str) or not RUN_ID.match(run_id):
-        raise DefinitionError(f"run id {run_id!r} must be 1-128 letters, digits, '.', '_' or "
-                              "'-', starting with a letter or digit", run_id=run_id)
+    check_run_name(run_id)
 
 
 def _existing(store: Store, run_id: str, owner: str | None) -> RunRecord:

@@ -39,6 +39,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 
 from frostline import __version__
+from frostline.contract.records import RUN_NAME_PATTERN
 from frostline.errors import FrostlineError
 from frostline.mcp import operations as ops
 from frostline.providers.registry import CapabilityRegistry
@@ -47,7 +48,7 @@ from frostline.store.base import Store
 
 RUN_URI, ARTIFACT_URI = "frostline://runs/", "frostline://artifacts/"
 MAX_IMAGES = 4
-_RUN_ID = {"type": "string", "pattern": ops.RUN_ID.pattern,
+_RUN_ID = {"type": "string", "pattern": RUN_NAME_PATTERN,
            "description": "The run; reuse it to send a repair of a failed run."}
 _SCRIPT = {"type": "string", "minLength": 1, "maxLength": 262144,
            "description": "The script: async def orchestrate(ctx, args): ..."}

@@ -104,8 +104,11 @@ class OpenAIChatClient:
         key = api_key or os.environ.get(ENV_API_KEY) or os.environ.get("OPENAI_API_KEY")
         if not key:
             raise DefinitionError(
-                f"no API key for model {model}: pass api_key or set {ENV_API_KEY} "
-                "(any non-empty value for servers that do not check keys)")
+                f"no API key for model {model}: set ${ENV_API_KEY} (or $OPENAI_API_KEY) "
+                "in the environment (any non-empty value for a server that checks no key), or "
+                "declare the endpoint in frostline.toml as a [models.NAME] table whose "
+                "api_key_env names the variable holding the key, and pass --model NAME "
+                "(from Python: api_key=...)")
         self.model = model
         self.base_url = base_url or os.environ.get(ENV_BASE_URL) or None
         self.max_retries = max_retries

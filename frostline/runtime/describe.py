@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from frostline.contract.identity import program_order
 from frostline.errors import RunNotFound
 from frostline.runtime.spent import run_spent_usd
 from frostline.store.base import Store
@@ -18,20 +19,26 @@ def describe_run(store: Store, run_id: str) -> dict[str, Any]:
         raise RunNotFound(f"no run {run_id!r} in the store {store.url}", run_id=run_id)
     attempts = store.list_attempts(run_id)
     slots = {str(s.identity) for s in store.list_slots(run_id)}
-    identities: dict[str, dict[str, str]] = {ident: {} for ident in sorted(slots)}
+    found: dict[str, dict[str, str]] = {ident: {} for ident in slots}
+    first_seen: dict[str, int] = {}
     rows = []
     for a in attempts:
         stats = a.stats or {}
+        for ident in a.invoked:
+            first_seen.setdefault(ident, len(first_seen))
         for call in stats.get("calls", []):
-            identities.setdefault(call["identity"], {})[str(a.number)] = call.get("outcome", "?")
+            first_seen.setdefault(call["identity"], len(first_seen))
+            found.setdefault(call["identity"], {})[str(a.number)] = call.get("outcome", "?")
         for ident in a.orphans:
-            identities.setdefault(ident, {})[str(a.number)] = "orphan"
+            found.setdefault(ident, {})[str(a.number)] = "orphan"
         rows.append({"number": a.number, "status": a.status,
                      "executed": stats.get("executed", 0), "replayed": stats.get("replayed", 0),
                      "provider_calls": stats.get("provider_calls", 0),
                      "spend_usd": stats.get("spend_usd", 0.0), "orphans": list(a.orphans),
                      "error": a.error, "gate": a.gate, "started_at": a.started_at,
                      "finished_at": a.finished_at, "catalog": a.catalog_digest})
+    # One order everywhere: the program's (the UI's timeline and `frostline run` use it too).
+    identities = {ident: found[ident] for ident in program_order(found, first_seen)}
     unresolved = [{"identity": str(c.identity), "capability": c.capability,
                    "attempt": c.attempt, "call_id": c.call_id}
                   for c in store.unresolved_calls(run_id) if str(c.identity) not in slots]

@@ -42,6 +42,7 @@ from frostline.errors import (
 from frostline.runtime import tracing
 from frostline.runtime.broker import Broker
 from frostline.runtime.outcome import AttemptOutcome as AttemptOutcome  # re-exported
+from frostline.runtime.outcome import exit_code_of
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
 from frostline.runtime.runners import Job, Runner, ScriptOutcome
@@ -341,7 +342,9 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
                    invoked=[str(i) for i in broker.invoked], orphans=report_o.texts(),
                    result=script.result if status == "succeeded" else None,
                    broker=broker, logs=script.logs, pending=pending, stats_extra={
-                       "timed_out": script.timed_out, "exit_code": script.exit_code,
+                       "timed_out": script.timed_out,
+                       # the script's own process (None in process, e.g. in-process runner)
+                       "process_exit_code": script.exit_code,
                        "calls": stats.calls})
 
 
@@ -414,7 +417,9 @@ def _finish(store: Store, run_id: str, number: int, status: str, *,
         "divergences": s.divergences if s else [],
         "semantic_repeats": s.semantic_repeats if s else [],
         "denials": s.denials if s else [], "rejected_frames": s.rejected_frames if s else [],
-        **(stats_extra or {})}
+        **(stats_extra or {}),
+        # the attempt's exit code, as `frostline run` exits with it (never 0 beside a failure)
+        "exit_code": exit_code_of(status, error)}
     writes = [*(pending or []),
               store.write_nowait("finish_attempt", run_id, number, status=status, gate=gate,
                                  invoked=invoked or [], orphans=orphans or [], result=result,

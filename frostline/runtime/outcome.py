@@ -15,6 +15,15 @@ EXIT_CODES = {"succeeded": 0, "failed": 1, "gate_stopped": 3, "diverged": 4, "un
 FAILURE_EXIT_CODES = {"store_unavailable": 7, "sandbox_unavailable": 8}
 
 
+def exit_code_of(status: str, error: dict[str, Any] | None) -> int:
+    """The command line's exit code of an attempt that ended with `status` and `error`."""
+    if status == "failed" and error is not None:
+        own = FAILURE_EXIT_CODES.get(str(error.get("code")))
+        if own is not None:
+            return own
+    return EXIT_CODES.get(status, 1)
+
+
 @dataclass(frozen=True)
 class AttemptOutcome:
     """What one attempt did. `to_dict()` is the JSON of ``frostline run --json``."""
@@ -38,11 +47,7 @@ class AttemptOutcome:
 
     @property
     def exit_code(self) -> int:
-        if self.status == "failed" and self.error is not None:
-            own = FAILURE_EXIT_CODES.get(str(self.error.get("code")))
-            if own is not None:
-                return own
-        return EXIT_CODES.get(self.status, 1)
+        return exit_code_of(self.status, self.error)
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "attempt": self.attempt, "status": self.status,

@@ -88,14 +88,17 @@ class WaitDesk:
         shown = {"identity": wait.identity, "kind": wait.kind, "capability": wait.capability,
                  "name": wait.name, "due_at": iso(wait.due_at)}
         self.waiting.append(shown)
+        resume = f"'frostline resume {self._run_id}'"
         what = {"approval": "an approval", "event": f"the event {wait.name!r}",
                 "timer": f"a timer due at {iso(wait.due_at)}"}[wait.kind]
-        hint = {"approval": f"'frostline approve {self._run_id} {wait.identity}'",
-                "event": f"'frostline signal {self._run_id} {wait.name} --data JSON'",
-                "timer": "the clock"}[wait.kind]
-        err = Waiting(f"{call.text} waits for {what}; answer it with {hint}, then the next "
-                      f"attempt ('frostline resume {self._run_id}') goes on from here",
-                      identity=wait.identity, waits=self.waiting)
+        how = {"approval": f"answer it with 'frostline approve {self._run_id} {wait.identity}' "
+                           f"(or --reject), then {resume} goes on from here",
+               "event": f"answer it with 'frostline signal {self._run_id} {wait.name} --data "
+                        f"JSON', then {resume} goes on from here",
+               "timer": f"nothing needs answering: once it is due, {resume} goes on from "
+                        "here"}[wait.kind]
+        err = Waiting(f"{call.text} waits for {what}; {how} ('frostline serve' and workers "
+                      "resume it themselves)", identity=wait.identity, waits=self.waiting)
         call.row["outcome"] = "waiting"
         self._stop.stop(err)
         return stop_reply(err)

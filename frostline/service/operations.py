@@ -10,8 +10,9 @@ from typing import Any
 from fastapi import HTTPException
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
-from frostline.contract.identity import Identity
+from frostline.contract.identity import Identity, program_order
 from frostline.contract.records import AttemptRecord, RunRecord, owner_view
+from frostline.contract.waits import APPROVAL_SUFFIX
 from frostline.embedded.answers import waits_of
 from frostline.embedded.jobs import JobBody, JobQueue, JobSpec, precheck_script
 from frostline.errors import DefinitionError, FrostlineError
@@ -20,7 +21,7 @@ from frostline.store.jsontext import json_text
 
 # Outcome of one identity in one attempt, as the timeline shows it.
 OUTCOMES = ("replayed", "executed", "diverged", "orphan", "semantic_repeat", "failed", "denied",
-            "unresolved")
+            "unresolved", "waiting")
 
 
 # `payload` as its owner sees it: the run's store key shown as the run's name.
@@ -136,6 +137,15 @@ def timeline(store: Store, run_id: str) -> dict[str, Any]:
     for a in attempts:
         for ident in a.orphans:
             cell(ident)["attempts"].setdefault(str(a.number), "orphan")
+        # The calls an attempt stopped at to wait (an approval, an event, a timer): they are
+        # in no event of the call's own, only in the attempt's `waiting` error.
+        waits = (a.error or {}).get("waits") if a.status == "waiting" else None
+        for w in waits if isinstance(waits, list) else []:
+            ident = w.get("identity") if isinstance(w, dict) else None
+            if isinstance(ident, str):
+                # an implicit approval waits at `CALL~approval`: the row is the call's
+                call = ident.removesuffix(APPROVAL_SUFFIX)
+                cell(call, w.get("capability"))["attempts"][str(a.number)] = "waiting"
     for slot in store.list_slots(run_id):
         cell(str(slot.identity), slot.capability)["committed_in"] = slot.attempt
 
@@ -144,28 +154,8 @@ def timeline(store: Store, run_id: str) -> dict[str, Any]:
 
 
 def timeline_order(identities: Iterable[str], first_seen: Mapping[str, int]) -> list[str]:
-    """The timeline's row order: sites in program order (the first appearance of any of their
-    identities in the audit log, `first_seen`), and within a site by path and occurrence,
-    numerically. Parallel branches finish in any order; their rows read @0, @1, @2, @3 all
-    the same, and branch 10 follows branch 9."""
-    parsed: dict[str, Identity | None] = {}
-    site_seen: dict[str, int] = {}
-    for ident in identities:
-        try:
-            parsed[ident] = found = Identity.parse(ident)
-        except ValueError:
-            parsed[ident] = None
-            continue
-        seen = first_seen.get(ident, 1 << 62)
-        site_seen[found.site] = min(seen, site_seen.get(found.site, seen))
-
-    def order(ident: str) -> tuple[int, str, tuple[int, ...], int]:
-        i = parsed[ident]
-        if i is None:
-            return (first_seen.get(ident, 1 << 62), ident, (), 0)
-        return (site_seen[i.site], i.site, i.path, i.occurrence)
-
-    return sorted(parsed, key=order)
+    """The timeline's row order: the program's (`program_order`), as `frostline show`'s."""
+    return program_order(identities, first_seen)
 
 
 def _outcome(kind: str) -> str | None:

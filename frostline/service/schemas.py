@@ -10,9 +10,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
+from frostline.contract.records import RUN_NAME_PATTERN
+
 MAX_SCRIPT_CHARS = 256 * 1024
 MAX_BODY_BYTES = 1024 * 1024
-RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+RUN_ID_PATTERN = RUN_NAME_PATTERN  # the one rule: frostline.contract.records
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 # The name of a [models.NAME] table of the server's configuration: never a path.
 CONFIGURED_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")

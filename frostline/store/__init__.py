@@ -1,7 +1,9 @@
 """The run store: the durable record of runs, attempts, the frozen prefix and the audit log.
 
 `open_store` picks the backend from a URL (argument > $FROSTLINE_STORE > the default SQLite
-file under ./.frostline/)::
+file under ./.frostline/). Only the default's folder is made when missing: a store named
+anywhere else must go into a folder that exists, so a typo in --store never starts an empty
+store somewhere unexpected::
 
     from frostline.store import open_store
     with open_store("sqlite:///./runs.db") as store:
@@ -9,6 +11,8 @@ file under ./.frostline/)::
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from frostline.contract.records import (
     AttemptRecord,
@@ -18,6 +22,7 @@ from frostline.contract.records import (
     RunRecord,
     SlotRecord,
 )
+from frostline.errors import StoreNotFound
 from frostline.store.base import Store
 from frostline.store.url import DEFAULT_URL, ENV_VAR, parse, resolve
 
@@ -46,12 +51,23 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
 
     Raises:
         DefinitionError: the URL is malformed.
-        StoreNotFound: `create` is False and no frostline store exists at `url`.
+        StoreNotFound: `create` is False and no frostline store exists at `url`; or a
+            SQLite file other than the default would be created in a folder that does not
+            exist.
         StoreUnavailable: the database cannot be reached, created or migrated.
     """
-    location = parse(resolve(url))
+    resolved = resolve(url)
+    location = parse(resolved)
     if location.backend == "sqlite":
         from frostline.store.sqlite import SQLiteStore
+
+        folder = Path(location.target).parent
+        if create and resolved != DEFAULT_URL and not folder.is_dir():
+            raise StoreNotFound(
+                f"the folder {str(folder)!r} of the store {location.url} "
+                + ("is not a folder" if folder.exists() else "does not exist") + "; "
+                f"create it first (mkdir -p {str(folder)!r}) or fix --store / "
+                f"${ENV_VAR}", backend="sqlite", path=location.target)
 
         return SQLiteStore(location.target, url=location.url, create=create)
     from frostline.store.postgres import PostgresStore

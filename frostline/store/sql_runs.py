@@ -10,6 +10,7 @@ from frostline.contract.records import (
     LOCAL_PRINCIPAL,
     AttemptRecord,
     RunRecord,
+    check_run_name,
     run_key,
 )
 from frostline.errors import DefinitionError, FrostlineError, RunNotFound
@@ -30,10 +31,10 @@ class RunQueries(SqlBackend):
     def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
                    kind: str = "script") -> RunRecord:
         name, owner = run_id, check_principal_name(LOCAL_PRINCIPAL if owner is None else owner)
-        check_run_id(name)
-        if name.startswith("@"):
+        if isinstance(name, str) and name.startswith("@"):
             raise DefinitionError(f"run id {name!r} may not start with '@' (reserved for "
                                   "the keys of principals' runs)")
+        check_run_id(name)
         run_id = run_key(owner, name)
         if kind not in RUN_KINDS:
             raise DefinitionError(f"run kind must be one of {', '.join(RUN_KINDS)}, not {kind!r}")
@@ -170,7 +171,5 @@ class RunQueries(SqlBackend):
 
 
 def check_run_id(run_id: str) -> None:
-    if (not isinstance(run_id, str) or not run_id or len(run_id) > 200
-            or any(ch.isspace() or not ch.isprintable() for ch in run_id)):
-        raise DefinitionError(f"run id {run_id!r} must be 1-200 printable characters without "
-                              "spaces, e.g. 'run-2024-01'")
+    """The one rule for run names (`check_run_name`), held by the store too."""
+    check_run_name(run_id)

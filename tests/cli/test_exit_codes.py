@@ -3,7 +3,7 @@
 Every command is run through the real `frostline` group against the failures a user meets
 first: a store URL that is wrong, a store that cannot be reached, a store that does not exist
 yet (reads must not create it), a missing file, malformed --args. Each exit code is checked
-against `EXIT_CODES`, the table the README prints.
+against `EXIT_CODES`, the table docs/cli.md prints.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def json_error(result: Result) -> dict[str, object]:
 
 
 def test_the_table_is_the_readme_table_and_the_runtime_agrees():
-    rows = re.findall(r"^\| (\d+) \| `(\w+)` \| (.+) \|$", (ROOT / "README.md").read_text(),
+    rows = re.findall(r"^\| (\d+) \| `(\w+)` \| (.+) \|$", (ROOT / "docs" / "cli.md").read_text(),
                       re.MULTILINE)
     assert [(int(c), n, m) for c, n, m in rows] == [
         (code, name, meaning) for name, (code, meaning) in EXIT_CODES.items()]

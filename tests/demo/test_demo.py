@@ -102,3 +102,14 @@ def test_the_bytes_attempt_two_received_are_attempt_ones(tmp_path):
     written = {i: (tmp_path / "out" / f"shot-{i + 1}.png").read_bytes() for i in range(4)}
     assert all(written[i] == data for i, data in before.items())
     assert result.byte_identical and result.byte_identical_shots == 3
+
+
+def test_issue27_the_demo_prints_the_provider_s_whole_message(tmp_path, monkeypatch):
+    from frostline.providers.local import IMAGE_SIZES
+
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(demo, ["--runner", "process"])
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.output.split())
+    assert "supported values: " + ", ".join(IMAGE_SIZES) in flat
+    assert "…" not in flat.split("rejected shot 4:", 1)[1].split("2.1")[0]

@@ -38,3 +38,20 @@ def test_the_store_timeline_is_sorted(tmp_path):
         rows = [r["identity"] for r in timeline(store, "r")["rows"]]
     assert rows == ["orchestrate/#0@:0", "orchestrate/for#0.body/#0@:0",
                     "orchestrate/for#0.body/#0@:1", "orchestrate/for#0.body/#0@:2"]
+
+
+def test_issue27_the_timeline_shows_the_calls_an_attempt_waits_at(store, tmp_path):
+    from frostline.embedded.answers import approve
+    from frostline.providers.local import LocalProviders
+    from tests.runtime.helpers import run
+    from tests.waits.test_waits import APPROVAL, APPROVE_THEN_ECHO
+
+    providers = LocalProviders(log_path=str(tmp_path / "p.log"))
+    assert run(store, "r", APPROVE_THEN_ECHO, providers).status == "waiting"
+    assert run(store, "r", APPROVE_THEN_ECHO, providers).status == "waiting"
+    approve(store, "r", APPROVAL, by="alice")
+    assert run(store, "r", APPROVE_THEN_ECHO, providers).status == "succeeded"
+    rows = {r["identity"]: r for r in timeline(store, "r")["rows"]}
+    assert rows[APPROVAL]["attempts"] == {"1": "waiting", "2": "waiting", "3": "executed"}
+    assert rows[APPROVAL]["capability"] == "human.approve"
+    assert list(rows) == ["orchestrate/#0@:0", APPROVAL, "orchestrate/#2@:0"]

@@ -89,3 +89,18 @@ def test_issue26_the_page_shows_who_may_approve_when_the_owner_may_not(tmp_path)
             assert "role approver" in page.inner_text("#waits .error")
         with live.client(live.alice) as c:
             assert [w["answer"] for w in c.get("/v1/runs/keep/waits").json()["waits"]] == [None]
+
+
+def test_issue27_the_timeline_shows_the_waiting_call(live):
+    with live.client(live.alice) as c:
+        c.post("/v1/runs", json={"script": SCRIPT, "run_id": "held"}, params={"wait": 60})
+    deadline = time.monotonic() + 60
+    while _status(live, "held") != "waiting":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    with signed_in(live, live.alice, CHROMIUM) as page:
+        page.click("#waiting-runs [data-waiting='held']")
+        cell = page.wait_for_selector("#timeline [data-outcome='waiting']")
+        assert cell.inner_text() == "waiting"
+        row = page.inner_text("#timeline tbody tr:has([data-outcome='waiting'])")
+        assert "orchestrate/#0@:0" in row and "human.approve" in row

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from frostline.contract.identity import digest
-from frostline.errors import StoreUnavailable
+from frostline.errors import StoreNotFound, StoreUnavailable
 from frostline.store import Store, open_store
 from frostline.store.faulty import FaultyStore
 from frostline.store.sql import SqlStore
@@ -91,10 +91,24 @@ def test_a_corrupted_sqlite_file_fails_closed(tmp_path: Path) -> None:
 
 
 def test_a_sqlite_path_that_cannot_be_created_fails_closed(tmp_path: Path) -> None:
+    # The store's folder exists (issue 27: a missing folder is refused before anything is
+    # tried, see test_issue27_*), but the database file cannot be made: a folder holds its name.
+    (tmp_path / "x.db").mkdir()
+    with pytest.raises(StoreUnavailable, match="cannot open the sqlite store"):
+        open_store(str(tmp_path / "x.db"))
+
+
+def test_issue27_a_store_is_not_created_in_a_folder_that_does_not_exist(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("a file, not a folder")
-    with pytest.raises(StoreUnavailable, match="cannot open the sqlite store"):
-        open_store(str(blocker / "sub" / "x.db"))
+    for where in (tmp_path / "typo" / "dir" / "x.db", blocker / "x.db"):
+        with pytest.raises(StoreNotFound, match="mkdir -p"):
+            open_store(str(where))
+    assert not (tmp_path / "typo").exists()
+    # a reader gets its own error; a writer in an existing folder is fine
+    with pytest.raises(StoreNotFound):
+        open_store(str(tmp_path / "typo" / "x.db"), create=False)
+    open_store(str(tmp_path / "x2.db")).close()
 
 
 def test_driver_errors_during_reads_become_store_unavailable(sqlite_store: Store) -> None:

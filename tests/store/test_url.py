@@ -60,6 +60,7 @@ def test_default_store_creates_its_folder(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_env_and_bare_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_VAR, f"sqlite:///{tmp_path}/env/s.db")
+    (tmp_path / "env").mkdir()  # issue 27: only the default store's folder is made for it
     with open_store() as store:
         store.create_run("r1", {})
     assert (tmp_path / "env" / "s.db").is_file()

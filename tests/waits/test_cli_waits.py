@@ -122,3 +122,25 @@ def test_issue26_the_local_principal_approves_on_the_command_line_as_before(
     assert code == 0 and out["result"] == {"approved": True, "go": 7}
     code, out = cli("show", "r")
     assert [w["answer"]["by"] for w in out["waits"]] == ["local", "local"]
+
+
+def test_issue27_a_waiting_attempt_is_a_state_not_an_error(cli: Cli) -> None:
+    def human(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "frostline", *args, "--store", cli.store],
+                              capture_output=True, text=True, env=cli.env, timeout=120)
+
+    first = human("run", str(cli.script), "--run", "r", "--args", '{"sleep": 3600}',
+                  "--runner", "process")
+    assert first.returncode == 10
+    out = first.stdout + first.stderr
+    assert "error" not in out.lower(), out
+    assert "waiting: orchestrate/#1@:0 waits for an approval" in out
+    assert "frostline approve r orchestrate/#1@:0" in out and "frostline resume r" in out
+    assert cli("approve", "r", "orchestrate/#1@:0")[0] == 0
+    second = human("resume", "r", "--runner", "process")
+    assert second.returncode == 10
+    out = " ".join((second.stdout + second.stderr).split())
+    assert "error" not in out.lower(), out
+    assert "waits for a timer due at" in out and "the clock" not in out
+    assert "once it is due, 'frostline resume r' goes on from here" in out
+    assert "workers resume it themselves" in out
