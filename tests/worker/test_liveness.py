@@ -1,0 +1,144 @@
+"""Workers stay live under database faults (issue 31): real worker processes, the real
+PostgreSQL and real `pg_terminate_backend` sweeps. Nothing stays `doing` without a worker
+running it, and a finished job is never run again."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+
+from frostline.embedded.jobs import JobSpec, JobState, record_queued
+from frostline.embedded.jobs import wait_job as _wait_job
+from frostline.errors import StoreUnavailable
+from frostline.worker import ProcrastinateQueue
+from frostline.worker import schema as jobs_schema
+from frostline.worker.submit import submit_attempt
+from tests.worker.conftest import eventually
+from tests.worker.host_process import sweep
+
+pytestmark = pytest.mark.postgres
+
+ECHO = textwrap.dedent('''
+    async def orchestrate(ctx, args):
+        a = await ctx.run("echo", {"n": 1})
+        b = await ctx.run("echo", {"n": 2})
+        return [a["n"], b["n"]]
+''')
+
+
+class Retrying:
+    """The test's own store, through sweeps: a swept connection fails one call (nothing of it
+    stored), the next call reconnects."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._inner, name)
+        if not callable(found):
+            return found
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            for _ in range(20):
+                try:
+                    return found(*args, **kwargs)
+                except StoreUnavailable:
+                    continue
+            raise AssertionError(f"the store kept failing on {name}")
+        return call
+
+
+def wait_job(store: Any, run_id: str, ticket: str, timeout: float) -> JobState | None:
+    return _wait_job(Retrying(store), run_id, ticket, timeout)
+
+
+def _jobs(store: Any, query: str, *params: Any) -> list[tuple[Any, ...]]:
+    queue = ProcrastinateQueue(store)
+    try:
+        with jobs_schema.connect(queue.conninfo) as conn:
+            return list(conn.execute(query, params).fetchall())
+    finally:
+        queue.close()
+
+
+def _status(store: Any, job_id: int) -> str:
+    return str(_jobs(store, "SELECT status FROM procrastinate_jobs WHERE id = %s", job_id)[0][0])
+
+
+def _kinds(store: Any, run_id: str, ticket: str) -> list[str]:
+    return [e.kind for e in store.list_events(run_id)
+            if e.kind.startswith("job.") and e.data.get("job") == ticket]
+
+
+def test_issue31_a_status_lost_in_a_sweep_is_saved_and_the_worker_keeps_working(own_fleet,
+                                                                                own_store):
+    store = Retrying(own_store)
+    own_fleet.start("w1", "--concurrency", "1", "--fault", "sweep:swept")
+    sub = submit_attempt(store, "swept-1", ECHO)
+    assert wait_job(store, "swept-1", sub.ticket, 90).outcome["status"] == "succeeded"
+    eventually(lambda: "fault: swept" in own_fleet.output("w1"), what="the sweep")
+    # The save met a dead connection; it is retried until saved, not lost in a task.
+    eventually(lambda: _status(store, sub.queue_job_id) == "succeeded", timeout=30,
+               what="the swept job's status saved")
+    said = own_fleet.output("w1")
+    assert "saved job" in said or "could not save" not in said
+    assert own_fleet.procs["w1"].poll() is None
+    after = submit_attempt(store, "after-1", ECHO)  # the listener and heartbeat live on
+    assert wait_job(store, "after-1", after.ticket, 60).outcome["status"] == "succeeded"
+    eventually(lambda: _jobs(store, "SELECT id FROM procrastinate_jobs WHERE status = "
+                             "'doing'") == [], timeout=30, what="no job left doing")
+    assert _kinds(store, "swept-1", sub.ticket).count("job.finished") == 1
+    assert "Task exception was never retrieved" not in own_fleet.output("w1")
+
+
+def test_issue31_a_job_held_by_a_worker_that_does_not_run_it_is_taken_back(own_fleet,
+                                                                             own_store):
+    store = Retrying(own_store)
+    own_fleet.start("w1", "--concurrency", "1")
+    eventually(lambda: _jobs(store, "SELECT worker_id FROM frostline_workers WHERE name = "
+                             "'w1'"), what="w1 registered")
+    sweep(own_fleet.url)  # the fault that loses a fetch's reply
+    worker_id = _jobs(store, "SELECT worker_id FROM frostline_workers WHERE name = 'w1'")
+    # What a fetch whose reply was lost leaves: the job `doing` under w1, which never saw it.
+    spec = JobSpec("attempt", "held-1", {"source": ECHO, "args": None, "envelope": None})
+    queue = ProcrastinateQueue(store)
+    try:
+        with jobs_schema.connect(queue.conninfo, autocommit=False) as conn:
+            job_id = queue.app.configure_task("frostline.job", lock="held-1",
+                                              queueing_lock="held-1", queue=queue.queue,
+                                              connection=conn).defer(job=spec.to_args())
+            conn.execute("UPDATE procrastinate_jobs SET status = 'doing', worker_id = %s "
+                         "WHERE id = %s", (worker_id[-1][0], job_id))
+            conn.commit()
+    finally:
+        queue.close()
+    record_queued(store, spec, attempt=1, queue_job_id=job_id)
+    state = wait_job(store, "held-1", spec.ticket, 60)
+    assert state is not None and state.outcome["status"] == "succeeded", state
+    requeued = [e.data["reason"] for e in store.list_events("held-1")
+                if e.kind == "job.requeued"]
+    assert requeued and "does not run it" in requeued[0]
+    eventually(lambda: _status(store, job_id) == "succeeded", timeout=30,
+               what="the taken-back job done")
+
+
+def test_issue31_a_finished_job_whose_status_was_never_saved_is_not_run_again(own_fleet,
+                                                                               own_store):
+    store = Retrying(own_store)
+    w1 = own_fleet.start("w1", "--concurrency", "1", "--stalled-after", "2", "--fault",
+                     "die:done")
+    sub = submit_attempt(store, "done-1", ECHO)
+    assert wait_job(store, "done-1", sub.ticket, 90).outcome["status"] == "succeeded"
+    w1.wait(30)  # it died between storing job.finished and saving the job's status
+    assert _status(store, sub.queue_job_id) == "doing"
+    sweep(own_fleet.url)
+    own_fleet.start("w2", "--concurrency", "1", "--stalled-after", "2")
+    eventually(lambda: _status(store, sub.queue_job_id) == "succeeded", timeout=60,
+               what="the finished job marked done")
+    assert "marked done, not run again" in own_fleet.output("w2")
+    kinds = _kinds(store, "done-1", sub.ticket)
+    assert kinds.count("job.started") == 1 and kinds.count("job.finished") == 1, kinds
+    assert "job.requeued" not in kinds
+    assert len(store.list_attempts("done-1")) == 1
