@@ -142,3 +142,54 @@ def test_issue31_a_finished_job_whose_status_was_never_saved_is_not_run_again(ow
     assert kinds.count("job.started") == 1 and kinds.count("job.finished") == 1, kinds
     assert "job.requeued" not in kinds
     assert len(store.list_attempts("done-1")) == 1
+
+
+def _xmin(store: Any, query: str, *params: Any) -> str:
+    return str(_jobs(store, query, *params)[0][0])
+
+
+def test_issue31_a_submission_commits_with_its_event_even_right_after_a_sweep(own_fleet,
+                                                                              own_store):
+    store = Retrying(own_store)
+    queue = ProcrastinateQueue(own_store)  # long-lived, as the HTTP API's is
+    try:
+        first = queue.submit(store, JobSpec("attempt", "q-1", {"source": ECHO}))
+        sweep(own_fleet.url)  # the queue's pooled connection is dead now
+        second = queue.submit(store, JobSpec("attempt", "q-2", {"source": ECHO}))
+    finally:
+        queue.close()
+    for sub in (first, second):
+        # one transaction wrote both rows: the event is there exactly when the job is
+        event = _xmin(store, "SELECT xmin FROM fl.events WHERE seq = %s", sub.queued_seq)
+        job = _xmin(store, "SELECT xmin FROM procrastinate_jobs WHERE id = %s",
+                    sub.queue_job_id)
+        assert event == job, sub
+    assert [e.kind for e in store.list_events("q-2")] == ["job.queued"]
+    assert len(_jobs(store, "SELECT id FROM procrastinate_jobs WHERE lock = 'q-2'")) == 1
+
+
+def test_issue31_a_submission_again_with_its_key_gives_back_the_first(own_fleet, own_store,
+                                                                     tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.worker.conftest import ROOT
+
+    store = Retrying(own_store)
+    own_fleet.start("w1", "--concurrency", "1")
+    sub = submit_attempt(store, "keyed", ECHO, key="order-7")
+    assert wait_job(store, "keyed", sub.ticket, 60).outcome["status"] == "succeeded"
+    again = submit_attempt(store, "keyed", ECHO, key="order-7")  # after it ran: no attempt 2
+    assert again == sub
+    script = tmp_path / "echo.py"
+    script.write_text(ECHO)
+    cli = subprocess.run(
+        [sys.executable, "-m", "frostline", "submit", str(script), "--run", "keyed", "--store",
+         own_fleet.url, "--key", "order-7", "--json"], cwd=ROOT, text=True, capture_output=True,
+        timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout)["job"] == sub.ticket and json.loads(cli.stdout)["attempt"] == 1
+    assert len(store.list_attempts("keyed")) == 1
+    assert len(_jobs(store, "SELECT id FROM procrastinate_jobs WHERE lock = 'keyed'")) == 1
