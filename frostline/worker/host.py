@@ -264,11 +264,11 @@ class WorkerHost:
             why = (f"worker {job.worker_id} stopped sending heartbeats" if job.worker_id
                    else "its worker is gone")
             await take_back(app, keeper, job.id, job.worker_id, job.task_kwargs, why)
-        forgotten = await app.job_manager.prune_stalled_workers(self.settings.forget_after_s)
+        after = max(self.settings.forget_after_s, self.settings.stalled_after_s)
+        forgotten = await app.job_manager.prune_stalled_workers(after)
         if forgotten:
             self.say(f"frostline worker {self.name}: forgot worker(s) "
-                     f"{', '.join(map(str, forgotten))}, silent for more than "
-                     f"{self.settings.forget_after_s:g}s")
+                     f"{', '.join(map(str, forgotten))}, silent for more than {after:g}s")
 
     # signals --------------------------------------------------------------------------------
     def _on_signal(self) -> None:

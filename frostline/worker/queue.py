@@ -43,9 +43,12 @@ _OPEN = "('todo', 'doing')"
 
 _WORKERS = """
 SELECT w.id, extract(epoch FROM w.last_heartbeat), f.name, f.host, f.pid, f.concurrency,
-       f.queues, f.sandbox, f.started_at
+       f.queues, f.sandbox, f.started_at, extract(epoch FROM now() - w.last_heartbeat),
+       f.stalled_after
   FROM procrastinate_workers w LEFT JOIN frostline_workers f ON f.worker_id = w.id
  ORDER BY w.id"""
+# A registration without its own `stalled_after` (an older worker) is judged by the default.
+DEFAULT_STALLED_AFTER_S = 30.0
 
 _RUNNING = """
 SELECT j.worker_id, j.id, j.lock, j.args, extract(epoch FROM (
@@ -208,7 +211,9 @@ class ProcrastinateQueue:
         return int(row[0])
 
     def workers(self) -> list[dict[str, Any]]:
-        """Registered workers, with their last heartbeat and the jobs they run."""
+        """Registered workers, with their last heartbeat and the jobs they run. A worker
+        silent for longer than its `stalled_after` is `stalled` (its jobs are being taken
+        back); a live worker deletes its registration once it is silent for `forget_after`."""
         rows, running = self._read(lambda c: (c.execute(_WORKERS).fetchall(),
                                               c.execute(_RUNNING).fetchall()))
         jobs: dict[Any, list[dict[str, Any]]] = {}
@@ -217,9 +222,16 @@ class ProcrastinateQueue:
                 "job": (args or {}).get("job", {}).get("ticket"), "queue_job_id": job_id,
                 "kind": (args or {}).get("job", {}).get("kind"), "run_id": lock,
                 "started_at": None if started is None else float(started)})
-        return [{"worker_id": r[0], "last_heartbeat": float(r[1]), "name": r[2], "host": r[3],
-                 "pid": r[4], "concurrency": r[5], "queues": r[6], "sandbox": r[7],
-                 "started_at": r[8], "jobs": jobs.get(r[0], [])} for r in rows]
+        out = []
+        for r in rows:
+            silent, limit = float(r[9]), float(r[10] or DEFAULT_STALLED_AFTER_S)
+            out.append({"worker_id": r[0], "last_heartbeat": float(r[1]), "name": r[2],
+                        "host": r[3], "pid": r[4], "concurrency": r[5], "queues": r[6],
+                        "sandbox": r[7], "started_at": r[8], "silent_s": round(silent, 3),
+                        "stalled_after_s": limit,
+                        "state": "stalled" if silent > limit else "live",
+                        "jobs": jobs.get(r[0], [])})
+        return out
 
     def stats(self) -> QueueStats:
         def read(conn: psycopg.Connection[Any]) -> QueueStats:

@@ -193,3 +193,39 @@ def test_issue31_a_submission_again_with_its_key_gives_back_the_first(own_fleet,
     assert json.loads(cli.stdout)["job"] == sub.ticket and json.loads(cli.stdout)["attempt"] == 1
     assert len(store.list_attempts("keyed")) == 1
     assert len(_jobs(store, "SELECT id FROM procrastinate_jobs WHERE lock = 'keyed'")) == 1
+
+
+def _listed(url: str) -> list[dict[str, Any]]:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.worker.conftest import ROOT
+
+    out = subprocess.run([sys.executable, "-m", "frostline", "workers", "--store", url, "--json"],
+                         cwd=ROOT, text=True, capture_output=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    return list(json.loads(out.stdout)["workers"])
+
+
+def test_issue31_a_killed_worker_is_listed_stalled_then_forgotten(own_fleet, own_store):
+    store = Retrying(own_store)
+    timing = ("--stalled-after", "2", "--forget-after", "6")
+    own_fleet.start("w1", "--concurrency", "1", *timing)
+    own_fleet.start("w2", "--concurrency", "1", *timing)
+    eventually(lambda: {w["name"] for w in _listed(own_fleet.url)} == {"w1", "w2"},
+               what="both workers registered")
+    assert {w["state"] for w in _listed(own_fleet.url)} == {"live"}
+    own_fleet.kill("w1")
+    sweep(own_fleet.url)
+    stalled = eventually(lambda: [w for w in _listed(own_fleet.url)
+                                  if w["name"] == "w1" and w["state"] == "stalled"],
+                         what="w1 listed as stalled")
+    assert stalled[0]["silent_s"] > 2  # type: ignore[index]
+    assert [w["state"] for w in _listed(own_fleet.url) if w["name"] == "w2"] == ["live"]
+    eventually(lambda: [w["name"] for w in _listed(own_fleet.url)] == ["w2"], timeout=60,
+               what="w1 forgotten")
+    assert len(_jobs(store, "SELECT id FROM procrastinate_workers")) == 1
+    assert "forgot worker(s)" in own_fleet.output("w2")
