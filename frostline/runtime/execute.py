@@ -245,7 +245,8 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
         script = ScriptOutcome(False, error=exc.to_dict())
     finally:
         await broker.drain()  # every dispatched call completes and commits
-    return _conclude(store, run_id, number, env, prefix, broker, script, gate_result, pending)
+    return _conclude(store, run_id, number, env, prefix, broker, script, gate_result, pending,
+                     catalog=catalog, providers=providers)
 
 
 def _checked(store: Store, run_id: str, source: str, env: Envelope, catalog: Catalog,
@@ -301,10 +302,39 @@ def _blocked(store: Store, run_id: str, number: int, unresolved: Mapping[Identit
         identities=idents)
 
 
+def _left_unresolved(store: Store, run_id: str, number: int, catalog: Catalog,
+                     providers: Provider) -> AttemptUnresolved | None:
+    """Side-effecting calls attempt `number` dispatched and never committed (a commit the
+    store did not take, a crash of the call's write), whose provider cannot dedupe a retry:
+    the next attempt would be refused until each is reconciled. None when there are none, or
+    when the store cannot say (the attempt stays failed and its job is handed back)."""
+    for tries_left in (1, 0):  # a connection the database ended fails one read
+        try:
+            calls = [c for c in store.unresolved_calls(run_id) if c.attempt == number
+                     and _fails_closed(catalog, c.capability)
+                     and not providers.honours_idempotency_keys(c.capability)
+                     and store.get_slot(run_id, c.identity) is None]
+            break
+        except StoreUnavailable:
+            if not tries_left:
+                return None
+    if not calls:
+        return None
+    idents = sorted(str(c.identity) for c in calls)
+    return AttemptUnresolved(
+        f"{len(idents)} side-effecting call(s) were dispatched and never committed: "
+        f"{', '.join(idents)}. The provider may have run them; reconcile each with "
+        f"'frostline reconcile {run_id} IDENTITY --result @FILE' (the result it produced) or "
+        "'--abandon' (it may run once more), then submit the run again", identities=idents)
+
+
 def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Prefix,
               broker: Broker, script: ScriptOutcome, gate_result: dict[str, Any] | None,
-              pending: list[Future[Any]]) -> AttemptOutcome:
-    """The status of a drained attempt, its orphans and certificate, and its record."""
+              pending: list[Future[Any]], *, catalog: Catalog,
+              providers: Provider) -> AttemptOutcome:
+    """The status of a drained attempt, its orphans and certificate, and its record. An
+    attempt that failed with calls it dispatched and could not commit, which the next attempt
+    would refuse to repeat, is `unresolved`: one word for the run's state, everywhere."""
     stop = broker.stop_error
     if stop is not None:
         status = {"divergence": "diverged", "unresolved": "unresolved",
@@ -319,6 +349,10 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
         status, error = "succeeded", None
     else:
         status, error = "failed", script.error
+    if status == "failed":
+        left = _left_unresolved(store, run_id, number, catalog, providers)
+        if left is not None:
+            status, error = "unresolved", {**left.to_dict(), "cause": error}
 
     # 6. orphans and the certificate (a waiting attempt has not reached its end: the
     # identities after its wait are not orphans yet)

@@ -229,3 +229,47 @@ def test_issue31_a_killed_worker_is_listed_stalled_then_forgotten(own_fleet, own
                what="w1 forgotten")
     assert len(_jobs(store, "SELECT id FROM procrastinate_workers")) == 1
     assert "forgot worker(s)" in own_fleet.output("w2")
+
+
+def _frostline(*args: str) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    from tests.worker.conftest import ROOT
+
+    return subprocess.run([sys.executable, "-m", "frostline", *args], cwd=ROOT, text=True,
+                          capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300"})
+
+
+def test_issue31_runs_show_and_the_api_name_one_state_after_a_sweep_mid_call(own_fleet,
+                                                                            own_store):
+    """A sweep while a call is in flight: however the run ends (the store took the commit
+    on a fresh connection, or the call is left unresolved), every surface says the same
+    word, and an unresolved call comes with the command that reconciles it. The lost-commit
+    case itself is pinned by tests/runtime/test_fail_closed.py on both stores."""
+    import json
+
+    from frostline.service.operations import run_summary
+
+    store = Retrying(own_store)
+    own_fleet.start("w1", "--concurrency", "1", latency=1.0)
+    sub = submit_attempt(store, "cut", ECHO)
+    eventually(lambda: store.unresolved_calls("cut"), what="the first call dispatched")
+    sweep(own_fleet.url)
+    state = wait_job(store, "cut", sub.ticket, 90)
+    assert state is not None and state.state == "finished", state
+    word = store.list_attempts("cut")[-1].status
+    assert word in ("succeeded", "unresolved"), word
+    assert store.get_run("cut").status == word
+    assert run_summary(store, store.get_run("cut"))["status"] == word
+    listed = _frostline("runs", "--store", own_fleet.url, "--json")
+    assert [r["status"] for r in json.loads(listed.stdout)["runs"]] == [word], listed
+    shown = _frostline("show", "cut", "--store", own_fleet.url)
+    assert f"status {word}" in shown.stdout, shown.stdout + shown.stderr
+    pending = [c for c in store.unresolved_calls("cut")
+               if store.get_slot("cut", c.identity) is None]
+    assert (word == "unresolved") == bool(pending)
+    for c in pending:
+        assert f"frostline reconcile cut {c.identity}" in shown.stdout, shown.stdout
