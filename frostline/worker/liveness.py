@@ -177,8 +177,8 @@ class LiveWorker(Worker):
             if not transient(exc):
                 raise
             # The database may have handed this worker a job whose reply was lost.
-            log.warning("worker %s: fetching a job failed (%s); checking what it holds",
-                        self.keeper.name, exc)
+            self.keeper.say(f"frostline worker {self.keeper.name}: fetching a job failed "
+                            f"({exc}); it cannot tell what it holds, so it checks")
             self._check_held = True
         now = asyncio.get_running_loop().time()
         if self._check_held or now >= self._next_check:
