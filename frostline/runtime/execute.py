@@ -42,7 +42,12 @@ from frostline.errors import (
 from frostline.runtime import tracing
 from frostline.runtime.broker import Broker
 from frostline.runtime.outcome import AttemptOutcome as AttemptOutcome  # re-exported
-from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
+from frostline.runtime.recovery import (
+    close_crashed_attempts,
+    fails_closed,
+    left_unresolved,
+    unresolved_calls,
+)
 from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
 from frostline.runtime.runners import Job, Runner, ScriptOutcome
 from frostline.runtime.spent import catalog_prices, prior_of
@@ -284,7 +289,7 @@ def _blocked(store: Store, run_id: str, number: int, unresolved: Mapping[Identit
     """Why the attempt may not start: side-effecting calls an earlier attempt dispatched and
     never committed, whose provider cannot dedupe a retry (each gets an event)."""
     blocking = [c for c in unresolved.values()
-                if _fails_closed(catalog, c.capability)
+                if fails_closed(catalog, c.capability)
                 and not providers.honours_idempotency_keys(c.capability)]
     if not blocking:
         return None
@@ -300,32 +305,6 @@ def _blocked(store: Store, run_id: str, number: int, unresolved: Mapping[Identit
         f"{', '.join(idents)}. The provider may have run them; reconcile each with "
         f"'frostline reconcile {run_id} IDENTITY --result @FILE' or '--abandon'",
         identities=idents)
-
-
-def _left_unresolved(store: Store, run_id: str, number: int, catalog: Catalog,
-                     providers: Provider) -> AttemptUnresolved | None:
-    """Side-effecting calls attempt `number` dispatched and never committed (a commit the
-    store did not take, a crash of the call's write), whose provider cannot dedupe a retry:
-    the next attempt would be refused until each is reconciled. None when there are none, or
-    when the store cannot say (the attempt stays failed and its job is handed back)."""
-    for tries_left in (1, 0):  # a connection the database ended fails one read
-        try:
-            calls = [c for c in store.unresolved_calls(run_id) if c.attempt == number
-                     and _fails_closed(catalog, c.capability)
-                     and not providers.honours_idempotency_keys(c.capability)
-                     and store.get_slot(run_id, c.identity) is None]
-            break
-        except StoreUnavailable:
-            if not tries_left:
-                return None
-    if not calls:
-        return None
-    idents = sorted(str(c.identity) for c in calls)
-    return AttemptUnresolved(
-        f"{len(idents)} side-effecting call(s) were dispatched and never committed: "
-        f"{', '.join(idents)}. The provider may have run them; reconcile each with "
-        f"'frostline reconcile {run_id} IDENTITY --result @FILE' (the result it produced) or "
-        "'--abandon' (it may run once more), then submit the run again", identities=idents)
 
 
 def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Prefix,
@@ -350,7 +329,7 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
     else:
         status, error = "failed", script.error
     if status == "failed":
-        left = _left_unresolved(store, run_id, number, catalog, providers)
+        left = left_unresolved(store, run_id, number, catalog, providers)
         if left is not None:
             status, error = "unresolved", {**left.to_dict(), "cause": error}
 
@@ -409,12 +388,6 @@ def note_catalog_changes(store: Store, run_id: str, attempt: AttemptRecord,
 
 
 # helpers ------------------------------------------------------------------------------
-
-
-def _fails_closed(catalog: Catalog, capability: str) -> bool:
-    """Side-effecting and not retry-safe; an unknown capability is assumed the worst."""
-    cap = catalog.get(capability)
-    return True if cap is None else cap.effect == "side_effecting"
 
 
 def _refuse(store: Store, run_id: str, source: str, report: dict[str, Any], status: str,
