@@ -15,8 +15,8 @@ side by side, on worker processes over one PostgreSQL database of the benchmark'
   worker is SIGKILLed (and started again a moment later), spread over the phase.
 - runs/s: runs / (last `job.finished` - first `job.queued`); enqueue -> finish: per run, its
   `job.queued` to its `job.finished` (one host, one clock).
-- stuck: runs without an end 120 s after the last one ended, plus jobs left `todo`/`doing`
-  in Procrastinate once every run ended. phantom: a job started again after it finished, a
+- stuck: runs without an end 120 s after the last one ended, plus jobs still `todo`/`doing`
+  in Procrastinate 30 s after every run ended (ten times the workers' stalled_after). phantom: a job started again after it finished, a
   second `job.finished` of one job, a run that ended other than succeeded, and a submission
   that reported an error while its job was queued. Both must be 0.
 """
@@ -51,6 +51,7 @@ async def orchestrate(ctx, args):
 SWEEP = ("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
          "current_database() AND pid <> pg_backend_pid()")
 SETTLE_S = 120.0
+STATUS_GRACE_S = 30.0  # ten times the workers' stalled_after
 
 
 # the worker process -------------------------------------------------------------------------
@@ -232,10 +233,18 @@ def settle(store: Any, queue: Any, ids: list[str], faults: list[str], phantom: l
                 last_end = time.monotonic()
         time.sleep(0.05)
     stuck = len(ids) - len(ended)
-    with schema.connect(queue.conninfo) as conn:
-        row = conn.execute("SELECT count(*) FROM procrastinate_jobs WHERE status IN "
-                           "('todo', 'doing')").fetchone()
-    stuck += int(row[0]) if row else 0
+    # A job's status is saved just after its `job.finished` (and a worker killed in between
+    # leaves it to the stall detector): open jobs count as stuck only if they stay open.
+    deadline = time.monotonic() + STATUS_GRACE_S
+    while True:
+        with schema.connect(queue.conninfo) as conn:
+            row = conn.execute("SELECT count(*) FROM procrastinate_jobs WHERE status IN "
+                               "('todo', 'doing')").fetchone()
+        still_open = int(row[0]) if row else 0
+        if not still_open or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    stuck += still_open
     for run_id, story in ended.items():
         if story["restarted_after_finish"] or len(story["finished"]) > 1:
             phantom.append(f"{run_id}: ran again after it finished")
