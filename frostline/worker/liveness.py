@@ -231,8 +231,9 @@ class LiveWorker(Worker):
         return tasks
 
     async def _listen(self) -> None:
-        pause = FIRST_PAUSE_S
+        pause, loop = FIRST_PAUSE_S, asyncio.get_running_loop()
         while True:
+            began = loop.time()
             try:
                 await self.app.job_manager.listen_for_jobs(
                     on_notification=self._handle_notification, queues=self.queues)
@@ -240,8 +241,11 @@ class LiveWorker(Worker):
             except Exception as exc:
                 if not transient(exc):
                     raise
-                log.warning("worker %s: the job listener lost its connection (%s); listening "
-                            "again", self.keeper.name, exc)
+                if loop.time() - began > MAX_PAUSE_S:  # it had listened: a new outage
+                    pause = FIRST_PAUSE_S
+                if pause == FIRST_PAUSE_S:  # once per outage, not once per retry
+                    log.warning("worker %s: the job listener lost its connection (%s); "
+                                "listening again", self.keeper.name, exc)
                 self._new_job_event.set()  # a notification may have been missed: fetch now
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, MAX_PAUSE_S)

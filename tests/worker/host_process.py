@@ -9,7 +9,9 @@ tests need a simulated latency, a provider log per host and the in-process runne
 `--fault ACTION:PREFIX` acts the moment a job of a run whose id starts with PREFIX has stored
 its `job.finished`, before Procrastinate saves the job's status (issue 31): `sweep` ends every
 other backend of the database (`pg_terminate_backend`), so the save meets dead connections;
-`die` SIGKILLs this worker, so the status is never saved.
+`die` SIGKILLs this worker, so the status is never saved; `cut` closes the database to new
+connections (`ALLOW_CONNECTIONS false`) and then sweeps it, so the watchdog finds it gone
+until the test opens it again (`reopen`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import os
 import signal
 import sys
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
@@ -31,11 +34,28 @@ SWEEP = ("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE da
          "current_database() AND pid <> pg_backend_pid()")
 
 
-def sweep(url: str) -> int:
-    """End every other backend of the database at `url`; returns how many."""
-    with psycopg.connect(url.partition("?")[0], autocommit=True) as conn:
-        row = conn.execute(SWEEP).fetchone()
+def sweep(url: str, *, close: bool = False) -> int:
+    """End every other backend of the database at `url` (first closing it to new connections
+    when `close`, from the server's `postgres` database); returns how many."""
+    base = url.partition("?")[0]
+    if not close:
+        with psycopg.connect(base, autocommit=True) as conn:
+            row = conn.execute(SWEEP).fetchone()
+        return int(row[0]) if row else 0
+    name = urlsplit(base).path.lstrip("/")
+    with psycopg.connect(urlunsplit(urlsplit(base)._replace(path="/postgres")),
+                         autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        row = conn.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                           "WHERE datname = %s", (name,)).fetchone()
     return int(row[0]) if row else 0
+
+
+def reopen(url: str, maintenance: str) -> None:
+    """Let the database at `url` take connections again (from the `maintenance` database)."""
+    name = urlsplit(url).path.lstrip("/")
+    with psycopg.connect(maintenance, autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
 
 
 class FaultAfterFinish:
@@ -52,8 +72,8 @@ class FaultAfterFinish:
             self._done.add(run_id)
             if self._action == "die":
                 os.kill(os.getpid(), signal.SIGKILL)
-            print(f"fault: swept {sweep(self._url)} backend(s) after {run_id} finished",
-                  flush=True)
+            ended = sweep(self._url, close=self._action == "cut")
+            print(f"fault: swept {ended} backend(s) after {run_id} finished", flush=True)
         return seq
 
     def __getattr__(self, name: str) -> Any:

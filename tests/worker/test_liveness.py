@@ -273,3 +273,29 @@ def test_issue31_runs_show_and_the_api_name_one_state_after_a_sweep_mid_call(own
     assert (word == "unresolved") == bool(pending)
     for c in pending:
         assert f"frostline reconcile cut {c.identity}" in shown.stdout, shown.stdout
+
+
+def test_issue31_a_finished_job_held_when_the_database_went_away_is_not_run_again(
+        own_fleet, own_store):
+    """The status save gives up only when the watchdog finds the database gone; the worker
+    says so, and its next registration hands the job back: as done, since it finished."""
+    from tests.conftest import PG_ENV
+    from tests.worker.host_process import reopen
+
+    store = Retrying(own_store)
+    own_fleet.start("w1", "--concurrency", "1", "--fault", "cut:gone")
+    sub = submit_attempt(store, "gone-1", ECHO)
+    eventually(lambda: "the database is gone" in own_fleet.output("w1"), timeout=60,
+               what="w1 giving up the status save")
+    import os
+
+    reopen(own_fleet.url, os.environ[PG_ENV])
+    eventually(lambda: _status(store, sub.queue_job_id) == "succeeded", timeout=60,
+               what="the job handed back as done")
+    said = own_fleet.output("w1")
+    assert "handing back what it held" in said and "marked done, not run again" in said
+    kinds = _kinds(store, "gone-1", sub.ticket)
+    assert kinds.count("job.started") == 1 and kinds.count("job.finished") == 1, kinds
+    assert len(store.list_attempts("gone-1")) == 1
+    after = submit_attempt(store, "then-2", ECHO)  # and it works on
+    assert wait_job(store, "then-2", after.ticket, 60).outcome["status"] == "succeeded"
