@@ -231,8 +231,10 @@ def _print_run(data: dict[str, Any]) -> None:
                       f"calls made under attempt {change['since_attempt']}'s terms")
     for c in data["unresolved"]:
         out.print(f"[bold red]unresolved[/] {text(c['identity'])} ({text(c['capability'])}, "
-                  f"dispatched in attempt {c['attempt']}): reconcile with --result @FILE or "
-                  "--abandon", highlight=False)
+                  f"dispatched in attempt {c['attempt']}): reconcile with `frostline reconcile "
+                  f"{text(run['run_id'])} {text(c['identity'])} --result @FILE` (the result "
+                  "the provider produced) or `--abandon` (it may run once more)",
+                  highlight=False)
     for w in data.get("waits", []):
         if w["answer"] is None:
             what = {"approval": "an approval", "event": f"the event {w['name']}",

@@ -12,7 +12,6 @@ bounds the wait: a job still open then exits 1 with code `wait_timeout` (it stay
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -70,12 +69,15 @@ def _pg_url(store_url: str | None, what: str, as_json: bool) -> str:
 @click.option("--grace", "grace_s", type=click.FloatRange(0.0), default=60.0,
               envvar="FROSTLINE_WORKER_GRACE", show_default=True,
               help="On SIGTERM, seconds running jobs get to finish before they are handed back.")
+@click.option("--forget-after", "forget_s", type=click.FloatRange(1.0), default=300.0,
+              envvar="FROSTLINE_WORKER_FORGET_AFTER", show_default=True,
+              help="A worker silent this long is deleted from the listing (stalled until then).")
 @click.option("--lock-journal", default=None, metavar="FILE", envvar="FROSTLINE_LOCK_JOURNAL",
               help="Append when this worker takes and lets go of each run (JSON lines).")
 @json_option
 def worker(store_url: str | None, concurrency: int, config_file: str | None, runner_name: str,
            name: str, heartbeat_s: float, stalled_s: float, grace_s: float,
-           lock_journal: str | None, as_json: bool) -> None:
+           forget_s: float, lock_journal: str | None, as_json: bool) -> None:
     """Run jobs from the store's queue on this host (its sandbox, providers, credentials)."""
     from frostline.embedded import default_log_path, make_runner, open_capabilities
     from frostline.embedded.bodies import host_body
@@ -90,7 +92,7 @@ def worker(store_url: str | None, concurrency: int, config_file: str | None, run
              if runner_name == "sandbox" else err.message, EXIT_FAILED, as_json, err)
     settings = WorkerSettings(concurrency=concurrency, name=name, heartbeat_s=heartbeat_s,
                               stalled_after_s=stalled_s, grace_s=grace_s,
-                              lock_journal=lock_journal)
+                              lock_journal=lock_journal, forget_after_s=max(forget_s, stalled_s))
     try:
         store = open_worker_store(url)
         host = WorkerHost(store, lambda stops: host_body(
@@ -122,10 +124,13 @@ def worker(store_url: str | None, concurrency: int, config_file: str | None, run
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0), default=None,
               metavar="SECONDS", help="With --wait: give up waiting after SECONDS (exit 1; "
                                       "the job stays queued). Default: no limit.")
+@click.option("--key", default=None, metavar="KEY",
+              help="Idempotency key: submitting again with the same KEY (after a timeout or "
+                   "an error) returns the first submission's job instead of queueing another.")
 @config_option
 @json_option
 def submit(script: Path, run_id: str, store_url: str | None, args_text: str | None,
-           envelope_file: Path | None, wait: bool, timeout_s: float | None,
+           envelope_file: Path | None, wait: bool, timeout_s: float | None, key: str | None,
            config_file: str | None, as_json: bool) -> None:
     """Queue SCRIPT as the next attempt of RUN_ID for a worker to run."""
     import json
@@ -144,7 +149,7 @@ def submit(script: Path, run_id: str, store_url: str | None, args_text: str | No
     try:
         outcome = _submit(url, run_id, source, args, envelope, catalog,
                           (float("inf") if timeout_s is None else timeout_s) if wait else None,
-                          as_json)
+                          as_json, key)
     except FrostlineError as err:
         code = EXIT_REJECTED if err.code == "rejected" else None
         fail_with(err, as_json, code)
@@ -152,12 +157,12 @@ def submit(script: Path, run_id: str, store_url: str | None, args_text: str | No
 
 
 def _submit(url: str, run_id: str, source: str, args: Any, envelope: dict[str, Any] | None,
-            catalog: Any, wait_s: float | None, as_json: bool) -> int:
+            catalog: Any, wait_s: float | None, as_json: bool, key: str | None = None) -> int:
     from frostline.worker.submit import submit_attempt
 
     with _store(url) as store:
         sub = submit_attempt(store, run_id, source, args=args, envelope=envelope,
-                             catalog=catalog)
+                             catalog=catalog, key=key)
         if wait_s is None:
             if as_json:
                 emit_json(sub.to_dict())
@@ -250,7 +255,8 @@ def _store(url: str) -> Any:
               help="PostgreSQL store URL the workers share (default: $FROSTLINE_STORE).")
 @json_option
 def workers(store_url: str | None, as_json: bool) -> None:
-    """List the workers of the store's queue: last heartbeat and the jobs they run."""
+    """List the workers of the store's queue: live or stalled, last heartbeat, the jobs they
+    run. A stalled worker's jobs go back to the queue; it is forgotten after --forget-after."""
     from frostline.worker import ProcrastinateQueue
 
     url = _pg_url(store_url, "`frostline workers`", as_json)
@@ -267,11 +273,12 @@ def workers(store_url: str | None, as_json: bool) -> None:
         emit_json({"workers": found})
         return
     table = Table(title=f"{len(found)} worker(s)", title_justify="left")
-    for col in ("name", "host", "pid", "heartbeat", "sandbox", "jobs"):
+    for col in ("name", "host", "pid", "state", "heartbeat", "sandbox", "jobs"):
         table.add_column(col)
-    now = time.time()
     for w in found:
         jobs = ", ".join(f"{j['kind']} {j['run_id']}" for j in w["jobs"]) or "-"
+        state = ("[red]stalled[/] (its jobs go back to the queue)" if w["state"] == "stalled"
+                 else "live")
         table.add_row(str(w["name"] or w["worker_id"]), str(w["host"] or "?"), str(w["pid"]),
-                      f"{now - w['last_heartbeat']:.1f}s ago", str(w["sandbox"] or "?"), jobs)
+                      state, f"{w['silent_s']:.1f}s ago", str(w["sandbox"] or "?"), jobs)
     Console().print(table)

@@ -15,6 +15,7 @@ a submission announces is the one the job opens.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -35,6 +36,15 @@ TERMINAL = ("finished", "interrupted")
 
 def new_ticket() -> str:
     return "j-" + secrets.token_hex(8)
+
+
+def ticket_for(run_id: str, key: str) -> str:
+    """The ticket of a submission that carries a client's idempotency key: the same key on the
+    same run is the same ticket, so a retried submission finds the job it queued."""
+    if not key or len(key) > 200:
+        raise DefinitionError("an idempotency key is 1 to 200 characters, e.g. a UUID the "
+                              "client chose for this submission")
+    return "j-" + hashlib.sha256(f"{run_id}\0{key}".encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -213,11 +223,33 @@ def next_attempt(store: Store, run_id: str, kind: str, params: dict[str, Any]) -
     return (attempts[-1].number if attempts else 0) + 1
 
 
+def queued_submission(store: Store, run_id: str, ticket: str) -> Submission | None:
+    """The submission recorded for job `ticket` of `run_id` (its `job.queued`), if any: what a
+    retried submission with the same ticket gets back."""
+    for ev in _job_events(store, run_id, 0):
+        if ev.kind == "job.queued" and ev.data.get("job") == ticket:
+            return submission_of(run_id, ev.seq, ev.data)
+    return None
+
+
+def submission_of(run_id: str, seq: int, data: dict[str, Any]) -> Submission:
+    """The Submission a `job.queued` event (its seq and data) records."""
+    attempt, job_id = data.get("attempt"), data.get("queue_job_id")
+    return Submission(run_id, str(data["job"]), str(data.get("kind")),
+                      attempt if isinstance(attempt, int) else None, seq,
+                      job_id if isinstance(job_id, int) else None)
+
+
+def queued_event(spec: JobSpec, attempt: int | None, queue_job_id: int | None) -> dict[str, Any]:
+    """The data of a job's `job.queued` event."""
+    return {"job": spec.ticket, "kind": spec.kind, "attempt": attempt,
+            "queue_job_id": queue_job_id}
+
+
 def record_queued(store: Store, spec: JobSpec, *, attempt: int | None,
                   queue_job_id: int | None = None) -> Submission:
     """Append `job.queued` and return the submission a caller follows."""
-    seq = store.append_event(spec.run_id, "job.queued", {
-        "job": spec.ticket, "kind": spec.kind, "attempt": attempt, "queue_job_id": queue_job_id})
+    seq = store.append_event(spec.run_id, "job.queued", queued_event(spec, attempt, queue_job_id))
     return Submission(spec.run_id, spec.ticket, spec.kind, attempt, seq, queue_job_id)
 
 

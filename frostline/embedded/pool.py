@@ -124,6 +124,7 @@ class LocalPool:
             running = [e for e in self._jobs.values() if e.started_at is not None]
             return [{"name": self.name, "host": "in-process", "concurrency": self.size,
                      "last_heartbeat": self._clock(), "started_at": self._since,
+                     "silent_s": 0.0, "state": "live",
                      "jobs": [{"job": e.spec.ticket, "kind": e.spec.kind,
                                "run_id": e.spec.run_id, "started_at": e.started_at}
                               for e in running]}]

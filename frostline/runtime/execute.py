@@ -43,7 +43,12 @@ from frostline.runtime import tracing
 from frostline.runtime.broker import Broker
 from frostline.runtime.outcome import AttemptOutcome as AttemptOutcome  # re-exported
 from frostline.runtime.outcome import exit_code_of
-from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
+from frostline.runtime.recovery import (
+    close_crashed_attempts,
+    fails_closed,
+    left_unresolved,
+    unresolved_calls,
+)
 from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
 from frostline.runtime.runners import Job, Runner, ScriptOutcome
 from frostline.runtime.spent import catalog_prices, prior_of
@@ -246,7 +251,8 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
         script = ScriptOutcome(False, error=exc.to_dict())
     finally:
         await broker.drain()  # every dispatched call completes and commits
-    return _conclude(store, run_id, number, env, prefix, broker, script, gate_result, pending)
+    return _conclude(store, run_id, number, env, prefix, broker, script, gate_result, pending,
+                     catalog=catalog, providers=providers)
 
 
 def _checked(store: Store, run_id: str, source: str, env: Envelope, catalog: Catalog,
@@ -284,7 +290,7 @@ def _blocked(store: Store, run_id: str, number: int, unresolved: Mapping[Identit
     """Why the attempt may not start: side-effecting calls an earlier attempt dispatched and
     never committed, whose provider cannot dedupe a retry (each gets an event)."""
     blocking = [c for c in unresolved.values()
-                if _fails_closed(catalog, c.capability)
+                if fails_closed(catalog, c.capability)
                 and not providers.honours_idempotency_keys(c.capability)]
     if not blocking:
         return None
@@ -304,8 +310,11 @@ def _blocked(store: Store, run_id: str, number: int, unresolved: Mapping[Identit
 
 def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Prefix,
               broker: Broker, script: ScriptOutcome, gate_result: dict[str, Any] | None,
-              pending: list[Future[Any]]) -> AttemptOutcome:
-    """The status of a drained attempt, its orphans and certificate, and its record."""
+              pending: list[Future[Any]], *, catalog: Catalog,
+              providers: Provider) -> AttemptOutcome:
+    """The status of a drained attempt, its orphans and certificate, and its record. An
+    attempt that failed with calls it dispatched and could not commit, which the next attempt
+    would refuse to repeat, is `unresolved`: one word for the run's state, everywhere."""
     stop = broker.stop_error
     if stop is not None:
         status = {"divergence": "diverged", "unresolved": "unresolved",
@@ -320,6 +329,10 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
         status, error = "succeeded", None
     else:
         status, error = "failed", script.error
+    if status == "failed":
+        left = left_unresolved(store, run_id, number, catalog, providers)
+        if left is not None:
+            status, error = "unresolved", {**left.to_dict(), "cause": error}
 
     # 6. orphans and the certificate (a waiting attempt has not reached its end: the
     # identities after its wait are not orphans yet)
@@ -378,12 +391,6 @@ def note_catalog_changes(store: Store, run_id: str, attempt: AttemptRecord,
 
 
 # helpers ------------------------------------------------------------------------------
-
-
-def _fails_closed(catalog: Catalog, capability: str) -> bool:
-    """Side-effecting and not retry-safe; an unknown capability is assumed the worst."""
-    cap = catalog.get(capability)
-    return True if cap is None else cap.effect == "side_effecting"
 
 
 def _refuse(store: Store, run_id: str, source: str, report: dict[str, Any], status: str,

@@ -9,13 +9,14 @@ default, Procrastinate's queue for the workers of a PostgreSQL store) and return
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import Annotated, Any
 
-from fastapi import Query
+from fastapi import Header, Query
 from fastapi.responses import JSONResponse
 
 from frostline.contract.records import RunRecord
-from frostline.embedded.jobs import JobSpec, Submission, wait_job
+from frostline.embedded.jobs import JobSpec, Submission, queued_submission, ticket_for, wait_job
 from frostline.service.dependencies import ServiceState
 from frostline.service.operations import public
 
@@ -23,6 +24,11 @@ MAX_WAIT_S = 300.0
 
 Wait = Annotated[float, Query(ge=0, le=MAX_WAIT_S, description=(
     "Seconds to wait for the job's outcome before answering; 0 answers 202 at once"))]
+
+IdempotencyKey = Annotated[str | None, Header(
+    alias="Idempotency-Key", max_length=200, description=(
+        "A key the client chose for this submission: sent again (after a timeout or an "
+        "error), it answers for the job the first one queued instead of queueing another"))]
 
 ACCEPTED: dict[int | str, dict[str, Any]] = {
     202: {"description": "Accepted: the job is queued; poll `Location` or follow the run's "
@@ -32,9 +38,15 @@ ACCEPTED: dict[int | str, dict[str, Any]] = {
 
 
 def accept(state: ServiceState, who: str, run: RunRecord, spec: JobSpec,
-           wait: float) -> JSONResponse:
+           wait: float, key: str | None = None) -> JSONResponse:
     """Queue `spec` for `who`'s `run` in one of `who`'s executing slots (429 when they are
-    all taken; see `frostline.service.limits`) and answer for it."""
+    all taken; see `frostline.service.limits`) and answer for it. With an idempotency `key`,
+    a job already queued under it is answered for instead."""
+    if key:
+        spec = replace(spec, ticket=ticket_for(run.run_id, key))
+        known = queued_submission(state.store, run.run_id, spec.ticket)
+        if known is not None:
+            return answer(state, run, spec, known, wait)
     with job_slot(state, who):
         submission = state.queue.submit(state.store, spec)
     return answer(state, run, spec, submission, wait)

@@ -15,7 +15,11 @@ Three loops share one event loop; jobs run on threads of their own:
   than `stalled_after_s` (a host that was killed, or cut off) go back to the queue, and another
   worker runs them under the usual crash rules: committed calls replay, a crashed call on a
   provider with idempotency keys is retried with its key, any other crashed paid call leaves
-  the run unresolved until an operator reconciles it.
+  the run unresolved until an operator reconciles it. A job whose run recorded its end is
+  marked done instead, never run again; registrations silent for `forget_after_s` are deleted.
+- Database faults inside the worker (a status that could not be saved, a fetch whose reply was
+  lost, a broken heartbeat or listener) are `frostline.worker.liveness`'s: nothing stays
+  `doing` under a worker that does not run it.
 
 SIGTERM (or SIGINT) stops taking jobs; running jobs get `grace_s` to finish, then their
 attempts are stopped and handed back. A second signal hands back at once. The intervals are
@@ -26,7 +30,6 @@ the TCP user timeout) well before the others declare it stalled.
 from __future__ import annotations
 
 import asyncio
-import datetime
 import logging
 import os
 import signal
@@ -35,14 +38,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, cast
 
-from procrastinate.worker import Worker
-
 from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import JobBody, JobSpec
 from frostline.store.base import Store
 from frostline.store.url import redact
 from frostline.worker import schema
 from frostline.worker.journal import JournaledStore, LockJournal
+from frostline.worker.liveness import Keeper, LiveWorker, take_back
 from frostline.worker.queue import ProcrastinateQueue
 from frostline.worker.tasks import CONTEXT_KEY, QUEUE, HostContext, make_app
 
@@ -63,6 +65,8 @@ class WorkerSettings:
     grace_s: float = 60.0
     ping_s: float = 1.0
     lock_journal: str | None = None
+    # A registration silent this long is deleted (listed as stalled until then).
+    forget_after_s: float = 300.0
 
     def label(self) -> str:
         return self.name or f"{schema.host_name()}:{os.getpid()}"
@@ -110,7 +114,7 @@ class WorkerHost:
                        f"{store_schema}), jobs schema {self.jobs_schema}, queues "
                        f"{', '.join(settings.queues)}, concurrency {settings.concurrency}, "
                        f"sandbox: {sandbox}")
-        self._worker: Worker | None = None
+        self._worker: LiveWorker | None = None
         self._stopping = False
         self._lost = False
         self._signals = 0
@@ -160,12 +164,13 @@ class WorkerHost:
         try:
             async with app.open_async():
                 await self._hand_back_previous(app)
-                worker = Worker(app, queues=list(s.queues), name=self.name,
-                                concurrency=s.concurrency, install_signal_handlers=False,
-                                update_heartbeat_interval=s.heartbeat_s,
-                                stalled_worker_timeout=s.stalled_after_s,
-                                additional_context={CONTEXT_KEY: self.context},
-                                fetch_job_polling_interval=min(5.0, s.heartbeat_s))
+                worker = LiveWorker(app, keeper=self._keeper(), check_every_s=s.heartbeat_s,
+                                    queues=list(s.queues), name=self.name,
+                                    concurrency=s.concurrency, install_signal_handlers=False,
+                                    update_heartbeat_interval=s.heartbeat_s,
+                                    stalled_worker_timeout=s.stalled_after_s,
+                                    additional_context={CONTEXT_KEY: self.context},
+                                    fetch_job_polling_interval=min(5.0, s.heartbeat_s))
                 self._worker = worker
                 if self._stopping:
                     return
@@ -181,6 +186,10 @@ class WorkerHost:
             if not self._lost:
                 log.warning("worker %s: the job session ended: %s", self.name, exc)
                 self._lose(f"the job session ended: {exc}")
+
+    def _keeper(self) -> Keeper:
+        return Keeper(self.context.store, self.name, self.say, lambda: self._lost,
+                      lambda why: self._lose(why) if not self._lost else None)
 
     # the database watchdog ------------------------------------------------------------------
     async def _watch(self) -> None:
@@ -212,17 +221,19 @@ class WorkerHost:
             self._worker.stop()  # type: ignore[no-untyped-call]
 
     # registration, hand-back, stalled jobs -------------------------------------------------
-    async def _register(self, app: Any, worker: Worker) -> None:
+    async def _register(self, app: Any, worker: LiveWorker) -> None:
         while worker.worker_id is None:
             await asyncio.sleep(0.02)
         self._old_ids.append(worker.worker_id)
         s = self.settings
         await app.connector.execute_query_async(
             "INSERT INTO frostline_workers (worker_id, name, host, pid, concurrency, queues, "
-            "sandbox, started_at) VALUES (%(id)s, %(name)s, %(host)s, %(pid)s, %(concurrency)s, "
-            "%(queues)s, %(sandbox)s, extract(epoch FROM now())) ON CONFLICT DO NOTHING",
+            "sandbox, started_at, stalled_after) VALUES (%(id)s, %(name)s, %(host)s, %(pid)s, "
+            "%(concurrency)s, %(queues)s, %(sandbox)s, extract(epoch FROM now()), "
+            "%(stalled_after)s) ON CONFLICT DO NOTHING",
             id=worker.worker_id, name=self.name, host=schema.host_name(), pid=os.getpid(),
-            concurrency=s.concurrency, queues=",".join(s.queues), sandbox=self.sandbox)
+            concurrency=s.concurrency, queues=",".join(s.queues), sandbox=self.sandbox,
+            stalled_after=s.stalled_after_s)
         log.info("worker %s registered as %d", self.name, worker.worker_id)
 
     async def _hand_back_previous(self, app: Any) -> None:
@@ -244,30 +255,20 @@ class WorkerHost:
                 log.warning("worker %s: stalled-job check failed: %s", self.name, exc)
 
     async def _requeue_once(self, app: Any) -> None:
+        """Take back the jobs of stalled workers (a finished one is marked done, never run
+        again), then forget registrations silent for longer than `forget_after_s`."""
         stalled = await app.job_manager.get_stalled_jobs(
             seconds_since_heartbeat=self.settings.stalled_after_s)
+        keeper = self._keeper()
         for job in stalled:
-            try:
-                await app.job_manager.retry_job_by_id_async(
-                    job.id, retry_at=datetime.datetime.now(datetime.UTC))
-            except Exception:  # another worker requeued it first
-                continue
-            spec = job.task_kwargs.get("job") or {}
             why = (f"worker {job.worker_id} stopped sending heartbeats" if job.worker_id
                    else "its worker is gone")
-            self.say(f"frostline worker {self.name}: requeued job {job.id} of run "
-                     f"{job.lock} ({why})")
-            await asyncio.to_thread(self._requeued_event, spec, why)
-
-    def _requeued_event(self, spec: dict[str, Any], why: str) -> None:
-        run_id, ticket = spec.get("run_id"), spec.get("ticket")
-        if isinstance(run_id, str) and isinstance(ticket, str):
-            try:
-                self.context.store.append_event(run_id, "job.requeued", {
-                    "job": ticket, "kind": spec.get("kind"), "worker": self.name,
-                    "reason": why})
-            except Exception as exc:  # the queue already has it back; the event is a courtesy
-                log.warning("job %s: requeued, but the event was not stored: %s", ticket, exc)
+            await take_back(app, keeper, job.id, job.worker_id, job.task_kwargs, why)
+        after = max(self.settings.forget_after_s, self.settings.stalled_after_s)
+        forgotten = await app.job_manager.prune_stalled_workers(after)
+        if forgotten:
+            self.say(f"frostline worker {self.name}: forgot worker(s) "
+                     f"{', '.join(map(str, forgotten))}, silent for more than {after:g}s")
 
     # signals --------------------------------------------------------------------------------
     def _on_signal(self) -> None:

@@ -4,7 +4,9 @@
 executed elsewhere use `ProcrastinateQueue.submit`. It refuses a job for a run that already has
 one waiting or running (`AlreadyQueued`): Procrastinate's own `queueing_lock` covers a waiting
 job; a running one is checked in the same transaction, under a transaction lock on the run, so
-two submitters cannot both pass the check.
+two submitters cannot both pass the check. The job's `job.queued` event is written in that
+transaction too: a submission is stored whole or not at all, and one whose commit was lost is
+looked up rather than guessed (issue 31).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import datetime
 import hashlib
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -25,10 +29,12 @@ from frostline.embedded.jobs import (
     QueueStats,
     Submission,
     next_attempt,
-    record_queued,
+    queued_event,
+    submission_of,
 )
 from frostline.errors import AlreadyQueued, StoreUnavailable
 from frostline.store.base import Store
+from frostline.store.jsontext import json_text
 from frostline.store.url import redact
 from frostline.worker import schema
 from frostline.worker.tasks import QUEUE, TASK, make_app
@@ -37,9 +43,12 @@ _OPEN = "('todo', 'doing')"
 
 _WORKERS = """
 SELECT w.id, extract(epoch FROM w.last_heartbeat), f.name, f.host, f.pid, f.concurrency,
-       f.queues, f.sandbox, f.started_at
+       f.queues, f.sandbox, f.started_at, extract(epoch FROM now() - w.last_heartbeat),
+       f.stalled_after
   FROM procrastinate_workers w LEFT JOIN frostline_workers f ON f.worker_id = w.id
  ORDER BY w.id"""
+# A registration without its own `stalled_after` (an older worker) is judged by the default.
+DEFAULT_STALLED_AFTER_S = 30.0
 
 _RUNNING = """
 SELECT j.worker_id, j.id, j.lock, j.args, extract(epoch FROM (
@@ -78,6 +87,7 @@ class ProcrastinateQueue:
         self.store_schema = str(store_schema)
         self.conninfo = schema.ensure_jobs_schema(store.url, str(store_schema))
         self.jobs_schema = schema.jobs_schema_of(str(store_schema))
+        self._events = sql.Identifier(self.store_schema, "events")
         self.app = make_app(self.conninfo)
         self._pool: ConnectionPool[Any] | None = None
         self._guard = threading.Lock()
@@ -93,28 +103,86 @@ class ProcrastinateQueue:
             return self._pool
 
     def submit(self, store: Store, spec: JobSpec) -> Submission:
-        """Queue `spec`; AlreadyQueued if its run has a job waiting or running."""
+        """Queue `spec`; AlreadyQueued if its run has a job waiting or running.
+
+        The job and its `job.queued` event commit in one transaction (the store's schema and
+        the jobs schema share the database), so a caller never gets an error for a job that
+        was queued. A submission again with the same ticket (`ticket_for(run, key)`) returns
+        the Submission of the first, whether or not its job has run since."""
         attempt = next_attempt(store, spec.run_id, spec.kind, spec.params)
-        try:
-            with self._connections().connection() as conn, conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_key(spec.run_id),))
-                row = conn.execute(
-                    "SELECT id, status, args->'job'->>'ticket' FROM procrastinate_jobs WHERE "
-                    f"queueing_lock = %s AND status IN {_OPEN} ORDER BY id LIMIT 1",
-                    (spec.run_id,)).fetchone()
-                if row is not None:
-                    state = "waiting" if row[1] == "todo" else "running"
-                    raise AlreadyQueued(
-                        f"run {spec.run_id!r} already has a job {state} ({row[2]}); follow it "
-                        f"on /v1/runs/{spec.run_id}/events and submit again when it has "
-                        "finished", run_id=spec.run_id, job=row[2])
-                job_id = self.app.configure_task(
-                    TASK, lock=spec.run_id, queueing_lock=spec.run_id, queue=self.queue,
-                    connection=conn).defer(job=spec.to_args())
-        except psycopg.Error as exc:
-            raise StoreUnavailable(f"cannot queue a job at {self._where}: {exc}",
-                                   backend="postgres", operation="submit") from exc
-        return record_queued(store, spec, attempt=attempt, queue_job_id=job_id)
+        return self._queue(spec, "submit", lambda conn: self._submit_in(conn, spec, attempt))
+
+    def _submit_in(self, conn: psycopg.Connection[Any], spec: JobSpec,
+                   attempt: int | None) -> Submission:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_key(spec.run_id),))
+        known = self._queued(conn, spec)
+        if known is not None:
+            return known
+        row = conn.execute(
+            "SELECT id, status, args->'job'->>'ticket' FROM procrastinate_jobs WHERE "
+            f"queueing_lock = %s AND status IN {_OPEN} ORDER BY id LIMIT 1",
+            (spec.run_id,)).fetchone()
+        if row is not None:
+            state = "waiting" if row[1] == "todo" else "running"
+            raise AlreadyQueued(
+                f"run {spec.run_id!r} already has a job {state} ({row[2]}); follow it "
+                f"on /v1/runs/{spec.run_id}/events and submit again when it has "
+                "finished", run_id=spec.run_id, job=row[2])
+        job_id = self.app.configure_task(
+            TASK, lock=spec.run_id, queueing_lock=spec.run_id, queue=self.queue,
+            connection=conn).defer(job=spec.to_args())
+        return self._record(conn, spec, attempt, job_id)
+
+    def _queue(self, spec: JobSpec, operation: str,
+               queue_in: Callable[[psycopg.Connection[Any]], Submission]) -> Submission:
+        """Run `queue_in` in one transaction; on a lost connection, learn from a fresh one
+        whether it committed, and try once more when nothing of it was stored (a connection
+        the pool kept after the database ended it)."""
+        for tries_left in (1, 0):
+            try:
+                with self._connections().connection() as conn, conn.transaction():
+                    return queue_in(conn)
+            except psycopg.OperationalError as exc:
+                try:
+                    with schema.connect(self.conninfo) as fresh:
+                        known = self._queued(fresh, spec)
+                except psycopg.Error as again:
+                    raise StoreUnavailable(
+                        f"cannot tell whether job {spec.ticket} of run {spec.run_id!r} was "
+                        f"queued at {self._where} ({exc}; then {again}); submit again with the "
+                        "same ticket (`--key`, `Idempotency-Key`) to learn it without queueing "
+                        "twice", backend="postgres", operation=operation,
+                        job=spec.ticket) from exc
+                if known is not None:
+                    return known
+                self._connections().check()  # drop every connection the database ended
+                if not tries_left:
+                    raise StoreUnavailable(
+                        f"cannot queue a job at {self._where}: {exc}; nothing of it is stored",
+                        backend="postgres", operation=operation) from exc
+            except psycopg.Error as exc:
+                raise StoreUnavailable(f"cannot queue a job at {self._where}: {exc}",
+                                       backend="postgres", operation=operation) from exc
+        raise AssertionError("unreachable")
+
+    def _queued(self, conn: psycopg.Connection[Any], spec: JobSpec) -> Submission | None:
+        """The Submission already recorded for `spec`'s ticket, read on `conn`."""
+        row = conn.execute(sql.SQL(
+            "SELECT seq, data FROM {} WHERE run_id = %s AND kind = 'job.queued' AND "
+            "data->>'job' = %s ORDER BY seq LIMIT 1").format(self._events),
+            (spec.run_id, spec.ticket)).fetchone()
+        return None if row is None else submission_of(spec.run_id, int(row[0]), row[1])
+
+    def _record(self, conn: psycopg.Connection[Any], spec: JobSpec, attempt: int | None,
+                job_id: int | None) -> Submission:
+        """Append `job.queued` to the run's events in the transaction that queued the job."""
+        data = queued_event(spec, attempt, job_id)
+        row = conn.execute(sql.SQL(
+            "INSERT INTO {} (run_id, ts, kind, data) VALUES (%s, %s, 'job.queued', "
+            "%s::jsonb) RETURNING seq").format(self._events),
+            (spec.run_id, time.time(), json_text(data, "event"))).fetchone()
+        assert row is not None
+        return Submission(spec.run_id, spec.ticket, spec.kind, attempt, int(row[0]), job_id)
 
     def schedule(self, store: Store, spec: JobSpec, at: float) -> Submission:
         """Queue `spec` to start at `at` (POSIX seconds): a waiting run's resume when its
@@ -122,15 +190,14 @@ class ProcrastinateQueue:
         still holds it); the run lock still serializes it, and a run that no longer waits
         when it starts ends it without an attempt."""
         when = datetime.datetime.fromtimestamp(at, datetime.UTC)
-        try:
-            with self._connections().connection() as conn, conn.transaction():
-                job_id = self.app.configure_task(
-                    TASK, lock=spec.run_id, queue=self.queue, schedule_at=when,
-                    connection=conn).defer(job=spec.to_args())
-        except psycopg.Error as exc:
-            raise StoreUnavailable(f"cannot schedule a job at {self._where}: {exc}",
-                                   backend="postgres", operation="schedule") from exc
-        return record_queued(store, spec, attempt=None, queue_job_id=job_id)
+
+        def schedule_in(conn: psycopg.Connection[Any]) -> Submission:
+            job_id = self.app.configure_task(
+                TASK, lock=spec.run_id, queue=self.queue, schedule_at=when,
+                connection=conn).defer(job=spec.to_args())
+            return self._record(conn, spec, None, job_id)
+
+        return self._queue(spec, "schedule", schedule_in)
 
     def owned_jobs(self, owner: str) -> int:
         """Jobs of `owner`'s runs waiting or running, whoever queued them (every server and
@@ -144,7 +211,9 @@ class ProcrastinateQueue:
         return int(row[0])
 
     def workers(self) -> list[dict[str, Any]]:
-        """Registered workers, with their last heartbeat and the jobs they run."""
+        """Registered workers, with their last heartbeat and the jobs they run. A worker
+        silent for longer than its `stalled_after` is `stalled` (its jobs are being taken
+        back); a live worker deletes its registration once it is silent for `forget_after`."""
         rows, running = self._read(lambda c: (c.execute(_WORKERS).fetchall(),
                                               c.execute(_RUNNING).fetchall()))
         jobs: dict[Any, list[dict[str, Any]]] = {}
@@ -153,9 +222,16 @@ class ProcrastinateQueue:
                 "job": (args or {}).get("job", {}).get("ticket"), "queue_job_id": job_id,
                 "kind": (args or {}).get("job", {}).get("kind"), "run_id": lock,
                 "started_at": None if started is None else float(started)})
-        return [{"worker_id": r[0], "last_heartbeat": float(r[1]), "name": r[2], "host": r[3],
-                 "pid": r[4], "concurrency": r[5], "queues": r[6], "sandbox": r[7],
-                 "started_at": r[8], "jobs": jobs.get(r[0], [])} for r in rows]
+        out = []
+        for r in rows:
+            silent, limit = float(r[9]), float(r[10] or DEFAULT_STALLED_AFTER_S)
+            out.append({"worker_id": r[0], "last_heartbeat": float(r[1]), "name": r[2],
+                        "host": r[3], "pid": r[4], "concurrency": r[5], "queues": r[6],
+                        "sandbox": r[7], "started_at": r[8], "silent_s": round(silent, 3),
+                        "stalled_after_s": limit,
+                        "state": "stalled" if silent > limit else "live",
+                        "jobs": jobs.get(r[0], [])})
+        return out
 
     def stats(self) -> QueueStats:
         def read(conn: psycopg.Connection[Any]) -> QueueStats:

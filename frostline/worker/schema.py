@@ -52,7 +52,11 @@ _WORKERS_TABLE = """CREATE TABLE IF NOT EXISTS frostline_workers (
     concurrency integer NOT NULL,
     queues text NOT NULL,
     sandbox text NOT NULL,
-    started_at double precision NOT NULL)"""
+    started_at double precision NOT NULL,
+    stalled_after double precision)"""
+# Added after the first release of the table: a registration says when it counts as stalled.
+_WORKERS_STALLED_AFTER = ("ALTER TABLE frostline_workers ADD COLUMN IF NOT EXISTS stalled_after "
+                          "double precision")
 
 
 def jobs_schema_of(store_schema: str) -> str:
@@ -114,6 +118,7 @@ def ensure_jobs_schema(store_url: str, store_schema: str) -> str:
                                ).fetchone()
             _migrate(conn, None if row is None else str(row[0]))
             conn.execute(_WORKERS_TABLE)
+            conn.execute(_WORKERS_STALLED_AFTER)
             conn.commit()
     except psycopg.Error as exc:
         raise StoreUnavailable(

@@ -12,18 +12,20 @@ from __future__ import annotations
 from typing import Any
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
-from frostline.embedded.jobs import JobSpec, Submission, precheck_script
+from frostline.embedded.jobs import JobSpec, Submission, new_ticket, precheck_script, ticket_for
 from frostline.store.base import Store
 from frostline.worker.queue import ProcrastinateQueue
 
 
 def submit_attempt(store: Store, run_id: str, source: str, *, args: Any = None,
                    envelope: dict[str, Any] | None = None,
-                   catalog: Catalog = DEFAULT_CATALOG) -> Submission:
+                   catalog: Catalog = DEFAULT_CATALOG, key: str | None = None) -> Submission:
     """Queue `source` as the next attempt of `run_id` (created with `envelope` if new).
 
     The checker runs first, against the run's envelope: a rejected script raises ScriptRejected
-    and nothing is queued. AlreadyQueued if the run has a job waiting or running.
+    and nothing is queued. AlreadyQueued if the run has a job waiting or running. With an
+    idempotency `key`, a submission again with the same key returns the first one's
+    Submission (however it ended) instead of queueing anything.
     """
     run = store.get_run(run_id)
     precheck_script(source, run.envelope if run is not None else (envelope or {}), catalog,
@@ -31,20 +33,26 @@ def submit_attempt(store: Store, run_id: str, source: str, *, args: Any = None,
     queue = ProcrastinateQueue(store)
     try:
         return queue.submit(store, JobSpec("attempt", run_id, {
-            "source": source, "args": args, "envelope": envelope}))
+            "source": source, "args": args, "envelope": envelope}, _ticket(run_id, key)))
     finally:
         queue.close()
 
 
-def submit_graph(store: Store, run_id: str, graph: str, bodies: str) -> Submission:
+def _ticket(run_id: str, key: str | None) -> str:
+    return new_ticket() if key is None else ticket_for(run_id, key)
+
+
+def submit_graph(store: Store, run_id: str, graph: str, bodies: str, *,
+                 key: str | None = None) -> Submission:
     """Queue a durable run (or the resumption of one) of phase graph `graph` ('seed',
     'canonical' or a JSON file) with the state bodies of module or file `bodies`; the worker
     that takes it loads both by name, so both must be there on every worker host.
 
-    AlreadyQueued if the run has a job waiting or running.
+    AlreadyQueued if the run has a job waiting or running; `key` as in `submit_attempt`.
     """
     queue = ProcrastinateQueue(store)
     try:
-        return queue.submit(store, JobSpec("graph", run_id, {"graph": graph, "bodies": bodies}))
+        return queue.submit(store, JobSpec("graph", run_id, {"graph": graph, "bodies": bodies},
+                                           _ticket(run_id, key)))
     finally:
         queue.close()

@@ -34,6 +34,7 @@ TASK = "frostline.job"
 QUEUE = "frostline"
 CONTEXT_KEY = "frostline"
 BUSY_RETRY_S = 1
+POOL_TIMEOUT_S = 5.0
 
 
 @dataclass
@@ -80,6 +81,10 @@ def _pool(**options: Any) -> AsyncConnectionPool[Any]:
     # before each fetch, finish and heartbeat. A worker notices a broken connection anyway
     # (the query fails, its session ends and starts over on a fresh pool, see `host`).
     options.pop("check", None)
+    # A connection is waited for at most this long (psycopg's default is 30 s): every query of
+    # the worker retries a failure (frostline.worker.liveness), and a status save must find
+    # out soon whether the database is gone.
+    options.setdefault("timeout", POOL_TIMEOUT_S)
     return AsyncConnectionPool(**options)
 
 

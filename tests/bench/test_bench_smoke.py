@@ -224,3 +224,21 @@ def test_peers_repair_peer_rows(system: str) -> None:
             assert got[(f"LangGraph {api}", "payload")].silent
         renamed = got[("LangGraph Graph API (Send, pending writes)", "rename")]
         assert renamed.silent and renamed.images == 0
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(300)
+def test_soak_bench_side_by_side_with_no_stuck_or_phantom_runs(pg_url: str,
+                                                               tmp_path: Path) -> None:
+    from bench import soak
+
+    base = pg_url.partition("?")[0]
+    report = soak.measure(base, runs=4, workers=2, latency=0.02, sweeps=1, kills=1,
+                          folder=tmp_path)
+    calm, storm = report["phases"]
+    assert storm["faults"][0].startswith(("sweep", "SIGKILL")) and len(storm["faults"]) == 2
+    for p in (calm, storm):
+        assert p["stuck"] == 0 and p["phantom"] == 0, p
+        assert sane(p["runs_per_s"]) and sane(p["p50_ms"]) and p["p95_ms"] >= p["p50_ms"]
+    text = soak.table(report)
+    assert "no faults" in text and "1 sweeps, 1 SIGKILL" in text and "phantom" in text

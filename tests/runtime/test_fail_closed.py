@@ -63,3 +63,39 @@ def test_fail_open_is_explicit_and_loud(store, tmp_path, caplog, monkeypatch):
     assert fail_open_requested(None) is True and fail_open_requested(False) is False
     monkeypatch.setenv(FAIL_OPEN_ENV, "0")
     assert fail_open_requested(None) is False
+
+
+class LosesOneCommit(FaultyStore):
+    """Answers everything except the first call's commit: the provider ran, nothing stored."""
+
+    def __init__(self, inner):
+        super().__init__(inner, fail_reads=False, fail_writes=False)
+        self.lost = 0
+
+    def commit_call(self, call_id, slot, **kw):
+        if not self.lost:
+            self.lost += 1
+            raise StoreUnavailable("faulty store: the commit's connection was ended",
+                                   backend="faulty", operation="commit_call")
+        return super().commit_call(call_id, slot, **kw)
+
+
+def test_issue31_a_commit_lost_after_dispatch_leaves_the_run_unresolved_everywhere(store,
+                                                                                   tmp_path):
+    from frostline.runtime.describe import describe_run
+    from frostline.service.operations import run_summary
+
+    faulty = LosesOneCommit(store)
+    out = run(faulty, "r", ONE, local(tmp_path))
+    assert echo_ns(tmp_path / "provider.jsonl") == [1]  # it ran; its result was not stored
+    # one word for the state: the attempt, the run (`runs`), `show` and the API say it
+    assert out.status == "unresolved" and out.error["code"] == "unresolved", out.error
+    assert "frostline reconcile r IDENTITY --result @FILE" in out.error["message"]
+    assert out.error["cause"]["code"] == "store_unavailable"
+    assert store.get_run("r").status == "unresolved"
+    shown = describe_run(store, "r")
+    assert shown["run"]["status"] == "unresolved" and len(shown["unresolved"]) == 1
+    assert run_summary(store, store.get_run("r"))["status"] == "unresolved"
+    # and the next attempt says the same, rather than running the call again
+    again = run(store, "r", ONE, local(tmp_path))
+    assert again.status == "unresolved" and echo_ns(tmp_path / "provider.jsonl") == [1]

@@ -166,3 +166,37 @@ def test_on_postgres_queued_jobs_hold_the_principals_executing_slots(fleet, pg_s
         fleet.start("w1", "--concurrency", "2")
         eventually(lambda: create(live, live.alice, "after").status_code == 202,
                    what="alice's slots to come back as her jobs finish")
+
+
+def test_issue31_an_attempt_submitted_again_with_its_idempotency_key_is_not_queued_twice(
+        live_any):
+    with live_any.client(live_any.alice) as c:
+        made = c.post("/v1/runs", json={"script": SIX, "run_id": "idem"}, params={"wait": 60})
+        assert made.status_code == 200, made.text
+        first = c.post("/v1/runs/idem/attempts", json={"script": SIX}, params={"wait": 60},
+                       headers={"Idempotency-Key": "k-1"})
+        assert first.status_code == 200 and first.json()["attempt"] == 2, first.text
+        # a client that lost the answer sends it again: the same job, not a third attempt
+        again = c.post("/v1/runs/idem/attempts", json={"script": SIX}, params={"wait": 60},
+                       headers={"Idempotency-Key": "k-1"})
+        assert again.status_code == 200, again.text
+        assert again.json()["job"] == first.json()["job"] and again.json()["attempt"] == 2
+        other = c.post("/v1/runs/idem/attempts", json={"script": SIX}, params={"wait": 60},
+                       headers={"Idempotency-Key": "k-2"})
+        assert other.status_code == 200 and other.json()["attempt"] == 3, other.text
+        assert len(c.get("/v1/runs/idem").json()["attempts"]) == 3
+
+
+def test_issue31_a_run_created_again_with_its_idempotency_key_is_the_same_run(live_any):
+    with live_any.client(live_any.alice) as c:
+        key = {"Idempotency-Key": "new-run-1"}
+        first = c.post("/v1/runs", json={"script": SIX}, params={"wait": 60}, headers=key)
+        assert first.status_code == 200, first.text
+        again = c.post("/v1/runs", json={"script": SIX}, params={"wait": 60}, headers=key)
+        assert again.status_code == 200, again.text
+        assert (again.json()["run_id"], again.json()["job"]) == (first.json()["run_id"],
+                                                                 first.json()["job"])
+        assert len(c.get("/v1/runs").json()["runs"]) == 1
+        named = c.post("/v1/runs", json={"script": SIX, "run_id": first.json()["run_id"]},
+                       headers={"Idempotency-Key": "another"})
+        assert named.status_code == 409  # another key for an existing run: refused as before

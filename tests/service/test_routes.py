@@ -22,13 +22,13 @@ from frostline.store.base import Store
 
 # (method, path, operationId, tags, success status, parameters) of every described operation.
 OPERATIONS = [
-    ("POST", "/v1/runs", "create_run_v1_runs_post", ["runs"], "202", ["wait"]),
+    ("POST", "/v1/runs", "create_run_v1_runs_post", ["runs"], "202", ["wait", "Idempotency-Key"]),
     ("GET", "/v1/runs", "list_runs_v1_runs_get", ["runs"], "200", []),
     ("GET", "/v1/runs/{run_id}", "get_run_v1_runs__run_id__get", ["runs"], "200", ["run_id"]),
     ("POST", "/v1/runs/{run_id}/attempts", "add_attempt_v1_runs__run_id__attempts_post", ["runs"], "202",
-     ["run_id", "wait"]),
+     ["run_id", "wait", "Idempotency-Key"]),
     ("POST", "/v1/runs/{run_id}/repair", "repair_v1_runs__run_id__repair_post", ["runs"], "202",
-     ["run_id", "wait"]),
+     ["run_id", "wait", "Idempotency-Key"]),
     ("GET", "/v1/runs/{run_id}/jobs/{job}", "get_job_v1_runs__run_id__jobs__job__get", ["jobs"], "200",
      ["job", "run_id"]),
     ("GET", "/v1/workers", "list_workers_v1_workers_get", ["jobs"], "200", []),

@@ -4,6 +4,7 @@ after the test). Every test here skips without FROSTLINE_TEST_POSTGRES."""
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -34,6 +36,50 @@ def pg_store_url(pg_url: str) -> Iterator[str]:
 def pg_store(pg_store_url: str) -> Iterator[Store]:
     with open_store(pg_store_url) as store:
         yield store
+
+
+@pytest.fixture
+def own_db_url() -> Iterator[str]:
+    """A store URL in a database of its own (dropped at teardown), for tests that end every
+    backend of their database (`pg_terminate_backend`): other tests' connections, in other
+    databases, are not touched."""
+    import psycopg
+
+    from tests.conftest import PG_ENV
+
+    base = os.environ.get(PG_ENV, "").strip()
+    if not base:
+        pytest.skip(f"set {PG_ENV}=postgresql://… to run the PostgreSQL half")
+    name = f"fl_liveness_{secrets.token_hex(4)}"
+    parts = urlsplit(base)
+    url = urlunsplit(parts._replace(path=f"/{name}"))
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute('CREATE SCHEMA "fl"')
+    sep = "&" if "?" in url else "?"
+    try:
+        yield f"{url}{sep}options=-csearch_path%3Dfl"
+    finally:
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                         "datname = %s", (name,))
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def own_store(own_db_url: str) -> Iterator[Store]:
+    with open_store(own_db_url) as store:
+        yield store
+
+
+@pytest.fixture
+def own_fleet(own_db_url: str, tmp_path: Path) -> Iterator[Fleet]:
+    running = Fleet(own_db_url, tmp_path)
+    try:
+        yield running
+    finally:
+        running.stop_all()
 
 
 def eventually(check: Callable[[], object], *, timeout: float = 60.0, what: str = "") -> object:

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from frostline.embedded.jobs import JobSpec
 from frostline.service import operations
 from frostline.service.dependencies import OwnedRun, Principal, State
-from frostline.service.jobs import ACCEPTED, Wait, accept
+from frostline.service.jobs import ACCEPTED, IdempotencyKey, Wait, accept
 from frostline.service.schemas import AddAttempt, RepairRequest
 
 router = APIRouter(tags=["runs"])
@@ -21,18 +21,20 @@ router = APIRouter(tags=["runs"])
 
 @router.post("/v1/runs/{run_id}/attempts", status_code=202, responses=ACCEPTED)
 def add_attempt(body: AddAttempt, run: OwnedRun, who: Principal, state: State,
-                wait: Wait = 0) -> JSONResponse:
+                wait: Wait = 0, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     """Queue the script as a new attempt (gated against the frozen prefix when it runs)."""
     operations.precheck(body.script, run.envelope, state.catalog, store=state.store,
                         run_id=run.run_id)
     operations.precheck_args(body.args)
     return accept(state, who, run, JobSpec("attempt", run.run_id, {"source": body.script,
-                                                                   "args": body.args}), wait)
+                                                                   "args": body.args}), wait,
+                  idempotency_key)
 
 
 @router.post("/v1/runs/{run_id}/repair", status_code=202, responses=ACCEPTED)
 def repair(body: RepairRequest, run: OwnedRun, who: Principal, state: State,
-           wait: Wait = 0) -> JSONResponse:
+           wait: Wait = 0, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     """Queue a repair: a model rewrites the last failed attempt; optionally execute it."""
     return accept(state, who, run, JobSpec("repair", run.run_id, {
-        "model": body.model, "max_rewrites": body.max_rewrites, "execute": body.execute}), wait)
+        "model": body.model, "max_rewrites": body.max_rewrites, "execute": body.execute}), wait,
+        idempotency_key)

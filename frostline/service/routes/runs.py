@@ -8,38 +8,64 @@ not; see `frostline.service.limits`.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import JSONResponse
 
-from frostline.embedded.jobs import JobSpec, open_jobs
+from frostline.embedded.jobs import (
+    JobSpec,
+    new_ticket,
+    open_jobs,
+    queued_submission,
+    ticket_for,
+)
 from frostline.service import operations
 from frostline.service.dependencies import OwnedRun, Principal, State
-from frostline.service.jobs import ACCEPTED, Wait, answer, job_slot
+from frostline.service.jobs import ACCEPTED, IdempotencyKey, Wait, answer, job_slot
 from frostline.service.schemas import CreateRun
 
 router = APIRouter(tags=["runs"])
 
 
 @router.post("/v1/runs", status_code=202, responses=ACCEPTED)
-def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0) -> JSONResponse:
-    """Create a run with a script, args and envelope, and queue its first attempt."""
+def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0,
+               idempotency_key: IdempotencyKey = None) -> JSONResponse:
+    """Create a run with a script, args and envelope, and queue its first attempt. Sent again
+    with the same `Idempotency-Key`, it answers for the run and job the first one made."""
     store, catalog = state.store, state.catalog
-    name = body.run_id or f"run-{secrets.token_hex(6)}"
+    name = body.run_id or _run_name(who, idempotency_key)
     operations.precheck(body.script, body.envelope, catalog)
     operations.precheck_args(body.args)
     # Names are per principal: only the caller's own runs can be in the way.
-    if store.find_run(who, name) is not None:
+    existing = store.find_run(who, name)
+    if existing is not None:
+        if idempotency_key:
+            ticket = ticket_for(existing.run_id, idempotency_key)
+            known = queued_submission(store, existing.run_id, ticket)
+            if known is not None:
+                return answer(state, existing, JobSpec("attempt", existing.run_id, {}, ticket),
+                              known, wait)
         raise HTTPException(409, {"code": "exists", "message": f"run {name!r} already exists"})
     # Both limits are checked before anything is stored: a refused run leaves no trace.
     with job_slot(state, who):
         state.limits.admit_run(who)
         run = store.create_run(name, operations.envelope_dict(body.envelope, catalog), owner=who)
-        spec = JobSpec("attempt", run.run_id, {"source": body.script, "args": body.args})
+        spec = JobSpec("attempt", run.run_id, {"source": body.script, "args": body.args},
+                       ticket_for(run.run_id, idempotency_key) if idempotency_key
+                       else new_ticket())
         submission = state.queue.submit(store, spec)
     return answer(state, run, spec, submission, wait)
+
+
+def _run_name(who: str, key: str | None) -> str:
+    """A new run's name: from the idempotency key when there is one (a retry names the same
+    run), else random."""
+    if key:
+        return "run-" + hashlib.sha256(f"{who}\0{key}".encode()).hexdigest()[:12]
+    return f"run-{secrets.token_hex(6)}"
 
 
 @router.get("/v1/runs")
