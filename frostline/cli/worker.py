@@ -12,6 +12,7 @@ bounds the wait: a job still open then exits 1 with code `wait_timeout` (it stay
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
