@@ -65,7 +65,8 @@ def create_app(store: Store, *, services: operations.Services | None = None,
     limits = limits or ServiceLimits()
     size = pool_size or max(DEFAULT_WORKERS, limits.executing_attempts + 2)
     queue: JobQueue = (services.make_queue(store) if services.make_queue is not None
-                       else LocalPool(store, services.body(), workers=size))
+                       else LocalPool(store, services.body(), workers=size,
+                                      interrupts=services.interrupts))
 
     # On the embedded default this process resumes waiting runs itself (timers included);
     # with workers, they schedule what is due and an answer queues the resume at once.

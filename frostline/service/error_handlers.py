@@ -18,6 +18,7 @@ from frostline.errors import (
     AlreadyAnswered,
     DefinitionError,
     FrostlineError,
+    NothingToCancel,
     RunBusy,
     RunFinished,
     RunNotFound,
@@ -36,6 +37,7 @@ _STATUS: dict[type[FrostlineError], int] = {
     ScriptRejected: 422,
     DefinitionError: 400,
     RunBusy: 409,
+    NothingToCancel: 409,
     StoreUnavailable: 503,
 }
 

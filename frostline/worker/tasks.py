@@ -9,12 +9,17 @@ A job that could not finish here is retried, never failed: `HandBack` (a shutdow
 database stopped it), `RunBusy` (the previous holder of the run has not released it yet) and
 `StoreUnavailable` (the store did not answer) put it back in the queue, at once or after a
 second, for this worker or another. Whatever the attempt committed replays there.
+
+A job whose run's owner cancels it while it runs (Procrastinate's abort request, see
+`queue.ProcrastinateQueue.cancel`) has its attempt stopped as on a shutdown; it ends
+`cancelled` and Procrastinate records it aborted, never to be retried.
 """
 
 from __future__ import annotations
 
 import datetime
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +39,7 @@ TASK = "frostline.job"
 QUEUE = "frostline"
 CONTEXT_KEY = "frostline"
 BUSY_RETRY_S = 1
+ABORT_POLL_S = 0.2  # how often a running job looks at Procrastinate's abort flag
 
 
 @dataclass
@@ -87,15 +93,42 @@ def job_task(context: procrastinate.JobContext, job: dict[str, Any]) -> dict[str
     """Run one job on this worker (a thread of its own; the worker's loop stays free)."""
     host: HostContext = context.additional_context[CONTEXT_KEY]
     spec = JobSpec.from_args(job)
+    done = threading.Event()
+    watcher = threading.Thread(target=_watch_abort, args=(context, host, spec, done),
+                               name="frostline-abort", daemon=True)
+    watcher.start()
     try:
         outcome = run_job(host.store, spec, host.body, worker=host.name)
     except (HandBack, RunBusy, StoreUnavailable) as exc:
         _record_requeue(host, spec, exc)
         raise
+    finally:
+        done.set()
+        watcher.join()
+        host.interrupts.forget(spec.run_id)
+    if outcome.get("status") == "cancelled" and _cancelled(context):
+        raise procrastinate.exceptions.JobAborted(f"cancelled by {outcome.get('by')}")
     if outcome.get("status") == "waiting":
         _schedule_wake(host, spec)
     return {"status": outcome.get("status"), "attempt": outcome.get("attempt")
             if isinstance(outcome.get("attempt"), int) else None}
+
+
+def _watch_abort(context: procrastinate.JobContext, host: HostContext, spec: JobSpec,
+                 done: threading.Event) -> None:
+    """Stop the job's attempt once its owner cancelled it (Procrastinate's abort flag)."""
+    while not done.wait(ABORT_POLL_S):
+        if _cancelled(context):
+            host.interrupts.cancel(spec.run_id)
+            return
+
+
+def _cancelled(context: procrastinate.JobContext) -> bool:
+    # A shutdown's abort is the host's business (it hands the job back); only a user's is a
+    # cancellation.
+    from procrastinate.job_context import AbortReason
+
+    return context.abort_reason() == AbortReason.USER_REQUEST
 
 
 def _schedule_wake(host: HostContext, spec: JobSpec) -> None:
