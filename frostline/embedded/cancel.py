@@ -40,10 +40,11 @@ def cancel_run(store: Store, run_id: str, *, by: str, queue: JobQueue | None = N
         local.cancel(run_id, by)
         jobs.append({"job": None, "state": "running"})
     open_ = open_jobs(store, run_id)
-    if open_ and queue is not None:
-        jobs.extend(queue.cancel(store, run_id, by))
-    elif open_:
-        for ticket, state in open_.items():
+    handled = queue.cancel(store, run_id, by) if open_ and queue is not None else []
+    jobs.extend(handled)
+    seen = {j["job"] for j in handled}
+    for ticket, state in open_.items():
+        if ticket not in seen:  # held by another process: it reads the request and stops it
             store.append_event(run_id, "job.cancel_requested", {"job": ticket, "by": by})
             jobs.append({"job": ticket, "state": "queued" if state == "queued" else "running"})
     attempt = None
