@@ -4,7 +4,9 @@ error shape: an unknown wait is a 404, a second answer or a finished run a 409 (
 answer stands, nothing changes), a malformed answer a 400/422.
 
 An answer is committed here; the run goes on in its next attempt, which the service starts
-itself (`frostline.service.resumer`) or a worker runs as a queued resume job.
+itself (`frostline.service.resumer`) or a worker runs as a queued resume job, in one of the
+owner's executing slots. Signals and approvals count against the caller's answers per minute
+(429 and Retry-After beyond, nothing committed).
 """
 
 from __future__ import annotations
@@ -35,16 +37,19 @@ def answer_approval(identity: str, body: ApprovalAnswer, run: OwnedRun, who: Pri
                     state: State) -> dict[str, Any]:
     """Approve (or, with `approved: false`, reject) the approval the run waits for at
     `identity` (URL-encode it: `orchestrate%2F%231%40%3A0`)."""
+    state.limits.admit_answer(who)
     answer = approve(state.store, run.run_id, identity, by=who, approved=body.approved,
                      reason=body.reason)
-    wake(state.store, state.queue, run.run_id, time.time())
+    wake(state.store, state.queue, run.run_id, time.time(), limits=state.limits)
     return operations.public(run, {"run_id": run.run_id, **answer})
 
 
 @router.post("/v1/runs/{run_id}/signals/{name}")
-def send_signal(name: str, body: SignalBody, run: OwnedRun, state: State) -> dict[str, Any]:
+def send_signal(name: str, body: SignalBody, run: OwnedRun, who: Principal,
+                state: State) -> dict[str, Any]:
     """Send the event `name` with its JSON body: delivered to the earliest wait for it, or
     kept until one is reached."""
+    state.limits.admit_answer(who)
     sent = signal(state.store, run.run_id, name, body.data)
-    wake(state.store, state.queue, run.run_id, time.time())
+    wake(state.store, state.queue, run.run_id, time.time(), limits=state.limits)
     return operations.public(run, sent)
