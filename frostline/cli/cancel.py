@@ -40,7 +40,7 @@ from frostline.store import Store
 def cancel_command(run_id: str, wait_s: float, store_url: str | None, as_json: bool) -> None:
     """Cancel RUN_ID's queued or running job (its attempt ends `cancelled`), or the run
     itself if it waits."""
-    from frostline.embedded.cancel import cancel_run
+    from frostline.embedded.cancel import cancel_run, settled
 
     with opened_run(store_url, run_id, as_json) as store:
         queue = _queue(store)
@@ -50,7 +50,7 @@ def cancel_command(run_id: str, wait_s: float, store_url: str | None, as_json: b
         finally:
             if queue is not None:
                 queue.close()
-        result = _settled(store, run_id, found, wait_s)
+        result = settled(store, found, wait_s)
     if as_json:
         emit_json(result)
         return
@@ -68,17 +68,3 @@ def _queue(store: Store) -> Any:
     from frostline.worker.queue import ProcrastinateQueue
 
     return ProcrastinateQueue(store)
-
-
-def _settled(store: Store, run_id: str, found: dict[str, Any], wait_s: float) -> dict[str, Any]:
-    from frostline.embedded.jobs import wait_job
-
-    jobs = []
-    for job in found["jobs"]:
-        ticket = job["job"]
-        now = wait_job(store, run_id, ticket, wait_s)  # at once when it already ended
-        jobs.append({"job": ticket, "was": job["state"],
-                     "state": now.state if now is not None else job["state"]})
-    run = store.get_run(run_id)
-    return {"run_id": run_id, "by": found["by"], "status": run.status if run else None,
-            "attempt": found.get("attempt"), "jobs": jobs}

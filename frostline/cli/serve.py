@@ -98,6 +98,11 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
             fail_with(err, as_json)
 
 
+def configured_limits(configured: Mapping[str, int], as_json: bool = False) -> ServiceLimits:
+    """The limits of a configuration's [service.limits] (also `frostline mcp`'s)."""
+    return _limits(configured, {}, as_json)
+
+
 def _limits(configured: Mapping[str, int], flags: Mapping[str, int | None],
             as_json: bool = False) -> ServiceLimits:
     try:

@@ -87,6 +87,11 @@ class Interrupts:
         with self._lock:
             return any(rid == run_id for _, _, rid in self._running.values())
 
+    def cancelling(self, run_id: str) -> bool:
+        """Whether a cancellation of `run_id` is asked and its job has not ended yet."""
+        with self._lock:
+            return run_id in self._cancelled
+
     def forget(self, run_id: str) -> None:
         """The job of `run_id` ended: a cancellation no longer applies to its next attempt."""
         with self._lock:

@@ -17,10 +17,11 @@ which reads the `job.cancel_requested` event (`frostline.embedded.pool`).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from frostline.embedded.bodies import Interrupts
-from frostline.embedded.jobs import JobQueue, close_cancelled, open_jobs
+from frostline.embedded.jobs import JobQueue, close_cancelled, open_jobs, wait_job
 from frostline.errors import NothingToCancel, RunBusy, RunNotFound
 from frostline.store.base import Store
 
@@ -61,3 +62,27 @@ def cancel_run(store: Store, run_id: str, *, by: str, queue: JobQueue | None = N
             "nothing to cancel (a finished run stays as it is; start a new attempt instead)",
             run_id=run.name, status=run.status)
     return {"run_id": run_id, "by": by, "jobs": jobs, "attempt": attempt}
+
+
+def settled(store: Store, found: dict[str, Any], wait_s: float, *,
+            local: Interrupts | None = None) -> dict[str, Any]:
+    """`cancel_run`'s answer once each job it found has stopped, or `wait_s` passed: every
+    job with the state it was in (`was`) and its state now; the run's status."""
+    run_id = found["run_id"]
+    jobs = []
+    deadline = time.monotonic() + wait_s
+    for job in found["jobs"]:
+        ticket = job["job"]
+        if ticket is None and local is not None:  # an attempt this process runs itself
+            # until it has stopped and been closed (its caller forgets the cancellation then)
+            while local.cancelling(run_id) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            jobs.append({"job": None, "was": job["state"],
+                         "state": "running" if local.cancelling(run_id) else "cancelled"})
+            continue
+        now = wait_job(store, run_id, ticket, max(0.0, deadline - time.monotonic()))
+        jobs.append({"job": ticket, "was": job["state"],
+                     "state": now.state if now is not None else job["state"]})
+    run = store.get_run(run_id)
+    return {"run_id": run_id, "by": found["by"], "status": run.status if run else None,
+            "attempt": found.get("attempt"), "jobs": jobs}

@@ -1,4 +1,4 @@
-"""The MCP server: the eight tools, runs and artifacts as resources, and the two transports.
+"""The MCP server: the nine tools, runs and artifacts as resources, and the two transports.
 
 Built on the `mcp` SDK's low-level `Server`, so each tool's input schema and annotations are
 written here as the contract they are:
@@ -12,6 +12,7 @@ written here as the contract they are:
     reconcile_call  no        no          write back or abandon an unresolved call
     approve         no        no          approve or reject what a waiting run asks, once
     signal          no        no          send an event to a run (kept until a wait takes it)
+    cancel_run      no        yes         stop a run's attempt or job; it ends `cancelled`
 
 `run_script` also declares whether it may be destructive or reach the open world: true when the
 configured catalog has a side-effecting capability, or a provider outside this host.
@@ -24,6 +25,14 @@ Over streamable HTTP every request carries a bearer token, and everything a requ
 done for the token's principal (`frostline.mcp.serve` authenticates it): its runs, its
 artifacts, its names. Another principal's run is not found. On stdio the client is the local
 principal.
+
+Each principal is held to the HTTP API's limits (`frostline.embedded.limits`, from
+``[service.limits]``): `executing_attempts` run_script calls at once (a call beyond is refused
+at once with `too_many_requests`, never queued), `runs_per_minute` new runs, and
+`answers_per_minute` signals and approvals. Tools run on threads of the principal's own
+(`executing_attempts` for run_script, `TOOL_THREADS` for the others), never on a pool shared
+by all: one principal's flood of calls waits on its own threads while another's `catalog`
+answers at once.
 """
 
 from __future__ import annotations
@@ -39,6 +48,10 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 
 from frostline import __version__
+from frostline.contract.records import LOCAL_PRINCIPAL, run_key
+from frostline.embedded.bodies import Interrupts
+from frostline.embedded.jobs import JobQueue
+from frostline.embedded.limits import PrincipalLimits, ServiceLimits
 from frostline.errors import FrostlineError
 from frostline.mcp import operations as ops
 from frostline.providers.registry import CapabilityRegistry
@@ -47,6 +60,7 @@ from frostline.store.base import Store
 
 RUN_URI, ARTIFACT_URI = "frostline://runs/", "frostline://artifacts/"
 MAX_IMAGES = 4
+TOOL_THREADS = 4  # per principal, for every tool but run_script
 _RUN_ID = {"type": "string", "pattern": ops.RUN_ID.pattern,
            "description": "The run; reuse it to send a repair of a failed run."}
 _SCRIPT = {"type": "string", "minLength": 1, "maxLength": 262144,
@@ -119,11 +133,20 @@ def tools(registry: CapabilityRegistry) -> list[types.Tool]:
               "reached.", {"run_id": _RUN_ID, "name": {"type": "string"},
                            "data": {"description": "the event's body (JSON)"}},
               ["run_id", "name", "data"], read_only=False, idempotent=False),
+        _tool("cancel_run", "Cancel run_id: its running attempt is stopped (every call it "
+              "already dispatched completes and commits first) and ends `cancelled`; a queued "
+              "job never starts; a waiting run is cancelled. A finished run has nothing to "
+              "cancel (error nothing_to_cancel).", {"run_id": _RUN_ID}, ["run_id"],
+              read_only=False, idempotent=True),
     ]
 
 
-def build_server(store: Store, registry: CapabilityRegistry, runner: Runner) -> Server[Any]:
-    """The MCP server over `store`, the configured capabilities and `runner`.
+def build_server(store: Store, registry: CapabilityRegistry, runner: Runner, *,
+                 limits: ServiceLimits | None = None,
+                 queue: JobQueue | None = None) -> Server[Any]:
+    """The MCP server over `store`, the configured capabilities and `runner`, holding each
+    principal to `limits` (default `ServiceLimits()`); `queue` is where cancel_run finds a
+    run's job (Procrastinate's, on a PostgreSQL store with workers).
 
     Example::
 
@@ -132,7 +155,7 @@ def build_server(store: Store, registry: CapabilityRegistry, runner: Runner) -> 
             await server.run(read, write, server.create_initialization_options())
     """
     listed = tools(registry)
-    handlers = _handlers(store, registry, runner)
+    handlers = _handlers(store, registry, runner, _Admission(limits or ServiceLimits()), queue)
     schemas = {t.name: t.input_schema for t in listed}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -172,23 +195,68 @@ def principal_of(ctx: Any) -> str | None:
     return user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
 
 
-def _handlers(store: Store, registry: CapabilityRegistry, runner: Runner) -> dict[str, Handler]:
-    def blocking(fn: Callable[..., Any], *, owned: bool = True) -> Handler:
-        # A run blocks for its whole attempt (it has its own event loop); keep it off ours.
+class _Admission:
+    """Each principal's limits and threads (see the module's note)."""
+
+    def __init__(self, limits: ServiceLimits) -> None:
+        self.limits = PrincipalLimits(limits)
+        self.interrupts = Interrupts()  # the run_script calls running here, for cancel_run
+        self._threads: dict[tuple[str, str], anyio.CapacityLimiter] = {}
+
+    def threads(self, who: str, tool: str) -> anyio.CapacityLimiter:
+        pool = "runs" if tool == "run_script" else "tools"
+        found = self._threads.get((who, pool))
+        if found is None:  # made on the event loop, whose thread alone touches this dict
+            size = self.limits.limits.executing_attempts if pool == "runs" else TOOL_THREADS
+            found = self._threads[(who, pool)] = anyio.CapacityLimiter(size)
+        return found
+
+
+def _handlers(store: Store, registry: CapabilityRegistry, runner: Runner, admit: _Admission,
+              queue: JobQueue | None) -> dict[str, Handler]:
+    def blocking(name: str, fn: Callable[..., Any], *, owned: bool = True) -> Handler:
+        # A run blocks for its whole attempt (it has its own event loop); keep it off ours,
+        # on the principal's own threads.
         async def call(args: dict[str, Any], who: str | None) -> Any:
             kwargs = {**args, "owner": who} if owned else args
-            return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
+            principal = who or LOCAL_PRINCIPAL
+            work = functools.partial(anyio.to_thread.run_sync, functools.partial(fn, **kwargs),
+                                     limiter=admit.threads(principal, name))
+            if name != "run_script":
+                return await work()
+            # The slot is taken before a thread is: beyond the limit a call is refused at
+            # once, never queued behind the principal's running scripts.
+            with admit.limits.attempt_slot(principal):
+                return await work()
+        return call
+
+    def run_script(**kwargs: Any) -> Any:
+        run_id = kwargs.get("run_id")
+        if isinstance(run_id, str) and store.get_run(run_key(kwargs.get("owner"),
+                                                             run_id)) is None:
+            admit.limits.admit_run(kwargs.get("owner") or LOCAL_PRINCIPAL)
+        return ops.run_script(store, registry, runner, interrupts=admit.interrupts, **kwargs)
+
+    def answered(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(**kwargs: Any) -> Any:
+            admit.limits.admit_answer(kwargs.get("owner") or LOCAL_PRINCIPAL)
+            return fn(store, **kwargs)
         return call
 
     return {
-        "catalog": blocking(lambda: ops.catalog_view(registry), owned=False),
-        "check_script": blocking(lambda script: ops.check_script(registry, script), owned=False),
-        "run_script": blocking(functools.partial(ops.run_script, store, registry, runner)),
-        "gate_script": blocking(functools.partial(ops.gate_script, store)),
-        "show_run": blocking(functools.partial(ops.show_run, store)),
-        "reconcile_call": blocking(functools.partial(ops.reconcile_call, store)),
-        "approve": blocking(functools.partial(ops.approve, store)),
-        "signal": blocking(functools.partial(ops.signal, store)),
+        "catalog": blocking("catalog", lambda: ops.catalog_view(registry), owned=False),
+        "check_script": blocking("check_script",
+                                 lambda script: ops.check_script(registry, script),
+                                 owned=False),
+        "run_script": blocking("run_script", run_script),
+        "gate_script": blocking("gate_script", functools.partial(ops.gate_script, store)),
+        "show_run": blocking("show_run", functools.partial(ops.show_run, store)),
+        "reconcile_call": blocking("reconcile_call",
+                                   functools.partial(ops.reconcile_call, store)),
+        "approve": blocking("approve", answered(ops.approve)),
+        "signal": blocking("signal", answered(ops.signal)),
+        "cancel_run": blocking("cancel_run", functools.partial(
+            ops.cancel_run, store, local=admit.interrupts, queue=queue)),
     }
 
 
