@@ -72,7 +72,8 @@ class LocalPool:
 
     def __init__(self, store: Store, body: JobBody, *, workers: int = DEFAULT_WORKERS,
                  name: str = "serve", clock: Any = time.time,
-                 interrupts: Interrupts | None = None, watch_s: float = 0.5) -> None:
+                 interrupts: Interrupts | None = None, watch_s: float = 0.5,
+                 fair: bool = True) -> None:
         if workers < 1:
             raise ValueError("a pool needs at least one worker thread")
         self.store = store
@@ -83,6 +84,7 @@ class LocalPool:
         self._lock = threading.Lock()
         self._jobs: dict[str, _Entry] = {}  # run id → its queued or running job
         self._queued: list[str] = []  # run ids of the queued jobs, oldest first
+        self._fair = fair  # False: first come, first served (the benchmark's baseline)
         # What stops a running attempt: the one the body runs its attempts under.
         self._interrupts = interrupts if interrupts is not None else Interrupts()
         self._started = Observations()
@@ -129,7 +131,7 @@ class LocalPool:
             return None  # cancelled while it waited
         running = Counter(e.owner for e in self._jobs.values() if e.started_at is not None)
         chosen = min(range(len(self._queued)),
-                     key=lambda i: (running[self._jobs[self._queued[i]].owner], i))
+                     key=lambda i: (running[self._jobs[self._queued[i]].owner] * self._fair, i))
         entry = self._jobs[self._queued.pop(chosen)]
         entry.started_at = self._clock()
         self._started.add(entry.started_at - entry.queued_at)

@@ -1,0 +1,71 @@
+"""Workers under hostile tenants (issue 26 §1): fair scheduling across principals, and
+cancelling a queued or running job, on real worker processes over PostgreSQL."""
+
+from __future__ import annotations
+
+from frostline.embedded.cancel import cancel_run
+from frostline.embedded.jobs import EVENT_PREFIX, wait_job
+from frostline.worker.queue import ProcrastinateQueue
+from frostline.worker.submit import submit_attempt
+from tests.service.test_cancel import QUICK, SLOW
+from tests.service.test_fairness import started_order
+from tests.worker.conftest import eventually
+
+
+def _run(store, owner: str, name: str) -> str:
+    return store.create_run(name, {}, owner=owner).run_id
+
+
+def test_issue26_a_backlog_does_not_hold_every_worker_slot(fleet, pg_store):
+    owners = {_run(pg_store, "alice", f"a{i}"): "A" for i in range(16)}
+    for key in owners:
+        submit_attempt(pg_store, key, SLOW)
+    bob = _run(pg_store, "bob", "b")
+    owners[bob] = "B"
+    submit_attempt(pg_store, bob, QUICK)
+    fleet.start("w1", "--concurrency", "2", latency=0.1)
+    eventually(lambda: "B" in started_order(pg_store, owners), timeout=120,
+               what="B's job to start")
+    order = started_order(pg_store, owners)
+    assert order.index("B") <= 2, order
+    queue = ProcrastinateQueue(pg_store)
+    try:
+        for key in owners:  # the rest of A's backlog is not needed
+            if key != bob:
+                try:
+                    cancel_run(pg_store, key, by="alice", queue=queue)
+                except Exception:  # already finished
+                    pass
+    finally:
+        queue.close()
+
+
+def test_issue26_cancel_on_workers(fleet, pg_store):
+    fleet.start("w1", "--concurrency", "1", latency=0.2)
+    running, queued = _run(pg_store, "alice", "r"), _run(pg_store, "alice", "q")
+    first = submit_attempt(pg_store, running, SLOW)
+    second = submit_attempt(pg_store, queued, QUICK)
+    eventually(lambda: len(pg_store.list_slots(running)) >= 2, what="two committed calls")
+    queue = ProcrastinateQueue(pg_store)
+    try:
+        found = cancel_run(pg_store, queued, by="alice", queue=queue)
+        assert found["jobs"] == [{"job": second.ticket, "state": "queued"}]
+        found = cancel_run(pg_store, running, by="alice", queue=queue)
+        assert found["jobs"] == [{"job": first.ticket, "state": "running"}]
+        state = wait_job(pg_store, running, first.ticket, 60)
+        assert state.state == "cancelled" and state.error["by"] == "alice"
+        assert wait_job(pg_store, queued, second.ticket, 1).state == "cancelled"
+        # Procrastinate ended them: the queued one cancelled, the running one aborted
+        with queue._connections().connection() as conn:
+            statuses = dict(conn.execute(
+                "SELECT lock, status::text FROM procrastinate_jobs").fetchall())
+        assert statuses == {queued: "cancelled", running: "aborted"}
+    finally:
+        queue.close()
+    attempt = pg_store.list_attempts(running)[-1]
+    assert attempt.status == "cancelled" and attempt.error["by"] == "alice"
+    assert all(c.status.value != "pending" for c in pg_store.list_calls(running))
+    assert pg_store.list_attempts(queued) == []
+    kinds = [e.kind for e in pg_store.list_events(running)]
+    assert EVENT_PREFIX + "cancel_requested" in kinds and EVENT_PREFIX + "cancelled" in kinds
+    assert EVENT_PREFIX + "requeued" not in kinds  # never handed back: cancelled for good
