@@ -224,3 +224,15 @@ def test_peers_repair_peer_rows(system: str) -> None:
             assert got[(f"LangGraph {api}", "payload")].silent
         renamed = got[("LangGraph Graph API (Send, pending writes)", "rename")]
         assert renamed.silent and renamed.images == 0
+
+
+def test_fairness_bench_rows_on_the_embedded_pool(tmp_path: Path) -> None:
+    from bench import fairness
+
+    rows = fairness.pool_rows(1, 1, 0.0, tmp_path)
+    assert [(r.queue, r.fair) for r in rows] == [("embedded pool (SQLite)", False),
+                                                 ("embedded pool (SQLite)", True)]
+    for row in rows:
+        assert len(row.rounds) == 1 and row.median_s >= 0
+        assert 0 <= row.before <= fairness.BACKLOG
+    assert "| embedded pool (SQLite) |" in fairness.table(rows)
