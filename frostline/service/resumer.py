@@ -6,7 +6,9 @@ either queue: the in-process pool of the embedded default, or Procrastinate's, w
 runs it. `Resumer` is `frostline serve`'s own sweep: a thread that looks at the waiting runs
 every `interval_s` and wakes those that are ready, so a timer is kept across a restart of the
 server (its due time is in the store, from the wait's first reach). Workers also schedule a
-due timer's resume job themselves (`frostline.worker.tasks`), with their fair priority.
+due timer's resume job themselves (`frostline.worker.tasks`), with their fair priority; when it
+is due it starts only while its owner is within the configuration's executing limit, and is
+scheduled again a moment later otherwise.
 
 A resume is admitted under its owner's limits like any attempt: it takes one of the owner's
 executing slots, and when they are all taken nothing is queued now — the run stays ready, and

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,7 @@ QUEUE = "frostline"
 CONTEXT_KEY = "frostline"
 BUSY_RETRY_S = 1
 ABORT_POLL_S = 0.2  # how often a running job looks at Procrastinate's abort flag
+RESUME_DEFER_S = 2.0  # a scheduled resume over its owner's limit looks again this much later
 
 
 @dataclass
@@ -52,6 +54,10 @@ class HostContext:
     name: str
     # Queue a job to start at a time (POSIX seconds): a waiting run's resume at its timer.
     schedule: Callable[[JobSpec, float], object] | None = None
+    # A scheduled resume starts only while its owner has at most this many jobs (None: no
+    # bound); `jobs(owner)` counts them (waiting and due, or running, on every worker).
+    resume_limit: int | None = None
+    jobs: Callable[[str], int] | None = None
 
 
 class HandBackStrategy(BaseRetryStrategy):
@@ -93,6 +99,8 @@ def job_task(context: procrastinate.JobContext, job: dict[str, Any]) -> dict[str
     """Run one job on this worker (a thread of its own; the worker's loop stays free)."""
     host: HostContext = context.additional_context[CONTEXT_KEY]
     spec = JobSpec.from_args(job)
+    if _defer_resume(host, spec):
+        return {"status": None, "attempt": None, "deferred": True}
     done = threading.Event()
     watcher = threading.Thread(target=_watch_abort, args=(context, host, spec, done),
                                name="frostline-abort", daemon=True)
@@ -112,6 +120,21 @@ def job_task(context: procrastinate.JobContext, job: dict[str, Any]) -> dict[str
         _schedule_wake(host, spec)
     return {"status": outcome.get("status"), "attempt": outcome.get("attempt")
             if isinstance(outcome.get("attempt"), int) else None}
+
+
+def _defer_resume(host: HostContext, spec: JobSpec) -> bool:
+    """A due timer's resume (scheduled by a worker, see `_schedule_wake`) is admitted under
+    its owner's limit like any attempt: while the owner has more jobs than `resume_limit`
+    (this one included), it is scheduled again a little later under the same ticket, holding
+    no slot meanwhile (a resume scheduled for later counts for nothing until it is due)."""
+    if (host.resume_limit is None or host.jobs is None or host.schedule is None
+            or not spec.params.get("scheduled")):
+        return False
+    run = host.store.get_run(spec.run_id)
+    if run is None or run.owner is None or host.jobs(run.owner) <= host.resume_limit:
+        return False
+    host.schedule(spec, time.time() + RESUME_DEFER_S)
+    return True
 
 
 def _watch_abort(context: procrastinate.JobContext, host: HostContext, spec: JobSpec,
@@ -142,7 +165,9 @@ def _schedule_wake(host: HostContext, spec: JobSpec) -> None:
     try:
         due = next_due_at(host.store, spec.run_id)
         if due is not None:
-            host.schedule(resume_spec(spec.run_id), due)
+            resume = resume_spec(spec.run_id)
+            host.schedule(JobSpec(resume.kind, resume.run_id,
+                                  {**resume.params, "scheduled": True}), due)
     except StoreUnavailable as exc:  # the serve sweep or `frostline resume` still can
         log.warning("could not schedule the resume of run %s: %s", spec.run_id, exc.message)
 

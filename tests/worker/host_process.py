@@ -31,6 +31,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--stalled-after", type=float, default=4.0)
     p.add_argument("--grace", type=float, default=30.0)
     p.add_argument("--runner", choices=["inprocess", "process"], default="inprocess")
+    p.add_argument("--resume-limit", type=int, default=None)
     a = p.parse_args(argv)
     providers = LocalProviders(latency_s=a.latency, log_path=a.log, idempotent=bool(a.keys),
                                idempotency_path=a.keys)
@@ -38,7 +39,7 @@ def main(argv: list[str]) -> int:
     store = open_worker_store(a.url)
     settings = WorkerSettings(concurrency=a.concurrency, name=a.name, heartbeat_s=a.heartbeat,
                               stalled_after_s=a.stalled_after, grace_s=a.grace,
-                              lock_journal=a.journal)
+                              lock_journal=a.journal, resume_limit=a.resume_limit)
     host = WorkerHost(store, lambda stops: host_body(providers, runner, interrupts=stops),
                       sandbox=f"{a.runner} (test)", settings=settings,
                       say=lambda line: print(line, flush=True))

@@ -70,3 +70,32 @@ def test_issue26_cancel_on_workers(fleet, pg_store):
     kinds = [e.kind for e in pg_store.list_events(running)]
     assert EVENT_PREFIX + "cancel_requested" in kinds and EVENT_PREFIX + "cancelled" in kinds
     assert EVENT_PREFIX + "requeued" not in kinds  # never handed back: cancelled for good
+
+
+TIMER = """
+async def orchestrate(ctx, args):
+    t = await ctx.run("timer.sleep", {"seconds": 2})
+    total = 0
+    for i in range(5):
+        r = await ctx.run("echo", {"n": i})
+        total = total + r["n"]
+    return total
+"""
+
+
+def _most_at_once(spans: list[tuple[float, float]]) -> int:
+    return max(sum(1 for s, f in spans if s <= start < f) for start, _ in spans)
+
+
+def test_issue26_due_timers_resume_under_the_owners_limit(fleet, pg_store):
+    fleet.start("w1", "--concurrency", "4", "--resume-limit", "2", latency=0.2)
+    runs = [_run(pg_store, "bob", f"t{i}") for i in range(4)]
+    for key in runs:
+        submit_attempt(pg_store, key, TIMER)
+    # nobody resumes them: the worker scheduled each resume at its timer
+    eventually(lambda: all(pg_store.get_run(k).status == "succeeded" for k in runs),
+               timeout=120, what="every timer's resume to finish")
+    resumed = [(a.started_at, a.finished_at) for k in runs for a in pg_store.list_attempts(k)
+               if a.number == 2]
+    assert len(resumed) == 4
+    assert _most_at_once(resumed) <= 2  # four due at once, two of bob's slots
