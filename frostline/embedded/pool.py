@@ -112,7 +112,10 @@ class LocalPool:
             submission = record_queued(store, spec, attempt=next_attempt(
                 store, spec.run_id, spec.kind, spec.params))
             with self._lock:
-                self._jobs[spec.run_id].cursor = submission.queued_seq
+                entry = self._jobs.get(spec.run_id)
+                if entry is None or entry.cancelling:  # cancelled while it was recorded
+                    return submission
+                entry.cursor = submission.queued_seq
                 self._queued.append(spec.run_id)
             # Each task takes whichever queued job is fairest when a thread frees up.
             self._executor.submit(self._take)
@@ -173,7 +176,8 @@ class LocalPool:
             entry.cancelling = True
             queued = entry.started_at is None
             if queued:
-                self._queued.remove(run_id)
+                if run_id in self._queued:  # else its submission is still being recorded
+                    self._queued.remove(run_id)
                 del self._jobs[run_id]
         spec = entry.spec
         if queued:
