@@ -99,3 +99,24 @@ def test_issue26_due_timers_resume_under_the_owners_limit(fleet, pg_store):
                if a.number == 2]
     assert len(resumed) == 4
     assert _most_at_once(resumed) <= 2  # four due at once, two of bob's slots
+
+
+def test_issue26_cancel_over_http_on_workers(fleet, pg_store_url):
+    from frostline.service.operations import Services
+    from frostline.store import open_store
+    from tests.service.conftest import serving
+
+    fleet.start("w1", "--concurrency", "2", latency=0.2)
+    with serving(open_store(pg_store_url),
+                 services=Services.remote(ProcrastinateQueue)) as live, \
+            live.client(live.alice) as c, live.client(live.bob) as b:
+        assert c.post("/v1/runs", json={"script": SLOW, "run_id": "s"}).status_code == 202
+        key = live.store.find_run("alice", "s").run_id
+        eventually(lambda: len(live.store.list_slots(key)) >= 2, what="two committed calls")
+        assert b.post("/v1/runs/s/cancel").status_code == 404
+        r = c.post("/v1/runs/s/cancel")
+        assert r.status_code == 200, r.text
+        assert r.json()["status"] == "cancelled" and r.json()["by"] == "alice"
+        assert [(j["was"], j["state"]) for j in r.json()["jobs"]] == [("running", "cancelled")]
+        assert live.store.list_attempts(key)[-1].status == "cancelled"
+        assert c.post("/v1/runs/s/cancel").status_code == 409
