@@ -29,12 +29,12 @@ from tests.mcp.test_server import bearer, env, free_port, structured
 SLOW = """
 async def orchestrate(ctx, args):
     total = 0
-    for i in range(4):
+    for i in range(8):
         r = await ctx.run("echo", {"n": i})
         total = total + r["n"]
     return total
 """
-LONG = SLOW.replace("range(4)", "range(40)")
+LONG = SLOW.replace("range(8)", "range(40)")
 CONFIG = """
 [providers.local]
 kind = "local"
