@@ -120,3 +120,23 @@ def test_issue26_cancel_over_http_on_workers(fleet, pg_store_url):
         assert [(j["was"], j["state"]) for j in r.json()["jobs"]] == [("running", "cancelled")]
         assert live.store.list_attempts(key)[-1].status == "cancelled"
         assert c.post("/v1/runs/s/cancel").status_code == 409
+
+
+def test_issue26_cancel_run_over_mcp_stops_a_workers_job(fleet, pg_store, tmp_path):
+    import json
+
+    from tests.mcp.test_limits import mcp_server, session_of
+
+    fleet.start("w1", "--concurrency", "1", latency=0.2)
+    token = pg_store.create_token("alice")
+    key = _run(pg_store, "alice", "s")
+    sub = submit_attempt(pg_store, key, SLOW)
+    eventually(lambda: len(pg_store.list_slots(key)) >= 2, what="two committed calls")
+    with mcp_server(fleet.url, tmp_path) as endpoint:
+        result = session_of(endpoint, token,
+                            lambda s: s.call_tool("cancel_run", {"run_id": "s"}))
+    assert not result.is_error, result.content
+    out = json.loads(result.content[0].text)
+    assert out["run_id"] == "s" and out["by"] == "alice" and out["status"] == "cancelled"
+    assert out["jobs"] == [{"job": sub.ticket, "was": "running", "state": "cancelled"}]
+    assert pg_store.list_attempts(key)[-1].status == "cancelled"
