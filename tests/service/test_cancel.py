@@ -112,3 +112,29 @@ def test_issue26_cancel_limits_are_untouched(store_url: str) -> None:
         assert c.post("/v1/runs/s1/cancel").status_code == 200
         assert c.post("/v1/runs", json={"script": QUICK, "run_id": "s2"},
                       params={"wait": 60}).status_code == 200
+
+
+PAID = ("async def orchestrate(ctx, args):\n"
+        "    shots = []\n"
+        "    for i in range(30):\n"
+        "        img = await ctx.run(\"image.generate\", {\"prompt\": f\"take {i}\", "
+        "\"size\": \"512x512\"})\n"
+        "        shots.append(img)\n"
+        "    return len(shots)\n")
+
+
+def test_issue26_a_dispatched_paid_call_commits_before_the_attempt_is_cancelled(
+        store_url: str) -> None:
+    with _slow(store_url) as live, live.client(live.alice) as c:
+        r = c.post("/v1/runs", json={"script": PAID, "run_id": "paid",
+                                     "envelope": {"budget": {"usd": 100, "calls": 100}}})
+        assert r.status_code == 202, r.text
+        eventually(lambda: _committed(live, "paid") >= 1, what="a committed paid call")
+        assert c.post("/v1/runs/paid/cancel").json()["status"] == "cancelled"
+        key = _key(live, "paid")
+        calls = live.store.list_calls(key)
+        # fail closed: every paid call that left completed and was committed, none is left
+        # pending for the crash rules, and nothing was paid twice
+        assert calls and {c_.status for c_ in calls} == {CallStatus.COMMITTED}
+        assert len(live.store.list_slots(key)) == len(calls) < 30
+        assert live.store.list_attempts(key)[-1].status == "cancelled"
