@@ -30,8 +30,8 @@ Each principal is held to the HTTP API's limits (`frostline.embedded.limits`, fr
 ``[service.limits]``): `executing_attempts` run_script calls at once (a call beyond is refused
 at once with `too_many_requests`, never queued), `runs_per_minute` new runs, and
 `answers_per_minute` signals and approvals. Tools run on threads of the principal's own
-(`executing_attempts` for run_script, `TOOL_THREADS` for the others), never on a pool shared
-by all: one principal's flood of calls waits on its own threads while another's `catalog`
+(`executing_attempts` for run_script, `TOOL_THREADS` for the others, and as many again for
+resources), never on a pool shared by all: one principal's flood of calls waits on its own threads while another's `catalog`
 answers at once.
 """
 
@@ -155,7 +155,8 @@ def build_server(store: Store, registry: CapabilityRegistry, runner: Runner, *,
             await server.run(read, write, server.create_initialization_options())
     """
     listed = tools(registry)
-    handlers = _handlers(store, registry, runner, _Admission(limits or ServiceLimits()), queue)
+    admit = _Admission(limits or ServiceLimits())
+    handlers = _handlers(store, registry, runner, admit, queue)
     schemas = {t.name: t.input_schema for t in listed}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -172,15 +173,17 @@ def build_server(store: Store, registry: CapabilityRegistry, runner: Runner, *,
             return _error(err.to_dict())
         content: list[Any] = [types.TextContent(type="text", text=json.dumps(value, default=str))]
         if params.name == "run_script":
-            content.extend(await anyio.to_thread.run_sync(_images, store, value.get("result"),
-                                                          who))
+            content.extend(await anyio.to_thread.run_sync(
+                _images, store, value.get("result"), who,
+                limiter=admit.threads(who or LOCAL_PRINCIPAL, "images")))
         return types.CallToolResult(content=content, structured_content=value)
 
     return Server(
         "frostline", version=__version__, instructions=INSTRUCTIONS,
         get_tool_input_schema=schemas.get, on_list_tools=list_tools, on_call_tool=call_tool,
-        on_list_resources=_list_resources(store),
-        on_list_resource_templates=_list_templates, on_read_resource=_read_resource(store))
+        on_list_resources=_list_resources(store, admit),
+        on_list_resource_templates=_list_templates,
+        on_read_resource=_read_resource(store, admit))
 
 
 def principal_of(ctx: Any) -> str | None:
@@ -204,7 +207,7 @@ class _Admission:
         self._threads: dict[tuple[str, str], anyio.CapacityLimiter] = {}
 
     def threads(self, who: str, tool: str) -> anyio.CapacityLimiter:
-        pool = "runs" if tool == "run_script" else "tools"
+        pool = {"run_script": "runs", "images": "reads", "resources": "reads"}.get(tool, "tools")
         found = self._threads.get((who, pool))
         if found is None:  # made on the event loop, whose thread alone touches this dict
             size = self.limits.limits.executing_attempts if pool == "runs" else TOOL_THREADS
@@ -294,9 +297,12 @@ def _images(store: Store, value: Any, owner: str | None) -> list[types.ImageCont
     return out
 
 
-def _list_resources(store: Store) -> Callable[[Any, Any], Awaitable[types.ListResourcesResult]]:
+def _list_resources(store: Store, admit: _Admission
+                    ) -> Callable[[Any, Any], Awaitable[types.ListResourcesResult]]:
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        runs = await anyio.to_thread.run_sync(ops.owned_runs, store, principal_of(ctx))
+        who = principal_of(ctx)
+        runs = await anyio.to_thread.run_sync(ops.owned_runs, store, who, limiter=admit.threads(
+            who or LOCAL_PRINCIPAL, "resources"))
         return types.ListResourcesResult(resources=[
             types.Resource(uri=f"{RUN_URI}{r.name}", name=f"run {r.name}",
                            description=f"{r.kind} run, {r.status}", mime_type="application/json")
@@ -313,21 +319,24 @@ async def _list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesR
                                description="An artifact's bytes (an image is an image).")])
 
 
-def _read_resource(store: Store) -> Callable[[Any, types.ReadResourceRequestParams],
-                                             Awaitable[types.ReadResourceResult]]:
+def _read_resource(store: Store, admit: _Admission
+                   ) -> Callable[[Any, types.ReadResourceRequestParams],
+                                 Awaitable[types.ReadResourceResult]]:
     async def read(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         from mcp.shared.exceptions import MCPError
 
         uri, who = str(params.uri), principal_of(ctx)
+        threads = admit.threads(who or LOCAL_PRINCIPAL, "resources")
         try:
             if uri.startswith(RUN_URI):
                 run = await anyio.to_thread.run_sync(functools.partial(
-                    ops.show_run, store, uri[len(RUN_URI):], owner=who))
+                    ops.show_run, store, uri[len(RUN_URI):], owner=who), limiter=threads)
                 return types.ReadResourceResult(contents=[types.TextResourceContents(
                     uri=uri, mime_type="application/json", text=json.dumps(run, default=str))])
             if uri.startswith(ARTIFACT_URI):
                 stored = await anyio.to_thread.run_sync(
-                    ops.owned_artifact, store, "sha256:" + uri[len(ARTIFACT_URI):], who)
+                    ops.owned_artifact, store, "sha256:" + uri[len(ARTIFACT_URI):], who,
+                    limiter=threads)
                 if stored is not None:
                     return types.ReadResourceResult(contents=[types.BlobResourceContents(
                         uri=uri, mime_type=stored[1], blob=base64.b64encode(stored[0]).decode())])
