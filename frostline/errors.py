@@ -17,6 +17,7 @@
         ├── PrefixConflict         two stored records disagree about one identity
         ├── RunBusy                another process holds the run's lock
         │   └── AlreadyQueued      the run already has a job waiting or running
+        ├── NothingToCancel        a cancel named a run with no job queued or running
         ├── ProviderError          the provider rejected or failed a call
         │   └── ApprovalRejected   a person rejected a call that needed approval
         ├── Waiting                the attempt reached a wait with no answer (status waiting)
@@ -130,6 +131,13 @@ class AlreadyQueued(RunBusy):
     """A second job for a run whose job is still waiting or running (one at a time per run)."""
 
     code = "already_queued"
+
+
+class NothingToCancel(RunError):
+    """A cancellation named a run that has finished: no job of it waits or runs, and it does
+    not wait either."""
+
+    code = "nothing_to_cancel"
 
 
 class ProviderError(RunError):

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "approve": ("frostline.cli.waits", "approve_command"),
     "signal": ("frostline.cli.waits", "signal_command"),
     "resume": ("frostline.cli.waits", "resume_command"),
+    "cancel": ("frostline.cli.cancel", "cancel_command"),
     "runs": ("frostline.cli.runs", "runs_command"),
     "artifacts": ("frostline.cli.runs", "artifacts_command"),
     "gate": ("frostline.cli.contract", "gate_command"),

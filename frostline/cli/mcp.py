@@ -10,6 +10,8 @@ the client disconnects or the server stops. Exit codes (the table of `frostline.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from frostline.cli.common import (
@@ -46,7 +48,8 @@ def mcp(transport: str, host: str, port: int, runner_kind: str, timeout_s: float
     """Serve frostline to an MCP client: tools and resources.
 
     The tools: catalog, check_script, run_script, gate_script, show_run, reconcile_call,
-    approve, signal. Runs and artifacts are resources. See docs/mcp.md.
+    approve, signal, cancel_run. Runs and artifacts are resources. Each principal is held to
+    the [service.limits] of the configuration, as `frostline serve` holds it. See docs/mcp.md.
     """
     try:
         from frostline.mcp.serve import http_app, serve_stdio
@@ -57,13 +60,30 @@ def mcp(transport: str, host: str, port: int, runner_kind: str, timeout_s: float
     runner = make_runner(runner_kind, timeout_s, as_json)
     with opened_capabilities(config_file, as_json) as registry, \
             opened_store(store_url, as_json) as store:
+        from frostline.cli.serve import configured_limits
+
+        limits = configured_limits(registry.config.service_limits, as_json)
+        queue = _queue(store)
         if transport == "stdio":
+            import functools
+
             import anyio
 
-            anyio.run(serve_stdio, store, registry, runner)
+            anyio.run(functools.partial(serve_stdio, store, registry, runner, limits=limits,
+                                        queue=queue))
             return
         import uvicorn
 
-        app = http_app(store, registry, runner, host=host, require_token=not no_auth)
+        app = http_app(store, registry, runner, host=host, require_token=not no_auth,
+                       limits=limits, queue=queue)
         click.echo(f"frostline MCP server on http://{host}:{port}/mcp", err=True)
         uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def _queue(store: Any) -> Any:
+    """Procrastinate's queue on a PostgreSQL store (where cancel_run finds a worker's job)."""
+    if getattr(store, "schema_name", None) is None:
+        return None
+    from frostline.worker.queue import ProcrastinateQueue
+
+    return ProcrastinateQueue(store)

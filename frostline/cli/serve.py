@@ -50,12 +50,16 @@ _DEFAULT = ServiceLimits()
 @click.option("--max-runs-per-minute", type=click.IntRange(min=1), default=None, metavar="N",
               help=f"Runs one principal may create per minute (default: "
                    f"{_DEFAULT.runs_per_minute}); 429 beyond.")
+@click.option("--max-answers-per-minute", type=click.IntRange(min=1), default=None,
+              metavar="N", help=f"Signals and approvals one principal may send per minute "
+                                f"(default: {_DEFAULT.answers_per_minute}); 429 beyond.")
 @config_option
 @click.option("--json", "as_json", is_flag=True,
               help="Report a failure to start as one JSON error on stdout.")
 def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: bool,
           max_executing_attempts: int | None, max_event_streams: int | None,
-          max_runs_per_minute: int | None, config_file: str | None, as_json: bool) -> None:
+          max_runs_per_minute: int | None, max_answers_per_minute: int | None,
+          config_file: str | None, as_json: bool) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /.
 
     Needs the `service` extra: pip install 'frostline[service]'.
@@ -69,7 +73,8 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
     from frostline.store.url import parse, resolve
 
     given = {"executing_attempts": max_executing_attempts, "event_streams": max_event_streams,
-             "runs_per_minute": max_runs_per_minute}
+             "runs_per_minute": max_runs_per_minute,
+             "answers_per_minute": max_answers_per_minute}
     with opened_capabilities(config_file, as_json) as registry:
         # flag > configuration file ([service.limits]) > default
         limits = _limits(registry.config.service_limits, given, as_json)
@@ -92,6 +97,11 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
                        approvals=registry.config.approvals)
         except FrostlineError as err:  # the store: a bad URL, or one that cannot be reached
             fail_with(err, as_json)
+
+
+def configured_limits(configured: Mapping[str, int], as_json: bool = False) -> ServiceLimits:
+    """The limits of a configuration's [service.limits] (also `frostline mcp`'s)."""
+    return _limits(configured, {}, as_json)
 
 
 def _limits(configured: Mapping[str, int], flags: Mapping[str, int | None],

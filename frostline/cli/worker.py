@@ -91,9 +91,13 @@ def worker(store_url: str | None, concurrency: int, config_file: str | None, run
     except FrostlineError as err:
         fail(f"{err.message}\n(choose --runner process to run with reduced isolation)"
              if runner_name == "sandbox" else err.message, EXIT_FAILED, as_json, err)
+    # A due timer's resume waits for a free slot of its owner, as the API admits any job:
+    # the bound is the configuration's [service.limits] executing_attempts, when it sets one.
+    configured = registry.config.service_limits.get("executing_attempts")
     settings = WorkerSettings(concurrency=concurrency, name=name, heartbeat_s=heartbeat_s,
                               stalled_after_s=stalled_s, grace_s=grace_s,
-                              lock_journal=lock_journal, forget_after_s=max(forget_s, stalled_s))
+                              lock_journal=lock_journal, forget_after_s=max(forget_s, stalled_s),
+                              resume_limit=int(configured) if configured else None)
     try:
         store = open_worker_store(url)
         host = WorkerHost(store, lambda stops: host_body(

@@ -61,11 +61,19 @@ def make_runner(name: str = "auto") -> tuple[Any, str]:
 
 def execute(store: Store, run_id: str, source: str, args: dict[str, Any] | None,
             envelope: Envelope | dict[str, Any] | None, providers: Any, runner: Any,
-            catalog: Catalog = DEFAULT_CATALOG) -> dict[str, Any]:
-    from frostline.runtime.execute import execute as run_attempt
+            catalog: Catalog = DEFAULT_CATALOG, *, interrupts: Any = None) -> dict[str, Any]:
+    """One attempt, blocking; under `interrupts` (an `Interrupts`) it can be stopped from
+    another thread (JobCancelled when the run is cancelled)."""
+    from frostline.runtime.execute import execute_async
 
-    outcome = run_attempt(store, run_id, source, args=args, envelope=envelope,
-                          providers=providers, runner=runner, catalog=catalog)
+    coro = execute_async(store, run_id, source, args=args, envelope=envelope,
+                         providers=providers, runner=runner, catalog=catalog)
+    if interrupts is None:
+        import asyncio
+
+        outcome = asyncio.run(coro)
+    else:
+        outcome = interrupts.run(coro, run_id=run_id)
     return dict(outcome.to_dict())
 
 

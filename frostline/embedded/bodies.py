@@ -5,7 +5,9 @@ An attempt runs on its own event loop so that the host can stop it from another 
 (`Interrupts`): on a shutdown past its grace period, or when the worker lost its database. A
 stopped attempt kills its script, lets every call it already dispatched complete and commit
 (the broker drains), releases the run lock and hands the job back (`HandBack`); the attempt
-that runs it again replays what was committed, and the crash rules decide the rest.
+that runs it again replays what was committed, and the crash rules decide the rest. The owner
+cancelling the run stops its attempt the same way, but the job ends there (`JobCancelled`):
+nothing is handed back, and the attempt is closed `cancelled`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, TypeVar
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.provider import Provider
 from frostline.config import Config
-from frostline.embedded.jobs import HandBack, JobBody, JobSpec
+from frostline.embedded.jobs import HandBack, JobBody, JobCancelled, JobSpec
 from frostline.runtime.runners import Runner
 from frostline.store.base import Store
 
@@ -26,25 +28,34 @@ T = TypeVar("T")
 
 
 class Interrupts:
-    """The attempts running on this host, which `interrupt_all` stops (thread-safe)."""
+    """The attempts running on this host, which `interrupt_all` stops (a hand-back) and
+    `cancel` stops one run's (its owner cancelled it) (thread-safe)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._running: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = {}
+        self._running: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Task[Any],
+                                       str | None]] = {}
+        self._cancelled: dict[str, str | None] = {}  # run id → who cancelled it
         self.reason: str | None = None
 
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run `coro` on a loop of its own; HandBack if it is (or already was) interrupted."""
+    def run(self, coro: Coroutine[Any, Any, T], *, run_id: str | None = None) -> T:
+        """Run `coro` on a loop of its own; HandBack if it is (or already was) interrupted,
+        JobCancelled if `run_id` is (or already was) cancelled."""
         loop = asyncio.new_event_loop()
         task = loop.create_task(coro)
         key = id(task)
         with self._lock:
-            if self.reason is not None:
+            if self.reason is not None or (run_id is not None and run_id in self._cancelled):
                 task.cancel()
-            self._running[key] = (loop, task)
+            self._running[key] = (loop, task, run_id)
         try:
             return loop.run_until_complete(task)
         except asyncio.CancelledError:
+            with self._lock:
+                cancelled = run_id is not None and run_id in self._cancelled
+                by = self._cancelled.get(run_id) if run_id is not None else None
+            if cancelled:
+                raise JobCancelled(by) from None
             raise HandBack(f"stopped on this host: {self.reason}") from None
         finally:
             with self._lock:
@@ -56,9 +67,35 @@ class Interrupts:
         with self._lock:
             self.reason = reason
             running = list(self._running.values())
-        for loop, task in running:
+        for loop, task, _ in running:
             loop.call_soon_threadsafe(task.cancel)
         return len(running)
+
+    def cancel(self, run_id: str, by: str | None = None) -> bool:
+        """Stop the attempt of `run_id` running here, or the next one to start here, until
+        `forget(run_id)`; return whether one ran here."""
+        with self._lock:
+            self._cancelled.setdefault(run_id, by)
+            running = [(loop, task) for loop, task, rid in self._running.values()
+                       if rid == run_id]
+        for loop, task in running:
+            loop.call_soon_threadsafe(task.cancel)
+        return bool(running)
+
+    def running(self, run_id: str) -> bool:
+        """Whether an attempt of `run_id` runs here now."""
+        with self._lock:
+            return any(rid == run_id for _, _, rid in self._running.values())
+
+    def cancelling(self, run_id: str) -> bool:
+        """Whether a cancellation of `run_id` is asked and its job has not ended yet."""
+        with self._lock:
+            return run_id in self._cancelled
+
+    def forget(self, run_id: str) -> None:
+        """The job of `run_id` ended: a cancellation no longer applies to its next attempt."""
+        with self._lock:
+            self._cancelled.pop(run_id, None)
 
     def resume(self) -> None:
         """Let attempts run again (the database is back)."""
@@ -85,7 +122,8 @@ def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CA
         from frostline.runtime.execute import execute_async
 
         outcome = stops.run(execute_async(store, run_id, source, args=args, envelope=envelope,
-                                          providers=providers, runner=runner, catalog=catalog))
+                                          providers=providers, runner=runner, catalog=catalog),
+                            run_id=run_id)
         if (outcome.error or {}).get("code") == "store_unavailable":
             # The store stopped answering: this host cannot finish (nor even record) the
             # attempt. Another run of the job replays what was committed and applies the

@@ -3,8 +3,8 @@ takes it — a `frostline worker` on any host (Procrastinate over PostgreSQL) or
 bounded in-process pool (the embedded SQLite default).
 
 The store is a job's record, whichever host runs it: its life is appended to the run's audit
-events (`job.queued`, `job.started`, `job.requeued`, `job.finished`, `job.interrupted`, each
-carrying the job's ticket), so a client follows a job on the run's event stream, and a waiting
+events (`job.queued`, `job.started`, `job.requeued`, `job.finished`, `job.interrupted`,
+`job.cancel_requested`, `job.cancelled`, each carrying the job's ticket), so a client follows a job on the run's event stream, and a waiting
 caller (`?wait=`, `frostline submit --wait`) reads the outcome back from the store. The queue
 only decides who runs what and when.
 
@@ -31,7 +31,7 @@ EVENT_PREFIX = "job."
 # Latency buckets (seconds) of the queue's histograms: enqueue → start and start → finish.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
                    300.0, float("inf"))
-TERMINAL = ("finished", "interrupted")
+TERMINAL = ("finished", "interrupted", "cancelled")
 
 
 def new_ticket() -> str:
@@ -106,7 +106,7 @@ class JobState:
     run_id: str
     ticket: str
     kind: str | None
-    state: str  # queued | running | finished | interrupted
+    state: str  # queued | running | finished | interrupted | cancelled
     worker: str | None = None
     outcome: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
@@ -173,6 +173,10 @@ class JobQueue(Protocol):
     def owned_jobs(self, owner: str) -> int:
         """How many jobs of `owner`'s runs are waiting or running."""
 
+    def cancel(self, store: Store, run_id: str, by: str) -> list[dict[str, Any]]:
+        """Cancel the run's queued job (it never starts) and stop its running one (its
+        attempt ends `cancelled`); one entry per job: its ticket and the state it was in."""
+
     def workers(self) -> list[dict[str, Any]]: ...
 
     def stats(self) -> QueueStats: ...
@@ -187,6 +191,15 @@ class HandBack(Exception):
     """Raised by a job body that stopped before finishing (shutdown, lost database): the queue
     must run the job again, on this worker or another. Nothing is lost: what the attempt
     committed replays, and a call it dispatched without a commit follows the crash rules."""
+
+
+class JobCancelled(Exception):
+    """Raised by a job body whose attempt was stopped because the run's owner (`by`) cancelled
+    it: the job ends `cancelled`, and is not run again."""
+
+    def __init__(self, by: str | None = None) -> None:
+        super().__init__(f"cancelled by {by}" if by else "cancelled")
+        self.by = by
 
 
 def resume_spec(run_id: str) -> JobSpec:
@@ -271,6 +284,9 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
             error = None
         except HandBack:
             raise
+        except JobCancelled as exc:
+            started.result()
+            return record_cancelled(store, spec, by=exc.by, worker=worker, state="running")
         except FrostlineError as exc:
             outcome, error = {}, exc.to_dict()
         except Exception as exc:  # a job never takes its worker down with it
@@ -286,6 +302,55 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
         "status": "failed" if error else outcome_status(outcome),
         "outcome": outcome, "error": error})
     return outcome
+
+
+def record_cancelled(store: Store, spec: JobSpec, *, by: str | None, worker: str | None,
+                     state: str) -> dict[str, Any]:
+    """End job `spec` cancelled (it was `state`: queued or running): its attempt still marked
+    running is closed `cancelled`, and `job.cancelled` names who cancelled it (`by`, else the
+    principal of its `job.cancel_requested`)."""
+    from frostline.errors import RunBusy
+
+    who = by or cancel_requested_by(store, spec.run_id, spec.ticket)
+    attempt: int | None = None
+    try:
+        with store.run_lock(spec.run_id):  # the stopped attempt released it
+            attempt = close_cancelled(store, spec.run_id, who, running=state == "running")
+    except RunBusy:  # another process holds the run: its own attempt is not this job's
+        pass
+    store.append_event(spec.run_id, "job.cancelled", {
+        "job": spec.ticket, "kind": spec.kind, "worker": worker, "by": who, "state": state,
+        "attempt": attempt, "error": {"code": "cancelled", "by": who, "message":
+                                      f"the job was cancelled while {state}"
+                                      + (f" by {who}" if who else "")}})
+    return {"run_id": spec.run_id, "status": "cancelled", "attempt": attempt, "by": who}
+
+
+def close_cancelled(store: Store, run_id: str, by: str | None, *,
+                    running: bool = True) -> int | None:
+    """Close the run's latest attempt as `cancelled` if it waits (nothing resumes it then),
+    or, with `running`, if it is marked running (the job's own attempt, stopped); return its
+    number (None when there was none). The caller holds the run lock."""
+    attempts = store.list_attempts(run_id)
+    last = attempts[-1] if attempts else None
+    if last is None or last.status not in (("running", "waiting") if running else ("waiting",)):
+        return None
+    store.finish_attempt(run_id, last.number, status="cancelled", error={
+        "type": "JobCancelled", "code": "cancelled", "by": by,
+        "message": f"cancelled by {by}; every call it dispatched completed and was committed "
+                   "first" if by else "cancelled"})
+    store.set_run_status(run_id, "cancelled")
+    store.append_event(run_id, "attempt_cancelled", {"attempt": last.number, "by": by})
+    return last.number
+
+
+def cancel_requested_by(store: Store, run_id: str, ticket: str) -> str | None:
+    """Who asked to cancel job `ticket` (its latest `job.cancel_requested`), if anyone did."""
+    by: str | None = None
+    for ev in _job_events(store, run_id, 0):
+        if ev.kind == "job.cancel_requested" and ev.data.get("job") == ticket:
+            by = ev.data.get("by")
+    return by
 
 
 def outcome_status(outcome: dict[str, Any]) -> str | None:
@@ -328,6 +393,8 @@ def job_state(store: Store, run_id: str, ticket: str, *, after: int = 0) -> JobS
         elif what == "started":
             state = JobState(run_id, ticket, kind, "running", worker=ev.data.get("worker"),
                              attempt=state.attempt if state else None)
+        elif what == "cancel_requested":
+            continue  # the job goes on until its host stops it
         elif what in TERMINAL:
             attempt = ev.data.get("attempt")
             state = JobState(run_id, ticket, kind, what, worker=ev.data.get("worker"),
@@ -357,6 +424,6 @@ def open_jobs(store: Store, run_id: str) -> dict[str, str]:
     states: dict[str, str] = {}
     for ev in _job_events(store, run_id, 0):
         ticket = ev.data.get("job")
-        if isinstance(ticket, str):
+        if isinstance(ticket, str) and ev.kind != "job.cancel_requested":
             states[ticket] = ev.kind[len(EVENT_PREFIX):]
     return {t: s for t, s in states.items() if s not in TERMINAL}

@@ -5,7 +5,13 @@ never wait for a script (a real image call takes seconds to a minute). The pool 
 jobs as a `frostline worker` would, at most `workers` at a time, and records them in the
 store the same way, so the API, `?wait=` and the event stream behave alike on both backends.
 
-Queued jobs live in memory: a restart loses them, and says so. When a pool starts it closes
+Queued jobs live in memory: a restart loses them, and says so. A free thread takes the queued
+job of the owner with the fewest jobs running, the oldest first among equals, so one
+principal's backlog never holds every thread while another principal's job waits: the other
+job starts as soon as one thread frees up. The owner cancels a queued job (it never starts) or
+a running one (its attempt is stopped as a worker stops one, and ends `cancelled`); a
+cancellation asked by another process on the same store (`frostline cancel`, a
+`job.cancel_requested` event) is picked up within `watch_s`. When a pool starts it closes
 what the previous process left open — every job of the store without a terminal event is
 marked `job.interrupted`, and every attempt still marked running (with no live process holding
 its run) is closed as interrupted; the calls it dispatched follow the crash rules (a pending
@@ -17,10 +23,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import (
     HandBack,
     JobBody,
@@ -30,6 +38,7 @@ from frostline.embedded.jobs import (
     Submission,
     next_attempt,
     open_jobs,
+    record_cancelled,
     record_queued,
     run_job,
 )
@@ -48,6 +57,8 @@ class _Entry:
     queued_at: float
     owner: str | None = None  # of the job's run
     started_at: float | None = None
+    cursor: int = 0  # the run's events read for a cancellation asked elsewhere
+    cancelling: bool = False
 
 
 class LocalPool:
@@ -60,7 +71,9 @@ class LocalPool:
     """
 
     def __init__(self, store: Store, body: JobBody, *, workers: int = DEFAULT_WORKERS,
-                 name: str = "serve", clock: Any = time.time) -> None:
+                 name: str = "serve", clock: Any = time.time,
+                 interrupts: Interrupts | None = None, watch_s: float = 0.5,
+                 fair: bool = True) -> None:
         if workers < 1:
             raise ValueError("a pool needs at least one worker thread")
         self.store = store
@@ -70,11 +83,20 @@ class LocalPool:
         self._clock = clock
         self._lock = threading.Lock()
         self._jobs: dict[str, _Entry] = {}  # run id → its queued or running job
+        self._queued: list[str] = []  # run ids of the queued jobs, oldest first
+        self._fair = fair  # False: first come, first served (the benchmark's baseline)
+        # What stops a running attempt: the one the body runs its attempts under.
+        self._interrupts = interrupts if interrupts is not None else Interrupts()
         self._started = Observations()
         self._runs = Observations()
         self._since = clock()
         self.interrupted = close_interrupted(store)
         self._executor = ThreadPoolExecutor(workers, thread_name_prefix="frostline-pool")
+        self._closed = threading.Event()
+        self._watch_s = watch_s
+        self._watcher = threading.Thread(target=self._watch, name="frostline-pool-cancel",
+                                         daemon=True)
+        self._watcher.start()
 
     def submit(self, store: Store, spec: JobSpec) -> Submission:
         run = store.get_run(spec.run_id)
@@ -89,18 +111,42 @@ class LocalPool:
         try:
             submission = record_queued(store, spec, attempt=next_attempt(
                 store, spec.run_id, spec.kind, spec.params))
-            self._executor.submit(self._run, spec)
+            with self._lock:
+                entry = self._jobs.get(spec.run_id)
+                if entry is None or entry.cancelling:  # cancelled while it was recorded
+                    return submission
+                entry.cursor = submission.queued_seq
+                self._queued.append(spec.run_id)
+            # Each task takes whichever queued job is fairest when a thread frees up.
+            self._executor.submit(self._take)
         except BaseException:
             with self._lock:
                 self._jobs.pop(spec.run_id, None)
+                if spec.run_id in self._queued:
+                    self._queued.remove(spec.run_id)
             raise
         return submission
 
-    def _run(self, spec: JobSpec) -> None:
+    def _next(self) -> _Entry | None:
+        """The queued job a free thread starts: its owner has the fewest jobs running, and
+        it is the oldest among those (the caller holds the lock)."""
+        if not self._queued:
+            return None  # cancelled while it waited
+        running = Counter(e.owner for e in self._jobs.values() if e.started_at is not None)
+        chosen = min(range(len(self._queued)),
+                     key=lambda i: (running[self._jobs[self._queued[i]].owner] * self._fair, i))
+        entry = self._jobs[self._queued.pop(chosen)]
+        entry.started_at = self._clock()
+        self._started.add(entry.started_at - entry.queued_at)
+        return entry
+
+    def _take(self) -> None:
         with self._lock:
-            entry = self._jobs[spec.run_id]
-            entry.started_at = self._clock()
-            self._started.add(entry.started_at - entry.queued_at)
+            entry = self._next()
+        if entry is not None:
+            self._run(entry.spec)
+
+    def _run(self, spec: JobSpec) -> None:
         try:
             run_job(self.store, spec, self._body, worker=self.name)
         except HandBack as exc:
@@ -110,10 +156,58 @@ class LocalPool:
         except Exception:  # the store failed while recording: logged, the thread lives on
             log.exception("job %s of run %s could not be recorded", spec.ticket, spec.run_id)
         finally:
+            self._interrupts.forget(spec.run_id)
             with self._lock:
                 done = self._jobs.pop(spec.run_id)
                 if done.started_at is not None:
                     self._runs.add(self._clock() - done.started_at)
+
+    def cancel(self, store: Store, run_id: str, by: str) -> list[dict[str, Any]]:
+        """Cancel the run's job here: a queued one is dropped (`job.cancelled` at once), a
+        running one's attempt is stopped and ends `cancelled` (see `Interrupts`)."""
+        found = self._stop(run_id, by, ask=True)
+        return [] if found is None else [found]
+
+    def _stop(self, run_id: str, by: str | None, *, ask: bool) -> dict[str, Any] | None:
+        with self._lock:
+            entry = self._jobs.get(run_id)
+            if entry is None or entry.cancelling:
+                return None if entry is None else {"job": entry.spec.ticket, "state": "running"}
+            entry.cancelling = True
+            queued = entry.started_at is None
+            if queued:
+                if run_id in self._queued:  # else its submission is still being recorded
+                    self._queued.remove(run_id)
+                del self._jobs[run_id]
+        spec = entry.spec
+        if queued:
+            record_cancelled(self.store, spec, by=by, worker=self.name, state="queued")
+            return {"job": spec.ticket, "state": "queued"}
+        if ask:
+            self.store.append_event(run_id, "job.cancel_requested", {
+                "job": spec.ticket, "kind": spec.kind, "by": by})
+        self._interrupts.cancel(run_id, by)
+        return {"job": spec.ticket, "state": "running"}
+
+    def _watch(self) -> None:
+        """Act on cancellations another process asked for (a `job.cancel_requested`)."""
+        while not self._closed.wait(self._watch_s):
+            with self._lock:
+                entries = [(e.spec, e.cursor) for e in self._jobs.values() if not e.cancelling]
+            for spec, cursor in entries:
+                try:
+                    events = self.store.list_events(spec.run_id, after=cursor, limit=1000)
+                except Exception:  # the store is down: look again next time
+                    log.warning("cannot read run %s for cancellations", spec.run_id)
+                    continue
+                asked = [e for e in events if e.kind == "job.cancel_requested"
+                         and e.data.get("job") == spec.ticket]
+                with self._lock:
+                    entry = self._jobs.get(spec.run_id)
+                    if entry is not None and events:
+                        entry.cursor = events[-1].seq
+                if asked:
+                    self._stop(spec.run_id, asked[-1].data.get("by"), ask=False)
 
     def owned_jobs(self, owner: str) -> int:
         with self._lock:
@@ -138,6 +232,9 @@ class LocalPool:
     def close(self) -> None:
         """Finish the running jobs; jobs still waiting are dropped (and interrupted when the
         next pool starts)."""
+        self._closed.set()
+        with self._lock:
+            self._queued.clear()
         self._executor.shutdown(wait=True, cancel_futures=True)
 
 

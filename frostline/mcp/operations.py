@@ -29,10 +29,12 @@ from frostline.contract.records import (
     owner_view,
     run_key,
 )
-from frostline.errors import DefinitionError, RunNotFound
+from frostline.embedded.bodies import Interrupts
+from frostline.embedded.jobs import JobCancelled, JobQueue, close_cancelled
+from frostline.errors import DefinitionError, RunBusy, RunNotFound
 from frostline.providers.registry import CapabilityRegistry
 from frostline.runtime.describe import describe_run
-from frostline.runtime.execute import execute
+from frostline.runtime.execute import execute, execute_async
 from frostline.runtime.gate_check import gate_source
 from frostline.runtime.runners import Runner
 from frostline.script import check
@@ -55,16 +57,49 @@ def check_script(registry: CapabilityRegistry, script: str) -> dict[str, Any]:
 
 def run_script(store: Store, registry: CapabilityRegistry, runner: Runner, run_id: str,
                script: str, args: Any = None, envelope: dict[str, Any] | None = None, *,
-               owner: str | None = None) -> dict[str, Any]:
+               owner: str | None = None, interrupts: Interrupts | None = None
+               ) -> dict[str, Any]:
     """One attempt of `script` under the owner's run `run_id` (a new run, or the next attempt
-    of a failed one: committed calls replay, a changed frozen call is a gate counterexample)."""
+    of a failed one: committed calls replay, a changed frozen call is a gate counterexample).
+    Under `interrupts`, `cancel_run` can stop it: it then ends `cancelled`."""
     _check_run_id(run_id)
     env = Envelope.from_dict(envelope, registry.catalog) if envelope is not None else None
     key = run_key(owner, run_id)
-    outcome = execute(store, key, script, args=args, envelope=env, providers=registry,
-                      runner=runner, catalog=registry.catalog, owner=owner)
-    shown: dict[str, Any] = dict(outcome.to_dict())
-    return key_as_name(key, run_id, shown)
+    if interrupts is None:
+        outcome = execute(store, key, script, args=args, envelope=env, providers=registry,
+                          runner=runner, catalog=registry.catalog, owner=owner)
+        return key_as_name(key, run_id, dict(outcome.to_dict()))
+    try:
+        outcome = interrupts.run(execute_async(
+            store, key, script, args=args, envelope=env, providers=registry, runner=runner,
+            catalog=registry.catalog, owner=owner), run_id=key)
+    except JobCancelled as stop:
+        number = None
+        try:
+            with store.run_lock(key):  # the stopped attempt released it
+                number = close_cancelled(store, key, stop.by)
+        except RunBusy:
+            pass
+        return key_as_name(key, run_id, {
+            "run_id": key, "status": "cancelled", "attempt": number, "by": stop.by,
+            "error": {"code": "cancelled", "by": stop.by, "message":
+                      f"cancelled by {stop.by}; every call it dispatched was committed first"}})
+    finally:
+        interrupts.forget(key)
+    return key_as_name(key, run_id, dict(outcome.to_dict()))
+
+
+def cancel_run(store: Store, run_id: str, *, owner: str | None = None,
+               local: Interrupts | None = None, queue: JobQueue | None = None,
+               wait_s: float = 30.0) -> dict[str, Any]:
+    """Cancel the owner's run: its run_script here, or its job queued or running elsewhere
+    (see `frostline.embedded.cancel`); waits up to `wait_s` for it to stop."""
+    from frostline.embedded.cancel import cancel_run as cancel
+    from frostline.embedded.cancel import settled
+
+    run = _existing(store, run_id, owner)
+    found = cancel(store, run.run_id, by=owner or LOCAL_PRINCIPAL, queue=queue, local=local)
+    return owner_view(run, settled(store, found, wait_s, local=local))
 
 
 def gate_script(store: Store, run_id: str, script: str, *,

@@ -14,6 +14,8 @@ from typing import Any
 
 import anyio
 
+from frostline.embedded.jobs import JobQueue
+from frostline.embedded.limits import ServiceLimits
 from frostline.providers.registry import CapabilityRegistry
 from frostline.runtime.runners import Runner
 from frostline.store.base import Store
@@ -22,24 +24,29 @@ from frostline.store.principals import TokenRecord
 MCP_PATH = "/mcp"
 
 
-async def serve_stdio(store: Store, registry: CapabilityRegistry, runner: Runner) -> None:
+async def serve_stdio(store: Store, registry: CapabilityRegistry, runner: Runner, *,
+                      limits: ServiceLimits | None = None,
+                      queue: JobQueue | None = None) -> None:
     """Serve one client over this process's stdin and stdout until it disconnects."""
     from mcp.server.stdio import stdio_server
 
     from frostline.mcp.server import build_server
 
-    server = build_server(store, registry, runner)
+    server = build_server(store, registry, runner, limits=limits, queue=queue)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
 def http_app(store: Store, registry: CapabilityRegistry, runner: Runner, *,
-             host: str = "127.0.0.1", require_token: bool = True) -> Any:
+             host: str = "127.0.0.1", require_token: bool = True,
+             limits: ServiceLimits | None = None, queue: JobQueue | None = None) -> Any:
     """The streamable-HTTP ASGI app at /mcp; with `require_token`, every request needs a
-    bearer token known to the store (401 otherwise)."""
+    bearer token known to the store (401 otherwise). Each principal is held to `limits`
+    (`frostline.mcp.server`)."""
     from frostline.mcp.server import build_server
 
-    app = build_server(store, registry, runner).streamable_http_app(
+    app = build_server(store, registry, runner, limits=limits,
+                       queue=queue).streamable_http_app(
         streamable_http_path=MCP_PATH, host=host)
     return BearerTokens(app, store) if require_token else app
 

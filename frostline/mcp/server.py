@@ -1,4 +1,4 @@
-"""The MCP server: the eight tools, runs and artifacts as resources, and the two transports.
+"""The MCP server: the nine tools, runs and artifacts as resources, and the two transports.
 
 Built on the `mcp` SDK's low-level `Server`, so each tool's input schema and annotations are
 written here as the contract they are:
@@ -12,6 +12,7 @@ written here as the contract they are:
     reconcile_call  no        no          write back or abandon an unresolved call
     approve         no        no          approve or reject what a waiting run asks, once
     signal          no        no          send an event to a run (kept until a wait takes it)
+    cancel_run      no        yes         stop a run's attempt or job; it ends `cancelled`
 
 `run_script` also declares whether it may be destructive or reach the open world: true when the
 configured catalog has a side-effecting capability, or a provider outside this host.
@@ -24,6 +25,14 @@ Over streamable HTTP every request carries a bearer token, and everything a requ
 done for the token's principal (`frostline.mcp.serve` authenticates it): its runs, its
 artifacts, its names. Another principal's run is not found. On stdio the client is the local
 principal.
+
+Each principal is held to the HTTP API's limits (`frostline.embedded.limits`, from
+``[service.limits]``): `executing_attempts` run_script calls at once (a call beyond is refused
+at once with `too_many_requests`, never queued), `runs_per_minute` new runs, and
+`answers_per_minute` signals and approvals. Tools run on threads of the principal's own
+(`executing_attempts` for run_script, `TOOL_THREADS` for the others, and as many again for
+resources), never on a pool shared by all: one principal's flood of calls waits on its own threads while another's `catalog`
+answers at once.
 """
 
 from __future__ import annotations
@@ -39,7 +48,10 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 
 from frostline import __version__
-from frostline.contract.records import RUN_NAME_PATTERN
+from frostline.contract.records import LOCAL_PRINCIPAL, RUN_NAME_PATTERN, run_key
+from frostline.embedded.bodies import Interrupts
+from frostline.embedded.jobs import JobQueue
+from frostline.embedded.limits import PrincipalLimits, ServiceLimits
 from frostline.errors import FrostlineError
 from frostline.mcp import operations as ops
 from frostline.providers.registry import CapabilityRegistry
@@ -48,6 +60,7 @@ from frostline.store.base import Store
 
 RUN_URI, ARTIFACT_URI = "frostline://runs/", "frostline://artifacts/"
 MAX_IMAGES = 4
+TOOL_THREADS = 4  # per principal, for every tool but run_script
 _RUN_ID = {"type": "string", "pattern": RUN_NAME_PATTERN,
            "description": "The run; reuse it to send a repair of a failed run."}
 _SCRIPT = {"type": "string", "minLength": 1, "maxLength": 262144,
@@ -124,11 +137,20 @@ def tools(registry: CapabilityRegistry) -> list[types.Tool]:
               "reached.", {"run_id": _RUN_ID, "name": {"type": "string"},
                            "data": {"description": "the event's body (JSON)"}},
               ["run_id", "name", "data"], read_only=False, idempotent=False),
+        _tool("cancel_run", "Cancel run_id: its running attempt is stopped (every call it "
+              "already dispatched completes and commits first) and ends `cancelled`; a queued "
+              "job never starts; a waiting run is cancelled. A finished run has nothing to "
+              "cancel (error nothing_to_cancel).", {"run_id": _RUN_ID}, ["run_id"],
+              read_only=False, idempotent=True),
     ]
 
 
-def build_server(store: Store, registry: CapabilityRegistry, runner: Runner) -> Server[Any]:
-    """The MCP server over `store`, the configured capabilities and `runner`.
+def build_server(store: Store, registry: CapabilityRegistry, runner: Runner, *,
+                 limits: ServiceLimits | None = None,
+                 queue: JobQueue | None = None) -> Server[Any]:
+    """The MCP server over `store`, the configured capabilities and `runner`, holding each
+    principal to `limits` (default `ServiceLimits()`); `queue` is where cancel_run finds a
+    run's job (Procrastinate's, on a PostgreSQL store with workers).
 
     Example::
 
@@ -137,7 +159,8 @@ def build_server(store: Store, registry: CapabilityRegistry, runner: Runner) -> 
             await server.run(read, write, server.create_initialization_options())
     """
     listed = tools(registry)
-    handlers = _handlers(store, registry, runner)
+    admit = _Admission(limits or ServiceLimits())
+    handlers = _handlers(store, registry, runner, admit, queue)
     schemas = {t.name: t.input_schema for t in listed}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -156,15 +179,17 @@ def build_server(store: Store, registry: CapabilityRegistry, runner: Runner) -> 
             return _error(err.to_dict())
         content: list[Any] = [types.TextContent(type="text", text=json.dumps(value, default=str))]
         if params.name == "run_script":
-            content.extend(await anyio.to_thread.run_sync(_images, store, value.get("result"),
-                                                          who))
+            content.extend(await anyio.to_thread.run_sync(
+                _images, store, value.get("result"), who,
+                limiter=admit.threads(who or LOCAL_PRINCIPAL, "images")))
         return types.CallToolResult(content=content, structured_content=value)
 
     return Server(
         "frostline", version=__version__, instructions=INSTRUCTIONS,
         get_tool_input_schema=schemas.get, on_list_tools=list_tools, on_call_tool=call_tool,
-        on_list_resources=_list_resources(store),
-        on_list_resource_templates=_list_templates, on_read_resource=_read_resource(store))
+        on_list_resources=_list_resources(store, admit),
+        on_list_resource_templates=_list_templates,
+        on_read_resource=_read_resource(store, admit))
 
 
 def principal_of(ctx: Any) -> str | None:
@@ -189,24 +214,69 @@ def roles_of(ctx: Any) -> tuple[str, ...]:
     return tuple(user.access_token.scopes) if isinstance(user, AuthenticatedUser) else ()
 
 
-def _handlers(store: Store, registry: CapabilityRegistry, runner: Runner) -> dict[str, Handler]:
-    def blocking(fn: Callable[..., Any], *, owned: bool = True) -> Handler:
-        # A run blocks for its whole attempt (it has its own event loop); keep it off ours.
+class _Admission:
+    """Each principal's limits and threads (see the module's note)."""
+
+    def __init__(self, limits: ServiceLimits) -> None:
+        self.limits = PrincipalLimits(limits)
+        self.interrupts = Interrupts()  # the run_script calls running here, for cancel_run
+        self._threads: dict[tuple[str, str], anyio.CapacityLimiter] = {}
+
+    def threads(self, who: str, tool: str) -> anyio.CapacityLimiter:
+        pool = {"run_script": "runs", "images": "reads", "resources": "reads"}.get(tool, "tools")
+        found = self._threads.get((who, pool))
+        if found is None:  # made on the event loop, whose thread alone touches this dict
+            size = self.limits.limits.executing_attempts if pool == "runs" else TOOL_THREADS
+            found = self._threads[(who, pool)] = anyio.CapacityLimiter(size)
+        return found
+
+
+def _handlers(store: Store, registry: CapabilityRegistry, runner: Runner, admit: _Admission,
+              queue: JobQueue | None) -> dict[str, Handler]:
+    def blocking(name: str, fn: Callable[..., Any], *, owned: bool = True) -> Handler:
+        # A run blocks for its whole attempt (it has its own event loop); keep it off ours,
+        # on the principal's own threads.
         async def call(args: dict[str, Any], who: str | None) -> Any:
             kwargs = {**args, "owner": who} if owned else args
-            return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
+            principal = who or LOCAL_PRINCIPAL
+            work = functools.partial(anyio.to_thread.run_sync, functools.partial(fn, **kwargs),
+                                     limiter=admit.threads(principal, name))
+            if name != "run_script":
+                return await work()
+            # The slot is taken before a thread is: beyond the limit a call is refused at
+            # once, never queued behind the principal's running scripts.
+            with admit.limits.attempt_slot(principal):
+                return await work()
+        return call
+
+    def run_script(**kwargs: Any) -> Any:
+        run_id = kwargs.get("run_id")
+        if isinstance(run_id, str) and store.get_run(run_key(kwargs.get("owner"),
+                                                             run_id)) is None:
+            admit.limits.admit_run(kwargs.get("owner") or LOCAL_PRINCIPAL)
+        return ops.run_script(store, registry, runner, interrupts=admit.interrupts, **kwargs)
+
+    def answered(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(**kwargs: Any) -> Any:
+            admit.limits.admit_answer(kwargs.get("owner") or LOCAL_PRINCIPAL)
+            return fn(store, **kwargs)
         return call
 
     return {
-        "catalog": blocking(lambda: ops.catalog_view(registry), owned=False),
-        "check_script": blocking(lambda script: ops.check_script(registry, script), owned=False),
-        "run_script": blocking(functools.partial(ops.run_script, store, registry, runner)),
-        "gate_script": blocking(functools.partial(ops.gate_script, store)),
-        "show_run": blocking(functools.partial(ops.show_run, store)),
-        "reconcile_call": blocking(functools.partial(ops.reconcile_call, store)),
-        "approve": _renamed(blocking(functools.partial(
-            ops.approve, store, policy=registry.config.approvals)), owner="run_owner"),
-        "signal": blocking(functools.partial(ops.signal, store)),
+        "catalog": blocking("catalog", lambda: ops.catalog_view(registry), owned=False),
+        "check_script": blocking("check_script",
+                                 lambda script: ops.check_script(registry, script),
+                                 owned=False),
+        "run_script": blocking("run_script", run_script),
+        "gate_script": blocking("gate_script", functools.partial(ops.gate_script, store)),
+        "show_run": blocking("show_run", functools.partial(ops.show_run, store)),
+        "reconcile_call": blocking("reconcile_call",
+                                   functools.partial(ops.reconcile_call, store)),
+        "approve": _renamed(blocking("approve", answered(functools.partial(
+            ops.approve, policy=registry.config.approvals))), owner="run_owner"),
+        "signal": blocking("signal", answered(ops.signal)),
+        "cancel_run": blocking("cancel_run", functools.partial(
+            ops.cancel_run, store, local=admit.interrupts, queue=queue)),
     }
 
 
@@ -251,9 +321,12 @@ def _images(store: Store, value: Any, owner: str | None) -> list[types.ImageCont
     return out
 
 
-def _list_resources(store: Store) -> Callable[[Any, Any], Awaitable[types.ListResourcesResult]]:
+def _list_resources(store: Store, admit: _Admission
+                    ) -> Callable[[Any, Any], Awaitable[types.ListResourcesResult]]:
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        runs = await anyio.to_thread.run_sync(ops.owned_runs, store, principal_of(ctx))
+        who = principal_of(ctx)
+        runs = await anyio.to_thread.run_sync(ops.owned_runs, store, who, limiter=admit.threads(
+            who or LOCAL_PRINCIPAL, "resources"))
         return types.ListResourcesResult(resources=[
             types.Resource(uri=f"{RUN_URI}{r.name}", name=f"run {r.name}",
                            description=f"{r.kind} run, {r.status}", mime_type="application/json")
@@ -270,21 +343,24 @@ async def _list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesR
                                description="An artifact's bytes (an image is an image).")])
 
 
-def _read_resource(store: Store) -> Callable[[Any, types.ReadResourceRequestParams],
-                                             Awaitable[types.ReadResourceResult]]:
+def _read_resource(store: Store, admit: _Admission
+                   ) -> Callable[[Any, types.ReadResourceRequestParams],
+                                 Awaitable[types.ReadResourceResult]]:
     async def read(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         from mcp.shared.exceptions import MCPError
 
         uri, who = str(params.uri), principal_of(ctx)
+        threads = admit.threads(who or LOCAL_PRINCIPAL, "resources")
         try:
             if uri.startswith(RUN_URI):
                 run = await anyio.to_thread.run_sync(functools.partial(
-                    ops.show_run, store, uri[len(RUN_URI):], owner=who))
+                    ops.show_run, store, uri[len(RUN_URI):], owner=who), limiter=threads)
                 return types.ReadResourceResult(contents=[types.TextResourceContents(
                     uri=uri, mime_type="application/json", text=json.dumps(run, default=str))])
             if uri.startswith(ARTIFACT_URI):
                 stored = await anyio.to_thread.run_sync(
-                    ops.owned_artifact, store, "sha256:" + uri[len(ARTIFACT_URI):], who)
+                    ops.owned_artifact, store, "sha256:" + uri[len(ARTIFACT_URI):], who,
+                    limiter=threads)
                 if stored is not None:
                     return types.ReadResourceResult(contents=[types.BlobResourceContents(
                         uri=uri, mime_type=stored[1], blob=base64.b64encode(stored[0]).decode())])

@@ -262,7 +262,10 @@ class ChildProcessRunner:
                     "and its process group was killed"}, logs="".join(logs) + output.text(),
                     timed_out=True)
             try:
-                item = await asyncio.wait_for(frames.get(), remaining)
+                # asyncio.timeout, not wait_for: on 3.11 wait_for swallows a cancellation that
+                # arrives as its frame does, and a cancelled run would go on to its end.
+                async with asyncio.timeout(remaining):
+                    item = await frames.get()
             except TimeoutError:
                 continue
             if item is None or isinstance(item, BaseException):
@@ -297,8 +300,8 @@ class ChildProcessRunner:
                         writer: ThreadPoolExecutor) -> ScriptOutcome | None:
         """Send the job frame; the outcome of a child that does not take it, else None."""
         try:
-            await asyncio.wait_for(asyncio.wrap_future(
-                writer.submit(channel.send, job.frame(broker.nonce))), self.timeout_s)
+            async with asyncio.timeout(self.timeout_s):  # see _exchange: never wait_for
+                await asyncio.wrap_future(writer.submit(channel.send, job.frame(broker.nonce)))
         except TimeoutError:
             self._kill(proc)
             return ScriptOutcome(False, error={"type": "Timeout", "message": "the script "

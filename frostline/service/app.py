@@ -68,12 +68,15 @@ def create_app(store: Store, *, services: operations.Services | None = None,
     limits = limits or ServiceLimits()
     size = pool_size or max(DEFAULT_WORKERS, limits.executing_attempts + 2)
     queue: JobQueue = (services.make_queue(store) if services.make_queue is not None
-                       else LocalPool(store, services.body(), workers=size))
+                       else LocalPool(store, services.body(), workers=size,
+                                      interrupts=services.interrupts))
 
-    # On the embedded default this process resumes waiting runs itself (timers included);
-    # with workers, they schedule what is due and an answer queues the resume at once.
-    resumer = (Resumer(store, queue, interval_s=resume_interval_s)
-               if services.make_queue is None and resume_interval_s > 0 else None)
+    # This process resumes waiting runs itself (timers included), each under its owner's
+    # limits; with workers, they also schedule what is due, and an answer queues the resume
+    # at once when its owner has a free slot (else the sweep does once one frees up).
+    principal_limits = PrincipalLimits(limits)
+    resumer = (Resumer(store, queue, interval_s=resume_interval_s, limits=principal_limits)
+               if resume_interval_s > 0 else None)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -103,7 +106,7 @@ def create_app(store: Store, *, services: operations.Services | None = None,
         services=services,
         catalog=catalog,
         queue=queue,
-        limits=PrincipalLimits(limits),
+        limits=principal_limits,
         approvals=approvals or ApprovalPolicy(),
     ))
     for router in ROUTERS:

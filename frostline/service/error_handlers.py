@@ -19,6 +19,7 @@ from frostline.errors import (
     ApprovalForbidden,
     DefinitionError,
     FrostlineError,
+    NothingToCancel,
     RunBusy,
     RunFinished,
     RunNotFound,
@@ -38,6 +39,7 @@ _STATUS: dict[type[FrostlineError], int] = {
     ScriptRejected: 422,
     DefinitionError: 400,
     RunBusy: 409,
+    NothingToCancel: 409,
     StoreUnavailable: 503,
 }
 

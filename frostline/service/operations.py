@@ -14,6 +14,7 @@ from frostline.contract.identity import Identity, program_order
 from frostline.contract.records import AttemptRecord, RunRecord, owner_view
 from frostline.contract.waits import APPROVAL_SUFFIX
 from frostline.embedded.answers import waits_of
+from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import JobBody, JobQueue, JobSpec, precheck_script
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
@@ -227,13 +228,15 @@ class Services:
 
     `execute` and `repair` are what the in-process pool runs (the embedded default);
     `make_queue`, when given, builds the queue jobs go to instead (Procrastinate's, for the
-    workers of a PostgreSQL store), and this process executes nothing itself.
+    workers of a PostgreSQL store), and this process executes nothing itself. `interrupts`
+    is what `execute` runs its attempts under, so the pool can stop one (a cancellation).
     """
 
     execute: Callable[[Store, str, str, dict[str, Any] | None], dict[str, Any]]
     repair: Callable[[Store, str, str, int, bool], dict[str, Any]]
     extra: dict[str, Any] = field(default_factory=dict)
     make_queue: Callable[[Store], JobQueue] | None = None
+    interrupts: Interrupts = field(default_factory=Interrupts)
 
     def body(self) -> JobBody:
         """The job body of the in-process pool: attempts and repairs through these services."""
@@ -281,13 +284,14 @@ class Services:
         else:
             providers = embedded.local_providers(embedded.default_log_path(), latency_s)
         runner, label = embedded.make_runner(runner_name)
+        stops = Interrupts()
 
         def execute(store: Store, run_id: str, source: str,
                     args: dict[str, Any] | None) -> dict[str, Any]:
             run = store.get_run(run_id)
             # args=None: the run's latest recorded args (execute() resolves it under the lock)
             return embedded.execute(store, run_id, source, args, run.envelope if run else None,
-                                    providers, runner, catalog)
+                                    providers, runner, catalog, interrupts=stops)
 
         def repair(store: Store, run_id: str, spec: str, max_rewrites: int,
                    run_it: bool) -> dict[str, Any]:
@@ -297,4 +301,5 @@ class Services:
                 result["attempt"] = execute(store, run_id, result["accepted"], None)
             return result
 
-        return cls(execute=execute, repair=repair, extra={"runner": label, "catalog": catalog})
+        return cls(execute=execute, repair=repair, extra={"runner": label, "catalog": catalog},
+                   interrupts=stops)

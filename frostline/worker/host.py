@@ -67,6 +67,8 @@ class WorkerSettings:
     lock_journal: str | None = None
     # A registration silent this long is deleted (listed as stalled until then).
     forget_after_s: float = 300.0
+    # A due timer's resume waits while its owner has more jobs than this (see tasks)
+    resume_limit: int | None = None
 
     def label(self) -> str:
         return self.name or f"{schema.host_name()}:{os.getpid()}"
@@ -109,7 +111,8 @@ class WorkerHost:
         self._queue_store = store  # the PostgreSQL store itself (its schema names the jobs')
         self._scheduler: ProcrastinateQueue | None = None
         self.context = HostContext(cast(Store, run_store), make_body(self.interrupts),
-                                   self.interrupts, self.name, schedule=self._schedule)
+                                   self.interrupts, self.name, schedule=self._schedule,
+                                   resume_limit=settings.resume_limit, jobs=self._jobs_of)
         self.health = (f"frostline worker {self.name}: store {redact(store.url.split('?')[0])} (schema "
                        f"{store_schema}), jobs schema {self.jobs_schema}, queues "
                        f"{', '.join(settings.queues)}, concurrency {settings.concurrency}, "
@@ -126,6 +129,12 @@ class WorkerHost:
         if self._scheduler is None:  # job threads share one; its pool is thread-safe
             self._scheduler = ProcrastinateQueue(self._queue_store)
         return self._scheduler.schedule(self.context.store, spec, at)
+
+    def _jobs_of(self, owner: str) -> int:
+        """Jobs of `owner` waiting (due) or running, on every worker of this database."""
+        if self._scheduler is None:
+            self._scheduler = ProcrastinateQueue(self._queue_store)
+        return self._scheduler.owned_jobs(owner)
 
     def run(self, *, handle_signals: bool = True) -> int:
         """Work until SIGTERM or SIGINT (or `stop()`); 0 after a graceful stop."""

@@ -6,7 +6,17 @@ one waiting or running (`AlreadyQueued`): Procrastinate's own `queueing_lock` co
 job; a running one is checked in the same transaction, under a transaction lock on the run, so
 two submitters cannot both pass the check. The job's `job.queued` event is written in that
 transaction too: a submission is stored whole or not at all, and one whose commit was lost is
-looked up rather than guessed (issue 31).
+looked up rather than guessed.
+
+Fair scheduling: a job's Procrastinate priority is minus the number of its owner's jobs already
+waiting or running when it is queued, so workers (which take the highest priority first, the
+oldest among equals) start every owner's first job before anyone's second: a principal with a
+long backlog never holds every worker slot while another principal's job waits longer than
+one job takes.
+
+`cancel` cancels a run's waiting jobs in the queue (they never start, a timer's scheduled
+resume included) and asks Procrastinate to abort a running one: its worker stops the attempt
+as it stops one on shutdown, and the job ends `cancelled` (`frostline.worker.tasks`).
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ from frostline.embedded.jobs import (
     Submission,
     next_attempt,
     queued_event,
+    record_cancelled,
     submission_of,
 )
 from frostline.errors import AlreadyQueued, StoreUnavailable
@@ -77,13 +88,14 @@ class ProcrastinateQueue:
             queue.submit(store, JobSpec("attempt", "r1", {"source": src}))
     """
 
-    def __init__(self, store: Store, *, queue: str = QUEUE) -> None:
+    def __init__(self, store: Store, *, queue: str = QUEUE, fair: bool = True) -> None:
         store_schema = getattr(store, "schema_name", None)
         if store_schema is None:
             raise StoreUnavailable(
                 "jobs run on workers only with a PostgreSQL store; the embedded SQLite default "
                 "runs them in the serving process", backend="sqlite", operation="submit")
         self.queue = queue
+        self.fair = fair  # False: first come, first served (the benchmark's baseline)
         self.store_schema = str(store_schema)
         self.conninfo = schema.ensure_jobs_schema(store.url, str(store_schema))
         self.jobs_schema = schema.jobs_schema_of(str(store_schema))
@@ -130,6 +142,7 @@ class ProcrastinateQueue:
                 "finished", run_id=spec.run_id, job=row[2])
         job_id = self.app.configure_task(
             TASK, lock=spec.run_id, queueing_lock=spec.run_id, queue=self.queue,
+            priority=self._fair_priority(conn, spec.run_id),
             connection=conn).defer(job=spec.to_args())
         return self._record(conn, spec, attempt, job_id)
 
@@ -194,10 +207,51 @@ class ProcrastinateQueue:
         def schedule_in(conn: psycopg.Connection[Any]) -> Submission:
             job_id = self.app.configure_task(
                 TASK, lock=spec.run_id, queue=self.queue, schedule_at=when,
+                priority=self._fair_priority(conn, spec.run_id),
                 connection=conn).defer(job=spec.to_args())
             return self._record(conn, spec, None, job_id)
 
         return self._queue(spec, "schedule", schedule_in)
+
+    def _fair_priority(self, conn: psycopg.Connection[Any], run_id: str) -> int:
+        """Minus the jobs the run's owner has waiting or running (see the module's note)."""
+        if not self.fair:
+            return 0
+        runs = sql.Identifier(self.store_schema, "runs")
+        query = sql.SQL("SELECT count(*) FROM procrastinate_jobs j JOIN {} r ON r.run_id = j.lock "
+                        f"WHERE j.status IN {_OPEN} AND r.owner = (SELECT owner FROM {{}} WHERE "
+                        "run_id = %s)").format(runs, runs)
+        row = conn.execute(query, (run_id,)).fetchone()
+        return -int(row[0]) if row is not None else 0
+
+    def cancel(self, store: Store, run_id: str, by: str) -> list[dict[str, Any]]:
+        """Cancel the run's waiting jobs (`job.cancelled` at once) and ask its running job's
+        worker to stop it (`job.cancel_requested`; the worker records `job.cancelled`)."""
+        found: list[tuple[JobSpec, str]] = []
+        try:
+            with self._connections().connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_key(run_id),))
+                rows = conn.execute(
+                    f"SELECT id, status, args->'job' FROM procrastinate_jobs WHERE lock = %s "
+                    f"AND status IN {_OPEN} ORDER BY id", (run_id,)).fetchall()
+                for job_id, status, args in rows:
+                    conn.execute("SELECT procrastinate_cancel_job_v1(%s, %s, false)",
+                                 (job_id, status == "doing"))
+                    try:
+                        spec = JobSpec.from_args(args or {})
+                    except Exception:  # not one of ours: cancelled in the queue all the same
+                        continue
+                    found.append((spec, "queued" if status == "todo" else "running"))
+        except psycopg.Error as exc:
+            raise StoreUnavailable(f"cannot cancel a job at {self._where}: {exc}",
+                                   backend="postgres", operation="cancel") from exc
+        for spec, state in found:
+            if state == "queued":
+                record_cancelled(store, spec, by=by, worker=None, state="queued")
+            else:
+                store.append_event(run_id, "job.cancel_requested", {
+                    "job": spec.ticket, "kind": spec.kind, "by": by})
+        return [{"job": spec.ticket, "state": state} for spec, state in found]
 
     def owned_jobs(self, owner: str) -> int:
         """Jobs of `owner`'s runs waiting or running, whoever queued them (every server and

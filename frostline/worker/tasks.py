@@ -9,12 +9,18 @@ A job that could not finish here is retried, never failed: `HandBack` (a shutdow
 database stopped it), `RunBusy` (the previous holder of the run has not released it yet) and
 `StoreUnavailable` (the store did not answer) put it back in the queue, at once or after a
 second, for this worker or another. Whatever the attempt committed replays there.
+
+A job whose run's owner cancels it while it runs (Procrastinate's abort request, see
+`queue.ProcrastinateQueue.cancel`) has its attempt stopped as on a shutdown; it ends
+`cancelled` and Procrastinate records it aborted, never to be retried.
 """
 
 from __future__ import annotations
 
 import datetime
 import logging
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +41,8 @@ QUEUE = "frostline"
 CONTEXT_KEY = "frostline"
 BUSY_RETRY_S = 1
 POOL_TIMEOUT_S = 5.0
+ABORT_POLL_S = 0.2  # how often a running job looks at Procrastinate's abort flag
+RESUME_DEFER_S = 2.0  # a scheduled resume over its owner's limit looks again this much later
 
 
 @dataclass
@@ -47,6 +55,10 @@ class HostContext:
     name: str
     # Queue a job to start at a time (POSIX seconds): a waiting run's resume at its timer.
     schedule: Callable[[JobSpec, float], object] | None = None
+    # A scheduled resume starts only while its owner has at most this many jobs (None: no
+    # bound); `jobs(owner)` counts them (waiting and due, or running, on every worker).
+    resume_limit: int | None = None
+    jobs: Callable[[str], int] | None = None
 
 
 class HandBackStrategy(BaseRetryStrategy):
@@ -92,15 +104,59 @@ def job_task(context: procrastinate.JobContext, job: dict[str, Any]) -> dict[str
     """Run one job on this worker (a thread of its own; the worker's loop stays free)."""
     host: HostContext = context.additional_context[CONTEXT_KEY]
     spec = JobSpec.from_args(job)
+    if _defer_resume(host, spec):
+        return {"status": None, "attempt": None, "deferred": True}
+    done = threading.Event()
+    watcher = threading.Thread(target=_watch_abort, args=(context, host, spec, done),
+                               name="frostline-abort", daemon=True)
+    watcher.start()
     try:
         outcome = run_job(host.store, spec, host.body, worker=host.name)
     except (HandBack, RunBusy, StoreUnavailable) as exc:
         _record_requeue(host, spec, exc)
         raise
+    finally:
+        done.set()
+        watcher.join()
+        host.interrupts.forget(spec.run_id)
+    if outcome.get("status") == "cancelled" and _cancelled(context):
+        raise procrastinate.exceptions.JobAborted(f"cancelled by {outcome.get('by')}")
     if outcome.get("status") == "waiting":
         _schedule_wake(host, spec)
     return {"status": outcome.get("status"), "attempt": outcome.get("attempt")
             if isinstance(outcome.get("attempt"), int) else None}
+
+
+def _defer_resume(host: HostContext, spec: JobSpec) -> bool:
+    """A due timer's resume (scheduled by a worker, see `_schedule_wake`) is admitted under
+    its owner's limit like any attempt: while the owner has more jobs than `resume_limit`
+    (this one included), it is scheduled again a little later under the same ticket, holding
+    no slot meanwhile (a resume scheduled for later counts for nothing until it is due)."""
+    if (host.resume_limit is None or host.jobs is None or host.schedule is None
+            or not spec.params.get("scheduled")):
+        return False
+    run = host.store.get_run(spec.run_id)
+    if run is None or run.owner is None or host.jobs(run.owner) <= host.resume_limit:
+        return False
+    host.schedule(spec, time.time() + RESUME_DEFER_S)
+    return True
+
+
+def _watch_abort(context: procrastinate.JobContext, host: HostContext, spec: JobSpec,
+                 done: threading.Event) -> None:
+    """Stop the job's attempt once its owner cancelled it (Procrastinate's abort flag)."""
+    while not done.wait(ABORT_POLL_S):
+        if _cancelled(context):
+            host.interrupts.cancel(spec.run_id)
+            return
+
+
+def _cancelled(context: procrastinate.JobContext) -> bool:
+    # A shutdown's abort is the host's business (it hands the job back); only a user's is a
+    # cancellation.
+    from procrastinate.job_context import AbortReason
+
+    return context.abort_reason() == AbortReason.USER_REQUEST
 
 
 def _schedule_wake(host: HostContext, spec: JobSpec) -> None:
@@ -114,7 +170,9 @@ def _schedule_wake(host: HostContext, spec: JobSpec) -> None:
     try:
         due = next_due_at(host.store, spec.run_id)
         if due is not None:
-            host.schedule(resume_spec(spec.run_id), due)
+            resume = resume_spec(spec.run_id)
+            host.schedule(JobSpec(resume.kind, resume.run_id,
+                                  {**resume.params, "scheduled": True}), due)
     except StoreUnavailable as exc:  # the serve sweep or `frostline resume` still can
         log.warning("could not schedule the resume of run %s: %s", spec.run_id, exc.message)
 

@@ -242,3 +242,15 @@ def test_soak_bench_side_by_side_with_no_stuck_or_phantom_runs(pg_url: str,
         assert sane(p["runs_per_s"]) and sane(p["p50_ms"]) and p["p95_ms"] >= p["p50_ms"]
     text = soak.table(report)
     assert "no faults" in text and "1 sweeps, 1 SIGKILL" in text and "phantom" in text
+
+
+def test_fairness_bench_rows_on_the_embedded_pool(tmp_path: Path) -> None:
+    from bench import fairness
+
+    rows = fairness.pool_rows(1, 1, 0.0, tmp_path)
+    assert [(r.queue, r.fair) for r in rows] == [("embedded pool (SQLite)", False),
+                                                 ("embedded pool (SQLite)", True)]
+    for row in rows:
+        assert len(row.rounds) == 1 and row.median_s >= 0
+        assert 0 <= row.before <= fairness.BACKLOG
+    assert "| embedded pool (SQLite) |" in fairness.table(rows)

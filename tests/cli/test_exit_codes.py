@@ -87,6 +87,7 @@ STORE_COMMANDS = [
     ("approve", "r", "orchestrate/#0@:0"),
     ("signal", "r", "go", "--data", "{}"),
     ("resume", "r", "--runner", "process"),
+    ("cancel", "r"),
     ("gate", "r", "s.py"),
     ("cert", "r"),
     ("orphans", "r"),
@@ -107,7 +108,7 @@ STORE_COMMANDS = [
 ]
 READS = [c for c in STORE_COMMANDS if c[0] in {"show", "reconcile", "gate", "cert", "orphans",
                                               "repair", "runs", "artifacts", "approve",
-                                              "signal", "resume"}
+                                              "signal", "resume", "cancel"}
          or c[:2] in {("token", "list"), ("token", "revoke")}]
 
 

@@ -65,7 +65,7 @@ async def scenario(session: ClientSession, elsewhere: Elsewhere) -> None:
     await session.initialize()
     listed = {t.name: t for t in (await session.list_tools()).tools}
     assert set(listed) == {"catalog", "check_script", "run_script", "gate_script", "show_run",
-                           "reconcile_call", "approve", "signal"}
+                           "reconcile_call", "approve", "signal", "cancel_run"}
     for name in ("approve", "signal"):
         assert listed[name].annotations.read_only_hint is False
     for name in ("catalog", "check_script", "gate_script", "show_run"):

@@ -25,6 +25,8 @@ OPERATIONS = [
     ("POST", "/v1/runs", "create_run_v1_runs_post", ["runs"], "202", ["wait", "Idempotency-Key"]),
     ("GET", "/v1/runs", "list_runs_v1_runs_get", ["runs"], "200", []),
     ("GET", "/v1/runs/{run_id}", "get_run_v1_runs__run_id__get", ["runs"], "200", ["run_id"]),
+    ("POST", "/v1/runs/{run_id}/cancel", "cancel_v1_runs__run_id__cancel_post", ["runs"], "200",
+     ["run_id", "wait"]),
     ("POST", "/v1/runs/{run_id}/attempts", "add_attempt_v1_runs__run_id__attempts_post", ["runs"], "202",
      ["run_id", "wait", "Idempotency-Key"]),
     ("POST", "/v1/runs/{run_id}/repair", "repair_v1_runs__run_id__repair_post", ["runs"], "202",

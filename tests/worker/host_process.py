@@ -95,6 +95,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--runner", choices=["inprocess", "process"], default="inprocess")
     p.add_argument("--forget-after", type=float, default=300.0)
     p.add_argument("--fault", default=None, help="sweep:PREFIX or die:PREFIX (see above)")
+    p.add_argument("--resume-limit", type=int, default=None)
     a = p.parse_args(argv)
     providers = LocalProviders(latency_s=a.latency, log_path=a.log, idempotent=bool(a.keys),
                                idempotency_path=a.keys)
@@ -102,7 +103,8 @@ def main(argv: list[str]) -> int:
     store = open_worker_store(a.url)
     settings = WorkerSettings(concurrency=a.concurrency, name=a.name, heartbeat_s=a.heartbeat,
                               stalled_after_s=a.stalled_after, grace_s=a.grace,
-                              lock_journal=a.journal, forget_after_s=a.forget_after)
+                              lock_journal=a.journal, forget_after_s=a.forget_after,
+                              resume_limit=a.resume_limit)
     served = store if a.fault is None else FaultAfterFinish(store, a.url, a.fault)
     host = WorkerHost(served, lambda stops: host_body(providers, runner, interrupts=stops),
                       sandbox=f"{a.runner} (test)", settings=settings,

@@ -1,5 +1,5 @@
 """Runs: create one (its first attempt is queued as a job), list the caller's, read one in
-detail.
+detail, cancel one (`frostline.embedded.cancel`).
 
 Creating a run counts against the caller's runs per minute, and its first attempt's job holds
 one of the caller's executing slots from the moment it is queued until it ends, `?wait=` or
@@ -10,21 +10,24 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import JSONResponse
 
+from frostline.embedded.cancel import cancel_run
 from frostline.embedded.jobs import (
     JobSpec,
+    job_state,
     new_ticket,
     open_jobs,
     queued_submission,
     ticket_for,
+    wait_job,
 )
 from frostline.service import operations
 from frostline.service.dependencies import OwnedRun, Principal, State
-from frostline.service.jobs import ACCEPTED, IdempotencyKey, Wait, answer, job_slot
+from frostline.service.jobs import ACCEPTED, MAX_WAIT_S, IdempotencyKey, Wait, answer, job_slot
 from frostline.service.schemas import CreateRun
 
 router = APIRouter(tags=["runs"])
@@ -80,3 +83,32 @@ def get_run(run: OwnedRun, state: State) -> dict[str, Any]:
     """A run with its attempts and the identity timeline across attempts."""
     return operations.public(run, operations.run_detail(
         state.store, run, executing=bool(open_jobs(state.store, run.run_id))))
+
+
+CancelWait = Annotated[float, Query(ge=0, le=MAX_WAIT_S, description=(
+    "Seconds to wait for a running job to stop before answering; 0 answers 202 at once"))]
+
+
+@router.post("/v1/runs/{run_id}/cancel", responses={
+    200: {"description": "Cancelled: every job of the run ended (its attempt `cancelled`)"},
+    202: {"description": "A running job is still stopping; follow it on `jobs[].location`"},
+    409: {"description": "The run has finished: nothing is queued, running or waiting"}})
+def cancel(run: OwnedRun, who: Principal, state: State, wait: CancelWait = 30) -> JSONResponse:
+    """Cancel the run's queued job (it never starts) or running job (its attempt is stopped
+    and ends `cancelled`; a call already dispatched completes and commits first); a waiting
+    run is cancelled too. Each job is reported with its state now."""
+    store = state.store
+    found = cancel_run(store, run.run_id, by=who, queue=state.queue)
+    jobs, stopping = [], False
+    for job in found["jobs"]:
+        ticket = job["job"]
+        now = (wait_job(store, run.run_id, ticket, wait) if job["state"] == "running"
+               else job_state(store, run.run_id, ticket))
+        current = now.state if now is not None else job["state"]
+        stopping = stopping or current not in ("cancelled", "finished", "interrupted")
+        jobs.append({"job": ticket, "was": job["state"], "state": current,
+                     "location": f"/v1/runs/{run.name}/jobs/{ticket}"})
+    latest = store.get_run(run.run_id)
+    body = {"run_id": run.name, "by": who, "status": latest.status if latest else None,
+            "jobs": jobs}
+    return JSONResponse(body, status_code=202 if stopping else 200)

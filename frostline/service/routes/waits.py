@@ -9,7 +9,9 @@ owner (`?owner=alice`); the run's owner answering its own approval, where self_a
 not configured, is a 403 that says who may.
 
 An answer is committed here; the run goes on in its next attempt, which the service starts
-itself (`frostline.service.resumer`) or a worker runs as a queued resume job.
+itself (`frostline.service.resumer`) or a worker runs as a queued resume job, in one of the
+owner's executing slots. Signals and approvals count against the caller's answers per minute
+(429 and Retry-After beyond, nothing committed).
 """
 
 from __future__ import annotations
@@ -62,9 +64,10 @@ def answer_approval(identity: str, body: ApprovalAnswer,
     """Approve (or, with `approved: false`, reject) the approval the run waits for at
     `identity` (URL-encode it: `orchestrate%2F%231%40%3A0`). `owner` names the run's owner
     when it is not the caller; who may answer is configured (403 otherwise, saying who)."""
+    state.limits.admit_answer(who)
     answer = approve(state.store, run.run_id, identity, by=who, approved=body.approved,
                      reason=body.reason, policy=state.approvals, roles=held)
-    wake(state.store, state.queue, run.run_id, time.time())
+    wake(state.store, state.queue, run.run_id, time.time(), limits=state.limits)
     return operations.public(run, {"run_id": run.run_id, "owner": run.owner, **answer})
 
 
@@ -73,6 +76,7 @@ def send_signal(name: str, body: SignalBody, run: OwnedRun, who: Principal,
                 state: State) -> dict[str, Any]:
     """Send the event `name` with its JSON body: delivered to the earliest wait for it, or
     kept until one is reached."""
+    state.limits.admit_answer(who)
     sent = signal(state.store, run.run_id, name, body.data, by=who)
-    wake(state.store, state.queue, run.run_id, time.time())
+    wake(state.store, state.queue, run.run_id, time.time(), limits=state.limits)
     return operations.public(run, sent)
