@@ -14,6 +14,8 @@ from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, RunRecord, owner_view
 from frostline.embedded.answers import waits_of
 from frostline.embedded.jobs import JobBody, JobQueue, JobSpec, precheck_script
+from frostline.embedded.reconcile import NOT_GIVEN
+from frostline.embedded.reconcile import reconcile as reconcile_call
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
 from frostline.store.jsontext import json_text
@@ -220,15 +222,11 @@ def orphans(store: Store, run_id: str) -> dict[str, Any]:
                          for a in store.list_attempts(run_id)]}
 
 
-def reconcile(store: Store, run_id: str, identity: str, *, abandon: bool, result: Any) -> dict[str, Any]:
-    try:
-        ident = Identity.parse(identity)
-    except ValueError as exc:
-        raise DefinitionError(str(exc), identity=identity) from None
-    if not abandon and result is None:
-        raise DefinitionError("give either abandon=true or a result to write back", identity=identity)
-    call = store.reconcile_call(run_id, ident, abandon=abandon, result=None if abandon else result)
-    return {"identity": identity, "status": str(call.status)}
+def reconcile(store: Store, run_id: str, identity: str, *, abandon: bool,
+              result: Any = NOT_GIVEN) -> dict[str, Any]:
+    """The one reconcile (`frostline.embedded.reconcile`): under the run's lock, refusing
+    a result given together with abandon."""
+    return reconcile_call(store, run_id, identity, abandon=abandon, result=result)
 
 
 @dataclass
