@@ -115,7 +115,22 @@ class AttemptUnresolved(RunError):
 
 
 class StoreUnavailable(RunError):
+    """The store failed. `message` (and `str()`) keep the detail for the operator's log and
+    the local command line: the driver's words, which may name the database host, the
+    database and the store URL. `to_dict()`, the form every answer, event and record carries,
+    keeps none of it: clients of a shared server never see where the store lives."""
+
     code = "store_unavailable"
+    # the fields a client may see; the rest (url, backend, driver detail) stays in the log
+    PUBLIC_FIELDS = ("operation", "outcome", "run_id")
+
+    def to_dict(self) -> dict[str, Any]:
+        operation = self.fields.get("operation")
+        during = f" during {operation}" if isinstance(operation, str) else ""
+        return {"type": type(self).__name__, "code": self.code,
+                "message": f"the store failed{during}; nothing after the failure was "
+                           "recorded. Retry later; the operator's log has the detail",
+                **{k: v for k, v in self.fields.items() if k in self.PUBLIC_FIELDS}}
 
 
 class PrefixConflict(RunError):

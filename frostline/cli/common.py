@@ -122,7 +122,9 @@ def error_object(message: str, exit_code: int, err: FrostlineError | None = None
     Without an error object the code names the exit code's row (`usage`, `failed`, …).
     """
     if err is not None:
-        own = err.to_dict()
+        # The command line is the operator's own view: the full message and fields, even
+        # where `to_dict()` (what clients of a server see) keeps them back (a store failure).
+        own = {**err.to_dict(), **err.fields, "message": err.message}
         return {"code": own["code"], "message": own["message"], **own, **fields}
     return {"code": _NAME_OF.get(exit_code, "error"), "message": message, **fields}
 

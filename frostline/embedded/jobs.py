@@ -15,6 +15,7 @@ a submission announces is the one the job opens.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +25,8 @@ from typing import Any, Protocol
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
+
+log = logging.getLogger("frostline.jobs")
 
 JOB_KINDS = ("attempt", "repair", "graph")
 EVENT_PREFIX = "job."
@@ -242,8 +245,13 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
         except FrostlineError as exc:
             outcome, error = {}, exc.to_dict()
         except Exception as exc:  # a job never takes its worker down with it
+            # Its text may be a driver's (naming the database's host): the run's owner reads
+            # this event, so the detail goes to the operator's log only.
+            log.exception("job %s of run %s failed", spec.ticket, spec.run_id)
             outcome = {}
-            error = {"type": type(exc).__name__, "code": "job_error", "message": str(exc)}
+            error = {"type": type(exc).__name__, "code": "job_error", "message":
+                     f"the job failed unexpectedly ({type(exc).__name__}); the operator's "
+                     "log has the detail"}
     attempt = outcome.get("attempt")
     if isinstance(attempt, dict):  # a repair that executed its candidate
         attempt = attempt.get("attempt")

@@ -5,6 +5,8 @@ with a status chosen by the kind of error. `create_app` hands `HANDLERS` to Fast
 
 from __future__ import annotations
 
+import logging
+import secrets
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -26,6 +28,9 @@ from frostline.errors import (
     UnknownWait,
 )
 from frostline.service.limits import LimitExceeded
+from frostline.store.url import redact_text
+
+log = logging.getLogger("frostline.service")
 
 # Checked in order with isinstance; any other FrostlineError is a 400.
 _STATUS: dict[type[FrostlineError], int] = {
@@ -45,9 +50,16 @@ def error_body(code: str, message: str, **fields: Any) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, **fields}}
 
 
-async def frostline_error(_: Request, exc: FrostlineError) -> JSONResponse:
+async def frostline_error(request: Request, exc: FrostlineError) -> JSONResponse:
     status = next((code for kind, code in _STATUS.items() if isinstance(exc, kind)), 400)
-    return JSONResponse(jsonable_encoder({"error": exc.to_dict()}), status_code=status)
+    body = exc.to_dict()
+    if isinstance(exc, StoreUnavailable):
+        # The client gets the generic message and an id to quote; the detail (the driver's
+        # words, which may name the database's host) goes to the operator's log, redacted.
+        body["request_id"] = request_id = secrets.token_hex(8)
+        log.error("request %s (%s %s) answered 503: %s", request_id, request.method,
+                  request.url.path, redact_text(exc.message))
+    return JSONResponse(jsonable_encoder({"error": body}), status_code=status)
 
 
 async def too_many_requests(_: Request, exc: LimitExceeded) -> JSONResponse:
