@@ -50,12 +50,17 @@ _DEFAULT = ServiceLimits()
 @click.option("--max-runs-per-minute", type=click.IntRange(min=1), default=None, metavar="N",
               help=f"Runs one principal may create per minute (default: "
                    f"{_DEFAULT.runs_per_minute}); 429 beyond.")
+@click.option("--metrics-public", is_flag=True,
+              help="Serve /v1/metrics without a token (for a scraper on a trusted network); "
+                   "by default it needs one, as queue figures tell of every principal's "
+                   "activity.")
 @config_option
 @click.option("--json", "as_json", is_flag=True,
               help="Report a failure to start as one JSON error on stdout.")
 def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: bool,
           max_executing_attempts: int | None, max_event_streams: int | None,
-          max_runs_per_minute: int | None, config_file: str | None, as_json: bool) -> None:
+          max_runs_per_minute: int | None, metrics_public: bool, config_file: str | None,
+          as_json: bool) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /.
 
     Needs the `service` extra: pip install 'frostline[service]'.
@@ -79,7 +84,7 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
 
             try:
                 run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue),
-                           limits=limits, docs=docs)
+                           limits=limits, docs=docs, metrics_public=metrics_public)
             except FrostlineError as err:  # the store cannot be reached or opened
                 fail_with(err, as_json)
             return
@@ -88,7 +93,8 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
         except FrostlineError as err:  # e.g. the sandbox cannot be established here
             fail_with(err, as_json)
         try:
-            run_server(store_url, host, port, lambda: services, limits=limits, docs=docs)
+            run_server(store_url, host, port, lambda: services, limits=limits, docs=docs,
+                       metrics_public=metrics_public)
         except FrostlineError as err:  # the store: a bad URL, or one that cannot be reached
             fail_with(err, as_json)
 
