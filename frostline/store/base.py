@@ -182,6 +182,19 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]: ...
 
+    def event_cursor(self, run_id: str, position: int) -> tuple[int, int]:
+        """Where the run's `position`-th event is (1 is its first): `(seq, position)`, for
+        `list_events(after=seq)` to go on after it. Event seqs are global; clients count a
+        run's events from 1 instead, so a cursor tells nothing of other runs. With fewer
+        events, the last one's `(seq, count)`; `(0, 0)` for none."""
+        seq, seen = 0, 0
+        while seen < position:
+            batch = self.list_events(run_id, after=seq, limit=min(1000, position - seen))
+            if not batch:
+                break
+            seq, seen = batch[-1].seq, seen + len(batch)
+        return seq, seen
+
     # waits --------------------------------------------------------------------------------------
     @abc.abstractmethod
     def settle_wait(self, wait: WaitRecord, now: float) -> tuple[WaitRecord, AnswerRecord | None]:
