@@ -21,7 +21,7 @@
         │   └── ApprovalRejected   a person rejected a call that needed approval
         ├── Waiting                the attempt reached a wait with no answer (status waiting)
         ├── WaitRefused            an answer cannot be taken (AlreadyAnswered, UnknownWait,
-        │                          RunFinished, AnswerInvalid)
+        │                          RunFinished, AnswerInvalid, SignalLimit, NoEventWait)
         ├── ProviderUnavailable    a configured provider cannot be started or reached
         ├── ResultTooDeep          a result nests too deeply to be kept and shown again
         └── CallDenied             the broker refused a call before dispatch
@@ -194,6 +194,18 @@ class AnswerInvalid(WaitRefused):
     """The answer is malformed (not JSON, too large, a bad field)."""
 
     code = "answer_invalid"
+
+
+class SignalLimit(WaitRefused):
+    """The run keeps as many events (or bytes of them) as it may: `limit` says which bound."""
+
+    code = "signal_limit"
+
+
+class NoEventWait(WaitRefused):
+    """The run's script waits for no event (no `event.wait`): a signal would be kept for ever."""
+
+    code = "no_event_wait"
 
 
 class ProviderUnavailable(RunError):

@@ -14,7 +14,7 @@ from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, RunRecord, owner_view
 from frostline.embedded.answers import waits_of
 from frostline.embedded.jobs import JobBody, JobQueue, JobSpec, precheck_script
-from frostline.embedded.reconcile import NOT_GIVEN
+from frostline.embedded.reconcile import NOT_GIVEN as NOT_GIVEN  # re-exported for the route
 from frostline.embedded.reconcile import reconcile as reconcile_call
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
