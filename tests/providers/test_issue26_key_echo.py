@@ -111,4 +111,4 @@ def test_issue26_secrets_of_a_configuration_cover_every_named_variable():
         "value-three", {"value-four": "literal-secret"}], other="not-a-secret"), "x")
     assert "value" not in str(err.to_dict()) and "literal-secret" not in str(err.to_dict())
     assert err.fields["other"] == "not-a-secret"
-    assert "provider for x failed: OSError: ***" == secrets.error(OSError("value-one"), "x").message
+    assert secrets.error(OSError("value-one"), "x").message == "provider for x failed: OSError: ***"
