@@ -190,3 +190,48 @@ def test_issue26_a_result_is_stored_once_not_again_in_job_finished(store_url):
         [finished] = [e for e in _backlog(c, "r") if e["kind"] == "job.finished"]
         assert "result" not in finished["data"]["outcome"]
         assert "x" * 1000 not in json.dumps(finished)
+
+
+BIG = '''
+async def orchestrate(ctx, args):
+    a = await ctx.run("echo", {"n": 1})
+    return {"blob": "y" * args["bytes"], "n": a["n"]}
+'''
+
+
+def test_issue26_a_run_page_leaves_large_results_out_and_holds_little(store_url):
+    import tracemalloc
+
+    from frostline.service.operations import INLINE_RESULT_BYTES, run_detail
+
+    size = 2 * 1024 * 1024
+    with serving(open_store(store_url)) as live, live.client(live.alice) as c:
+        assert c.post("/v1/runs", json={"script": BIG, "run_id": "big", "args": {"bytes": size}},
+                      params={"wait": 120}).status_code == 200
+        for _ in range(4):
+            assert c.post("/v1/runs/big/attempts", json={"script": BIG},
+                          params={"wait": 120}).status_code == 200
+        assert c.post("/v1/runs/big/attempts", json={"script": BIG, "args": {"bytes": 10}},
+                      params={"wait": 120}).status_code == 200
+        page = c.get("/v1/runs/big")
+        assert page.status_code == 200 and len(page.content) < 10 * INLINE_RESULT_BYTES
+        attempts = page.json()["attempts"]
+        assert [a["status"] for a in attempts] == ["succeeded"] * 6
+        for a in attempts[:5]:  # left out, with its size and where to read it
+            assert a["result"] is None and a["result_bytes"] > size
+            assert a["result_href"] == f"/v1/runs/big/attempts/{a['attempt']}/result"
+        assert attempts[5]["result"] == {"blob": "y" * 10, "n": 1}
+        whole = c.get(attempts[0]["result_href"])
+        assert whole.status_code == 200 and whole.json()["result"]["blob"] == "y" * size
+        assert c.get("/v1/runs/big/attempts/99/result").status_code == 404
+        with live.client(live.bob) as bob:
+            assert bob.get(attempts[0]["result_href"]).status_code == 404
+        # building the page holds far less than the 10 MiB of results the run keeps
+        run = live.store.find_run("alice", "big")
+        tracemalloc.start()
+        try:
+            run_detail(live.store, run)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < size, f"building the page held {peak} bytes"
