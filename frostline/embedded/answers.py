@@ -60,8 +60,8 @@ def signal(store: Store, run_id: str, name: str, data: Any) -> dict[str, Any]:
 def _takes_events(store: Store, run_id: str) -> None:
     """Refuse an event for a run whose script has no `event.wait`: nothing would ever take
     it, and it would be kept for ever. Before the first attempt, the script is not known."""
-    attempts = store.list_attempts(run_id)
-    facts = attempts[-1].report.get("facts") if attempts else None
+    heads = store.list_attempt_heads(run_id, 0)  # the reports, not the results
+    facts = heads[-1].record.report.get("facts") if heads else None
     if not isinstance(facts, dict):
         return
     sites = facts.get("sites") or []
