@@ -22,7 +22,8 @@
         │   └── ApprovalRejected   a person rejected a call that needed approval
         ├── Waiting                the attempt reached a wait with no answer (status waiting)
         ├── WaitRefused            an answer cannot be taken (AlreadyAnswered, UnknownWait,
-        │                          RunFinished, AnswerInvalid, ApprovalForbidden)
+        │                          RunFinished, AnswerInvalid, ApprovalForbidden, SignalLimit,
+        │                          NoEventWait)
         ├── ProviderUnavailable    a configured provider cannot be started or reached
         ├── ResultTooDeep          a result nests too deeply to be kept and shown again
         └── CallDenied             the broker refused a call before dispatch
@@ -116,7 +117,22 @@ class AttemptUnresolved(RunError):
 
 
 class StoreUnavailable(RunError):
+    """The store failed. `message` (and `str()`) keep the detail for the operator's log and
+    the local command line: the driver's words, which may name the database host, the
+    database and the store URL. `to_dict()`, the form every answer, event and record carries,
+    keeps none of it: clients of a shared server never see where the store lives."""
+
     code = "store_unavailable"
+    # the fields a client may see; the rest (url, backend, driver detail) stays in the log
+    PUBLIC_FIELDS = ("operation", "outcome", "run_id")
+
+    def to_dict(self) -> dict[str, Any]:
+        operation = self.fields.get("operation")
+        during = f" during {operation}" if isinstance(operation, str) else ""
+        return {"type": type(self).__name__, "code": self.code,
+                "message": f"the store failed{during}; nothing after the failure was "
+                           "recorded. Retry later; the operator's log has the detail",
+                **{k: v for k, v in self.fields.items() if k in self.PUBLIC_FIELDS}}
 
 
 class PrefixConflict(RunError):
@@ -194,6 +210,16 @@ class ApprovalForbidden(WaitRefused):
     the message says who may. Nothing was recorded."""
 
     code = "approval_forbidden"
+class SignalLimit(WaitRefused):
+    """The run keeps as many events (or bytes of them) as it may: `limit` says which bound."""
+
+    code = "signal_limit"
+
+
+class NoEventWait(WaitRefused):
+    """The run's script waits for no event (no `event.wait`): a signal would be kept for ever."""
+
+    code = "no_event_wait"
 
 
 class ProviderUnavailable(RunError):

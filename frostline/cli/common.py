@@ -82,7 +82,7 @@ _EXIT_OF_ERROR_CODE = {"store_unavailable": EXIT_STORE_UNAVAILABLE,
                        "divergence": EXIT_DIVERGED, "unresolved": EXIT_UNRESOLVED,
                        "rejected": EXIT_REJECTED, "gate_stopped": EXIT_STOPPED,
                        "waiting": EXIT_WAITING, "unknown_wait": EXIT_USAGE,
-                       "answer_invalid": EXIT_USAGE}
+                       "answer_invalid": EXIT_USAGE, "no_event_wait": EXIT_USAGE}
 
 # Wide enough that rich never wraps or truncates a line of output that is not a terminal.
 UNBOUNDED_WIDTH = 1_000_000
@@ -123,7 +123,9 @@ def error_object(message: str, exit_code: int, err: FrostlineError | None = None
     Without an error object the code names the exit code's row (`usage`, `failed`, …).
     """
     if err is not None:
-        own = err.to_dict()
+        # The command line is the operator's own view: the full message and fields, even
+        # where `to_dict()` (what clients of a server see) keeps them back (a store failure).
+        own = {**err.to_dict(), **err.fields, "message": err.message}
         return {"code": own["code"], "message": own["message"], **own, **fields}
     return {"code": _NAME_OF.get(exit_code, "error"), "message": message, **fields}
 

@@ -42,6 +42,7 @@ from frostline.cli.common import (
 )
 from frostline.contract.identity import Identity
 from frostline.contract.records import LOCAL_PRINCIPAL, run_key
+from frostline.embedded.reconcile import NOT_GIVEN, reconcile
 from frostline.errors import FrostlineError
 from frostline.runtime.describe import describe_run
 from frostline.runtime.execute import AttemptOutcome, execute
@@ -262,20 +263,19 @@ def reconcile_command(run_id: str, identity: str, abandon: bool, result_arg: str
         ident = Identity.parse(identity)
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE, as_json)
-    result = read_json_arg(result_arg, "--result", as_json) if result_arg is not None else None
+    result = (read_json_arg(result_arg, "--result", as_json) if result_arg is not None
+              else NOT_GIVEN)
     with opened_run(store_url, run_id, as_json) as store:
-        try:
-            with store.run_lock(run_id):  # never while an attempt of the run executes
-                call = store.reconcile_call(run_id, ident, abandon=abandon, result=result)
+        try:  # the one reconcile: under the run's lock, never while an attempt executes
+            data = reconcile(store, run_id, str(ident), abandon=abandon, result=result)
         except FrostlineError as err:
             fail_with(err, as_json)
-    data = {"run_id": run_id, "identity": str(ident), "status": call.status.value,
-            "capability": call.capability, "call_id": call.call_id}
+    call_capability = data["capability"]
     if as_json:
         emit_json(data)
     elif abandon:
-        click.echo(f"abandoned {ident} ({call.capability}); the next attempt may execute it "
+        click.echo(f"abandoned {ident} ({call_capability}); the next attempt may execute it "
                    "once more")
     else:
-        click.echo(f"reconciled {ident} ({call.capability}); the next attempt replays the "
+        click.echo(f"reconciled {ident} ({call_capability}); the next attempt replays the "
                    "written-back result")

@@ -53,13 +53,17 @@ _DEFAULT = ServiceLimits()
 @click.option("--max-answers-per-minute", type=click.IntRange(min=1), default=None,
               metavar="N", help=f"Signals and approvals one principal may send per minute "
                                 f"(default: {_DEFAULT.answers_per_minute}); 429 beyond.")
+@click.option("--metrics-public", is_flag=True,
+              help="Serve /v1/metrics without a token (for a scraper on a trusted network); "
+                   "by default it needs one, as queue figures tell of every principal's "
+                   "activity.")
 @config_option
 @click.option("--json", "as_json", is_flag=True,
               help="Report a failure to start as one JSON error on stdout.")
 def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: bool,
           max_executing_attempts: int | None, max_event_streams: int | None,
           max_runs_per_minute: int | None, max_answers_per_minute: int | None,
-          config_file: str | None, as_json: bool) -> None:
+          metrics_public: bool, config_file: str | None, as_json: bool) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web UI at /.
 
     Needs the `service` extra: pip install 'frostline[service]'.
@@ -84,7 +88,8 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
 
             try:
                 run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue),
-                           limits=limits, docs=docs, approvals=registry.config.approvals)
+                           limits=limits, docs=docs, approvals=registry.config.approvals,
+                           metrics_public=metrics_public)
             except FrostlineError as err:  # the store cannot be reached or opened
                 fail_with(err, as_json)
             return
@@ -94,7 +99,7 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
             fail_with(err, as_json)
         try:
             run_server(store_url, host, port, lambda: services, limits=limits, docs=docs,
-                       approvals=registry.config.approvals)
+                       approvals=registry.config.approvals, metrics_public=metrics_public)
         except FrostlineError as err:  # the store: a bad URL, or one that cannot be reached
             fail_with(err, as_json)
 

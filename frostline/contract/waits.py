@@ -29,6 +29,10 @@ KIND_OF: dict[str, WaitKind] = {"human.approve": "approval", "event.wait": "even
 APPROVAL_SUFFIX = "~approval"
 MAX_REASON = 2000
 MAX_SIGNAL_BYTES = 256 * 1024
+# What one run keeps of the events sent to it, delivered or not (the storage a principal's
+# signals can take is bounded per run): this many, and this many bytes of JSON in all.
+MAX_SIGNALS_PER_RUN = 1000
+MAX_SIGNAL_BYTES_PER_RUN = 4 * 1024 * 1024
 MAX_BY = 200
 
 

@@ -21,8 +21,9 @@ from typing import Any
 from frostline.capabilities.approvals import ApprovalPolicy
 from frostline.contract.records import LOCAL_PRINCIPAL, RunRecord
 from frostline.contract.waits import WaitRecord, approval_value, check_signal, iso
-from frostline.errors import AnswerInvalid, ApprovalForbidden, RunNotFound
+from frostline.errors import AnswerInvalid, ApprovalForbidden, NoEventWait, RunNotFound
 from frostline.store.base import Store
+from frostline.store.sql_waits import FINISHED_STATUSES
 
 
 def _run(store: Store, run_id: str) -> RunRecord:
@@ -94,13 +95,32 @@ def signal(store: Store, run_id: str, name: str, data: Any, *,
     """Send the event `name` with the JSON body `data` to the run, as the principal `by`: it
     goes to the earliest wait for `name` without an answer (whose answer records `by`), or is
     kept for the next one that is reached."""
-    _run(store, run_id)
+    run = _run(store, run_id)
     try:
         size = len(json.dumps(data, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise AnswerInvalid(f"the event body must be JSON data: {exc}") from None
     check_signal(name, data, size)
-    return {"run_id": run_id, "event": name, **store.send_signal(run_id, name, data, by=by)}
+    if run.status not in FINISHED_STATUSES:  # a finished one: the store says so
+        _takes_events(store, run_id)
+    sent = store.send_signal(run_id, name, data, by=by)
+    # The store's seq counts every run's signals: it is not the sender's to see.
+    return {"run_id": run_id, "event": name, "delivered_to": sent["delivered_to"]}
+
+
+def _takes_events(store: Store, run_id: str) -> None:
+    """Refuse an event for a run whose script has no `event.wait`: nothing would ever take
+    it, and it would be kept for ever. Before the first attempt, the script is not known."""
+    heads = store.list_attempt_heads(run_id, 0)  # the reports, not the results
+    facts = heads[-1].record.report.get("facts") if heads else None
+    if not isinstance(facts, dict):
+        return
+    sites = facts.get("sites") or []
+    dynamic = any(isinstance(s, dict) and s.get("capability") is None for s in sites)
+    if "event.wait" not in (facts.get("capabilities") or {}) and not dynamic:
+        raise NoEventWait(
+            f"run {run_id!r} waits for no event: its script has no event.wait call, so the "
+            "event would never be taken; nothing was recorded", run_id=run_id)
 
 
 def waits_of(store: Store, run_id: str) -> list[dict[str, Any]]:

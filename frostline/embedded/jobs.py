@@ -16,6 +16,7 @@ a submission announces is the one the job opens.
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +26,8 @@ from typing import Any, Protocol
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
+
+log = logging.getLogger("frostline.jobs")
 
 JOB_KINDS = ("attempt", "repair", "graph")
 EVENT_PREFIX = "job."
@@ -290,8 +293,13 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
         except FrostlineError as exc:
             outcome, error = {}, exc.to_dict()
         except Exception as exc:  # a job never takes its worker down with it
+            # Its text may be a driver's (naming the database's host): the run's owner reads
+            # this event, so the detail goes to the operator's log only.
+            log.exception("job %s of run %s failed", spec.ticket, spec.run_id)
             outcome = {}
-            error = {"type": type(exc).__name__, "code": "job_error", "message": str(exc)}
+            error = {"type": type(exc).__name__, "code": "job_error", "message":
+                     f"the job failed unexpectedly ({type(exc).__name__}); the operator's "
+                     "log has the detail"}
     attempt = outcome.get("attempt")
     if isinstance(attempt, dict):  # a repair that executed its candidate
         attempt = attempt.get("attempt")
@@ -300,7 +308,35 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
         "job": spec.ticket, "kind": spec.kind, "worker": worker,
         "attempt": attempt if isinstance(attempt, int) else None,
         "status": "failed" if error else outcome_status(outcome),
-        "outcome": outcome, "error": error})
+        "outcome": (kept := _without_results(outcome)), "error": error,
+        "result_in_attempt": kept != outcome})
+    return outcome
+
+
+def _without_results(outcome: dict[str, Any]) -> dict[str, Any]:
+    """The outcome as `job.finished` keeps it: an attempt's result is stored once, in its
+    attempt record, and `job_state` reads it from there (a repair nests its attempt)."""
+    kept = {k: v for k, v in outcome.items() if k != "result" or not _is_attempt(outcome)}
+    nested = kept.get("attempt")
+    if isinstance(nested, dict) and _is_attempt(nested):
+        kept["attempt"] = {k: v for k, v in nested.items() if k != "result"}
+    return kept
+
+
+def _is_attempt(outcome: dict[str, Any]) -> bool:
+    return isinstance(outcome.get("attempt"), int) and "result" in outcome
+
+
+def _with_results(store: Store, run_id: str, outcome: Any) -> Any:
+    """`outcome` as the job returned it: each attempt's result read back from its record."""
+    if not isinstance(outcome, dict):
+        return outcome
+    nested = outcome.get("attempt")
+    if isinstance(nested, dict):
+        return {**outcome, "attempt": _with_results(store, run_id, nested)}
+    if isinstance(nested, int) and "status" in outcome and "result" not in outcome:
+        record = store.get_attempt(run_id, nested)
+        return {**outcome, "result": record.result if record is not None else None}
     return outcome
 
 
@@ -398,7 +434,9 @@ def job_state(store: Store, run_id: str, ticket: str, *, after: int = 0) -> JobS
         elif what in TERMINAL:
             attempt = ev.data.get("attempt")
             state = JobState(run_id, ticket, kind, what, worker=ev.data.get("worker"),
-                             outcome=ev.data.get("outcome"), error=ev.data.get("error"),
+                             outcome=_with_results(store, run_id, ev.data.get("outcome"))
+                             if ev.data.get("result_in_attempt") else ev.data.get("outcome"),
+                             error=ev.data.get("error"),
                              attempt=attempt if attempt is not None else
                              (state.attempt if state else None))
     return state

@@ -20,7 +20,6 @@ from typing import Any
 from frostline.capabilities.approvals import ApprovalPolicy
 from frostline.capabilities.envelope import Envelope
 from frostline.contract.gate import frozen_map
-from frostline.contract.identity import Identity
 from frostline.contract.records import (
     LOCAL_PRINCIPAL,
     RunRecord,
@@ -31,7 +30,8 @@ from frostline.contract.records import (
 )
 from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import JobCancelled, JobQueue, close_cancelled
-from frostline.errors import DefinitionError, RunBusy, RunNotFound
+from frostline.embedded.reconcile import NOT_GIVEN, reconcile
+from frostline.errors import RunBusy, RunNotFound
 from frostline.providers.registry import CapabilityRegistry
 from frostline.runtime.describe import describe_run
 from frostline.runtime.execute import execute, execute_async
@@ -118,21 +118,14 @@ def show_run(store: Store, run_id: str, *, owner: str | None = None) -> dict[str
     return owner_view(run, describe_run(store, run.run_id))
 
 
-def reconcile_call(store: Store, run_id: str, identity: str, *, result: Any = None,
+def reconcile_call(store: Store, run_id: str, identity: str, *, result: Any = NOT_GIVEN,
                    abandon: bool = False, owner: str | None = None) -> dict[str, Any]:
     """Resolve an unresolved call: write back the result the provider is known to have
-    produced, or abandon it (one re-execution allowed, audited)."""
-    if abandon == (result is not None):
-        raise DefinitionError("give exactly one of result (the known result) or abandon=true")
-    try:
-        ident = Identity.parse(identity)
-    except ValueError as exc:
-        raise DefinitionError(str(exc), identity=identity) from None
+    produced, or abandon it (one re-execution allowed, audited). The one reconcile
+    (`frostline.embedded.reconcile`), under the run's lock."""
     run = _existing(store, run_id, owner)
-    with store.run_lock(run.run_id):  # never while an attempt of the run executes
-        call = store.reconcile_call(run.run_id, ident, abandon=abandon, result=result)
-    return {"run_id": run_id, "identity": str(ident), "status": call.status.value,
-            "capability": call.capability, "call_id": call.call_id}
+    return owner_view(run, reconcile(store, run.run_id, identity, abandon=abandon,
+                                     result=result))
 
 
 def approve(store: Store, run_id: str, identity: str, *, approved: bool = True,

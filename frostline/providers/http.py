@@ -29,6 +29,7 @@ from frostline.capabilities.provider import CallContext, ProviderResult
 from frostline.errors import DefinitionError, ProviderError
 from frostline.providers import images
 from frostline.providers.provider_log import ProviderLog, log_call
+from frostline.providers.scrub import Secrets
 
 SUPPORTED = frozenset({"image.generate", "text.generate"})
 
@@ -101,10 +102,14 @@ class OpenAIProviders:
             else:
                 result = await self._text(payload, ctx)
         except ProviderError as exc:
+            # The endpoint's words may quote the key it was sent: neither the log nor the
+            # error keeps it (the registry scrubs every configured secret again).
+            scrubbed = Secrets([self._api_key]).error(exc, capability)
             await log_call(self.log, capability, payload, ctx, ok=False,
-                            error_code=exc.fields.get("error_code"), status=exc.fields.get("status"),
-                            cost_usd=reported_cost(exc.fields))
-            raise
+                           error_code=scrubbed.fields.get("error_code"),
+                           status=scrubbed.fields.get("status"),
+                           cost_usd=reported_cost(scrubbed.fields))
+            raise scrubbed from None
         await log_call(self.log, capability, payload, ctx, ok=True,
                        cost_usd=reported_cost(result.usage))
         return result

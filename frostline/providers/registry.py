@@ -46,6 +46,7 @@ from frostline.providers.http import SUPPORTED as OPENAI_CAPABILITIES
 from frostline.providers.local import LocalProviders
 from frostline.providers.mcp import MCPProviders
 from frostline.providers.python import PythonProviders
+from frostline.providers.scrub import Secrets
 
 LOCAL = "local"
 
@@ -69,6 +70,8 @@ class CapabilityRegistry:
         self.kinds = dict(kinds)  # provider name -> kind
         self._loop = loop
         self._served = frozenset(self.routes)
+        # what a provider's error must never carry (frostline.providers.scrub)
+        self._secrets = Secrets.of_config(config)
 
     def provider_of(self, capability: str) -> str | None:
         return self.routes.get(capability)
@@ -100,7 +103,12 @@ class CapabilityRegistry:
         if provider is None:
             raise ProviderError(f"{capability}: no configured provider serves it", status=404,
                                 error_code="UnknownCapability", capability=capability)
-        result: ProviderResult = await provider.invoke(capability, payload, ctx)
+        try:
+            result: ProviderResult = await provider.invoke(capability, payload, ctx)
+        except Exception as exc:  # the remote side's words may quote the key it was sent
+            if not self._secrets:
+                raise
+            raise self._secrets.error(exc, capability) from None
         return result
 
     def _provider(self, capability: str) -> Provider | None:

@@ -26,6 +26,7 @@ import os
 from typing import Any
 
 from frostline.errors import DefinitionError
+from frostline.providers.scrub import Secrets
 from frostline.repair.completion import (
     Accounting,
     Completion,
@@ -118,6 +119,7 @@ class OpenAIChatClient:
         if max_tokens is not None:
             self._extra["max_tokens"] = max_tokens
         self._openai = openai
+        self._secrets = Secrets([key])  # an endpoint may quote the key back in its error
         self._client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=timeout,
                                      max_retries=max_retries)
         self._accounting = Accounting()
@@ -169,7 +171,8 @@ class OpenAIChatClient:
 
     def _error(self, kind: str, message: str, exc: BaseException,
                status: int | None = None) -> ModelError:
-        return ModelError(f"model {self.model}: {message}", kind=kind, model=self.model,
+        return ModelError(self._secrets.scrub(f"model {self.model}: {message}"), kind=kind,
+                          model=self.model,
                           status=status, cause=type(exc).__name__)
 
     def close(self) -> None:

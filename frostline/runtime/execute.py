@@ -320,6 +320,8 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
         status = {"divergence": "diverged", "unresolved": "unresolved",
                   "waiting": "waiting"}.get(stop.code, "failed")
         error: dict[str, Any] | None = stop.to_dict()
+        if isinstance(stop, StoreUnavailable):  # the record keeps no detail: the log does
+            log.error("run %s attempt %s stopped: %s", run_id, number, stop.message)
     elif script.ok and json_depth(script.result) > MAX_JSON_DEPTH:
         status, error = "failed", ResultTooDeep(
             f"the script's result nests deeper than {MAX_JSON_DEPTH} levels of lists and "

@@ -58,7 +58,8 @@ def run_prior(store: Store, run_id: str, catalog: Catalog) -> Prior:
 def run_prices(store: Store, run_id: str) -> Prices:
     """Prices from the catalog the run's latest attempt recorded, over the default catalog."""
     recorded: Mapping[str, float] = {}
-    for attempt in reversed(store.list_attempts(run_id)):
+    # heads: an attempt's result is not needed here, and may be megabytes
+    for attempt in reversed([h.record for h in store.list_attempt_heads(run_id, 0)]):
         if attempt.catalog_digest is not None:
             entries = store.get_catalog(attempt.catalog_digest) or []
             recorded = {str(e.get("name")): float(e.get("price_usd") or 0.0) for e in entries
@@ -74,7 +75,7 @@ def run_prices(store: Store, run_id: str) -> Prices:
 
 def run_spent_usd(store: Store, run_id: str) -> float:
     """What the run has spent, across all its attempts (the figure every surface shows)."""
-    return spent_usd(store.list_slots(run_id), store.list_calls(run_id),
+    return spent_usd(store.list_slot_usages(run_id), store.list_calls(run_id),
                      run_prices(store, run_id))
 
 

@@ -40,6 +40,7 @@ from frostline.service.routes import (
 )
 from frostline.service.routes import catalog as catalog_routes
 from frostline.service.schemas import MAX_BODY_BYTES
+from frostline.service.server import ConnectionLimits, uvicorn_options
 from frostline.store.base import Store
 
 # In this order in the OpenAPI description.
@@ -55,7 +56,8 @@ def create_app(store: Store, *, services: operations.Services | None = None,
                catalog: Catalog = DEFAULT_CATALOG, limits: ServiceLimits | None = None,
                docs: bool = False, pool_size: int | None = None,
                resume_interval_s: float = 1.0,
-               approvals: ApprovalPolicy | None = None) -> FastAPI:
+               approvals: ApprovalPolicy | None = None, metrics_public: bool = False,
+               connections: ConnectionLimits | None = None) -> FastAPI:
     """Build the API over `store`. `services` injects providers, runner and model clients, or
     the queue of the workers that run the jobs (without one, jobs run on an in-process pool of
     `pool_size` threads, by default two more than one principal may hold at once, so a
@@ -63,7 +65,9 @@ def create_app(store: Store, *, services: operations.Services | None = None,
     serves the interactive API docs, which load their scripts from a CDN (off by default; the
     OpenAPI description is always at /openapi.json); `resume_interval_s` is how often the
     embedded default looks for waiting runs to resume (0: never, only on an answer);
-    `approvals` says who answers approvals (default: the approver role, no self-approval)."""
+    `approvals` says who answers approvals (default: the approver role, no self-approval);
+    `metrics_public` serves /v1/metrics without a token (closed by default); `connections`
+    bounds slow clients (its body deadline applies here, the rest in `serve`)."""
     services = services or operations.Services.default(catalog=catalog)
     limits = limits or ServiceLimits()
     size = pool_size or max(DEFAULT_WORKERS, limits.executing_attempts + 2)
@@ -98,9 +102,7 @@ def create_app(store: Store, *, services: operations.Services | None = None,
         redoc_url=REDOC_URL if docs else None,
         lifespan=lifespan,
     )
-    app.add_middleware(BodySizeLimit, limit=MAX_BODY_BYTES)
-    # Added last, so outermost: the 413 of the body cap carries the headers too.
-    app.add_middleware(SecurityHeaders, docs_paths=(DOCS_URL, REDOC_URL) if docs else ())
+    _add_middleware(app, docs, connections or ConnectionLimits())
     attach_state(app, ServiceState(
         store=store,
         services=services,
@@ -109,24 +111,34 @@ def create_app(store: Store, *, services: operations.Services | None = None,
         limits=principal_limits,
         approvals=approvals or ApprovalPolicy(),
     ))
+    app.state.metrics_public = metrics_public
     for router in ROUTERS:
         app.include_router(router)
     with_run_links(app)
     return app
 
 
+def _add_middleware(app: FastAPI, docs: bool, connections: ConnectionLimits) -> None:
+    app.add_middleware(BodySizeLimit, limit=MAX_BODY_BYTES, timeout_s=connections.body_timeout_s)
+    # Added last, so outermost: the 413 of the body cap carries the headers too.
+    app.add_middleware(SecurityHeaders, docs_paths=(DOCS_URL, REDOC_URL) if docs else ())
+
+
 def serve(store_url: str | None, host: str, port: int,
           make_services: Callable[[], operations.Services] | None = None, *,
           limits: ServiceLimits | None = None, docs: bool = False,
-          approvals: ApprovalPolicy | None = None) -> None:
-    """Run the API with uvicorn (blocking)."""
+          approvals: ApprovalPolicy | None = None, metrics_public: bool = False,
+          connections: ConnectionLimits | None = None) -> None:
+    """Run the API with uvicorn (blocking), slow clients bounded by `connections`."""
     import uvicorn
 
     from frostline.store import open_store
 
+    connections = connections or ConnectionLimits()
     store = open_store(store_url)
     services = make_services() if make_services else None
     catalog = services.extra.get("catalog", DEFAULT_CATALOG) if services else DEFAULT_CATALOG
     app = create_app(store, services=services, catalog=catalog, limits=limits, docs=docs,
-                     approvals=approvals)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+                     approvals=approvals, metrics_public=metrics_public,
+                     connections=connections)
+    uvicorn.run(app, host=host, port=port, log_level="info", **uvicorn_options(connections))

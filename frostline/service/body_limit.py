@@ -5,10 +5,14 @@ reading at the cap, so an oversized or dishonest upload costs the server at most
 The body is read here, before the application sees any of it: FastAPI turns any error raised
 while it reads a body into a 400, so a cap that tripped inside FastAPI's read (a chunked body
 has no Content-Length to check first) could not answer 413.
+
+The body also has a deadline (`timeout_s`): a client that sends its body a byte at a time,
+or stops halfway, is answered 408 and its connection closed, instead of holding it open.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -17,9 +21,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 class BodySizeLimit:
     """Refuse request bodies above a cap, whether or not Content-Length is honest or present."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, timeout_s: float = 30.0) -> None:
         self.app = app
         self.limit = limit
+        self.timeout_s = timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -29,7 +34,12 @@ class BodySizeLimit:
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
             await _too_large(send, self.limit)
             return
-        first = await self._read_body(receive)
+        try:
+            first = await asyncio.wait_for(self._read_body(receive), self.timeout_s)
+        except TimeoutError:
+            await _answer(send, 408, "request_timeout",
+                          f"the request body did not arrive within {self.timeout_s:g} seconds")
+            return
         if first is None:
             await _too_large(send, self.limit)
             return
@@ -60,7 +70,13 @@ class BodySizeLimit:
 
 
 async def _too_large(send: Send, limit: int) -> None:
-    body = json.dumps({"error": {"code": "too_large", "message": f"request body exceeds {limit} bytes"}}).encode()
-    await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"application/json")]})
+    await _answer(send, 413, "too_large", f"request body exceeds {limit} bytes")
+
+
+async def _answer(send: Send, status: int, code: str, message: str) -> None:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    headers = [(b"content-type", b"application/json")]
+    if status == 408:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -5,13 +5,18 @@ with a status chosen by the kind of error. `create_app` hands `HANDLERS` to Fast
 
 from __future__ import annotations
 
+import logging
+import secrets
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import Request
+from fastapi.dependencies.models import Dependant
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from frostline.errors import (
@@ -19,15 +24,22 @@ from frostline.errors import (
     ApprovalForbidden,
     DefinitionError,
     FrostlineError,
+    NoEventWait,
     NothingToCancel,
     RunBusy,
     RunFinished,
     RunNotFound,
     ScriptRejected,
+    SignalLimit,
     StoreUnavailable,
     UnknownWait,
 )
+from frostline.service.auth import bearer_token, unauthorized
+from frostline.service.dependencies import principal
 from frostline.service.limits import LimitExceeded
+from frostline.store.url import redact_text
+
+log = logging.getLogger("frostline.service")
 
 # Checked in order with isinstance; any other FrostlineError is a 400.
 _STATUS: dict[type[FrostlineError], int] = {
@@ -36,6 +48,8 @@ _STATUS: dict[type[FrostlineError], int] = {
     AlreadyAnswered: 409,
     ApprovalForbidden: 403,
     RunFinished: 409,
+    SignalLimit: 409,
+    NoEventWait: 409,
     ScriptRejected: 422,
     DefinitionError: 400,
     RunBusy: 409,
@@ -49,9 +63,16 @@ def error_body(code: str, message: str, **fields: Any) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, **fields}}
 
 
-async def frostline_error(_: Request, exc: FrostlineError) -> JSONResponse:
+async def frostline_error(request: Request, exc: FrostlineError) -> JSONResponse:
     status = next((code for kind, code in _STATUS.items() if isinstance(exc, kind)), 400)
-    return JSONResponse(jsonable_encoder({"error": exc.to_dict()}), status_code=status)
+    body = exc.to_dict()
+    if isinstance(exc, StoreUnavailable):
+        # The client gets the generic message and an id to quote; the detail (the driver's
+        # words, which may name the database's host) goes to the operator's log, redacted.
+        body["request_id"] = request_id = secrets.token_hex(8)
+        log.error("request %s (%s %s) answered 503: %s", request_id, request.method,
+                  request.url.path, redact_text(exc.message))
+    return JSONResponse(jsonable_encoder({"error": body}), status_code=status)
 
 
 async def too_many_requests(_: Request, exc: LimitExceeded) -> JSONResponse:
@@ -59,7 +80,13 @@ async def too_many_requests(_: Request, exc: LimitExceeded) -> JSONResponse:
                         headers={"Retry-After": str(exc.retry_after_s)})
 
 
-async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+    # Authenticate first: FastAPI parses a JSON body before it resolves the route's
+    # dependencies, so a malformed body from a caller without a valid token would get a 422
+    # describing the route's input. Such a caller gets the 401 every other request gets.
+    refused = await _unauthenticated(request)
+    if refused is not None:
+        return await http_error(request, refused)
     errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
     first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
     where = ".".join(str(p) for p in first["loc"])
@@ -73,6 +100,24 @@ async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
     detail = exc.detail if isinstance(exc.detail, dict) else {
         "code": "http_" + str(exc.status_code), "message": str(exc.detail)}
     return JSONResponse({"error": detail}, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _unauthenticated(request: Request) -> StarletteHTTPException | None:
+    """The 401 for a request to a route that needs a principal and has none, else None."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute) or not _depends_on_principal(route.dependant):
+        return None
+    token = bearer_token(request)
+    if token is None:
+        return unauthorized("missing bearer token; create one with `frostline token create NAME`")
+    store = request.app.state.service.store
+    if await run_in_threadpool(store.principal_for_token, token) is None:
+        return unauthorized("unknown token")
+    return None
+
+
+def _depends_on_principal(dependant: Dependant) -> bool:
+    return any(d.call is principal or _depends_on_principal(d) for d in dependant.dependencies)
 
 
 # Starlette picks the handler of the nearest class in the exception's MRO, so LimitExceeded

@@ -10,12 +10,14 @@ from typing import Any
 from fastapi import HTTPException
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
-from frostline.contract.identity import Identity, program_order
+from frostline.contract.identity import program_order
 from frostline.contract.records import AttemptRecord, RunRecord, owner_view
 from frostline.contract.waits import APPROVAL_SUFFIX
 from frostline.embedded.answers import waits_of
 from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import JobBody, JobQueue, JobSpec, precheck_script
+from frostline.embedded.reconcile import NOT_GIVEN as NOT_GIVEN  # re-exported for the route
+from frostline.embedded.reconcile import reconcile as reconcile_call
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
 from frostline.store.jsontext import json_text
@@ -48,7 +50,26 @@ def envelope_dict(envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG) 
     return Envelope.from_dict(envelope, catalog).to_dict()
 
 
-def attempt_dict(a: AttemptRecord) -> dict[str, Any]:
+# A run's page inlines an attempt's result up to this many bytes of JSON; a larger one is
+# read on its own (`GET /v1/runs/{id}/attempts/{n}/result`), so a page of a run whose
+# attempts returned 4 MiB each stays small, and so does what the server holds to build it.
+INLINE_RESULT_BYTES = 64 * 1024
+# At most this many artifact refs are listed on a run's page.
+MAX_LISTED_ARTIFACTS = 1000
+
+
+def attempt_dict(a: AttemptRecord, result_bytes: int | None = None,
+                 run_name: str | None = None) -> dict[str, Any]:
+    """An attempt as the API shows it; with `result_bytes`, its result was too large to
+    inline and `result_href` says where it is."""
+    out = attempt_fields(a)
+    if result_bytes is not None:
+        out["result_bytes"] = result_bytes
+        out["result_href"] = f"/v1/runs/{run_name or a.run_id}/attempts/{a.number}/result"
+    return out
+
+
+def attempt_fields(a: AttemptRecord) -> dict[str, Any]:
     return {
         "attempt": a.number,
         "status": a.status,
@@ -71,8 +92,10 @@ def spend(store: Store, run_id: str) -> float:
     return run_spent_usd(store, run_id)
 
 
-def run_summary(store: Store, run: RunRecord) -> dict[str, Any]:
-    attempts = store.list_attempts(run.run_id)
+def run_summary(store: Store, run: RunRecord,
+                attempts: list[AttemptRecord] | None = None) -> dict[str, Any]:
+    if attempts is None:
+        attempts = [h.record for h in store.list_attempt_heads(run.run_id, 0)]
     return {
         "run_id": run.run_id,
         "status": attempts[-1].status if attempts else run.status,
@@ -84,7 +107,9 @@ def run_summary(store: Store, run: RunRecord) -> dict[str, Any]:
 
 
 def run_artifacts(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
-    """Artifact references found in the run's committed results, with where they came from."""
+    """Artifact references found in the run's committed results, with where they came from
+    (at most MAX_LISTED_ARTIFACTS; the results that name none are never read, and the
+    others one at a time)."""
     found: dict[str, dict[str, Any]] = {}
 
     def walk(value: Any, ident: str, capability: str) -> None:
@@ -99,18 +124,26 @@ def run_artifacts(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
             for v in value:
                 walk(v, ident, capability)
 
-    for slot in store.list_slots(run_id):
-        walk(slot.result, str(slot.identity), slot.capability)
+    for ident in store.slots_mentioning(run_id, "sha256:"):
+        if len(found) >= MAX_LISTED_ARTIFACTS:
+            break
+        slot = store.get_slot(run_id, ident)
+        if slot is not None:
+            walk(slot.result, str(slot.identity), slot.capability)
     # an A/B report's files are named by its attempts' results (it makes no calls)
-    for a in store.list_attempts(run_id):
+    for head in store.list_attempt_heads(run_id, 0):
+        a = head.record
         if a.report.get("kind") == "ab" and a.status == "succeeded":
-            walk(a.result, f"report/{a.number}", "ab")
+            full = store.get_attempt(run_id, a.number)
+            walk(full.result if full is not None else None, f"report/{a.number}", "ab")
     return found
 
 
-def timeline(store: Store, run_id: str) -> dict[str, Any]:
+def timeline(store: Store, run_id: str,
+             attempts: list[AttemptRecord] | None = None) -> dict[str, Any]:
     """Identity × attempt matrix: what happened to each identity in each attempt."""
-    attempts = store.list_attempts(run_id)
+    if attempts is None:
+        attempts = [h.record for h in store.list_attempt_heads(run_id, 0)]
     rows: dict[str, dict[str, Any]] = {}
 
     def cell(ident: str, capability: str | None = None) -> dict[str, Any]:
@@ -147,7 +180,7 @@ def timeline(store: Store, run_id: str) -> dict[str, Any]:
                 # an implicit approval waits at `CALL~approval`: the row is the call's
                 call = ident.removesuffix(APPROVAL_SUFFIX)
                 cell(call, w.get("capability"))["attempts"][str(a.number)] = "waiting"
-    for slot in store.list_slots(run_id):
+    for slot in store.list_slot_usages(run_id):
         cell(str(slot.identity), slot.capability)["committed_in"] = slot.attempt
 
     return {"attempts": [a.number for a in attempts],
@@ -171,17 +204,21 @@ def _outcome(kind: str) -> str | None:
 
 
 def run_detail(store: Store, run: RunRecord, *, executing: bool = False) -> dict[str, Any]:
-    attempts = store.list_attempts(run.run_id)
+    """A run's page: large results are left out (with where to read them), so building it
+    holds at most INLINE_RESULT_BYTES of each attempt's result and one call result at once."""
+    heads = store.list_attempt_heads(run.run_id, INLINE_RESULT_BYTES)
+    attempts = [h.record for h in heads]
     last = attempts[-1] if attempts else None
     return {
-        **run_summary(store, run),
+        **run_summary(store, run, attempts),
         "executing": executing,
         "envelope": run.envelope,
-        "attempts": [attempt_dict(a) for a in attempts],
-        "timeline": timeline(store, run.run_id),
+        "attempts": [attempt_dict(h.record, h.result_bytes, run.name) for h in heads],
+        "timeline": timeline(store, run.run_id, attempts),
         # a graph run's calls are keyed by (state, visit, ordinal), not by script sites; its
         # path and artifacts are at /v1/runs/{id}/graph
-        "frozen_sites": frozen_sites(store, run.run_id) if run.kind != "graph" else [],
+        "frozen_sites": frozen_sites(store, run.run_id, attempts) if run.kind != "graph"
+        else [],
         "script": last.source if last else "",
         "gate": last.gate if last else None,
         "artifacts": list(run_artifacts(store, run.run_id).values()),
@@ -190,10 +227,13 @@ def run_detail(store: Store, run: RunRecord, *, executing: bool = False) -> dict
     }
 
 
-def frozen_sites(store: Store, run_id: str) -> list[dict[str, Any]]:
+def frozen_sites(store: Store, run_id: str,
+                 attempts: list[AttemptRecord] | None = None) -> list[dict[str, Any]]:
     from frostline.contract.gate import frozen_map
 
-    fmap = frozen_map(store.list_slots(run_id), store.list_attempts(run_id))
+    if attempts is None:
+        attempts = [h.record for h in store.list_attempt_heads(run_id, 0)]
+    fmap = frozen_map(store.list_slot_usages(run_id), attempts)
     return [{"site": f.site, "capability": f.capability, "line": f.line, "source_line": f.source_line}
             for f in fmap.values()]
 
@@ -211,15 +251,11 @@ def orphans(store: Store, run_id: str) -> dict[str, Any]:
                          for a in store.list_attempts(run_id)]}
 
 
-def reconcile(store: Store, run_id: str, identity: str, *, abandon: bool, result: Any) -> dict[str, Any]:
-    try:
-        ident = Identity.parse(identity)
-    except ValueError as exc:
-        raise DefinitionError(str(exc), identity=identity) from None
-    if not abandon and result is None:
-        raise DefinitionError("give either abandon=true or a result to write back", identity=identity)
-    call = store.reconcile_call(run_id, ident, abandon=abandon, result=None if abandon else result)
-    return {"identity": identity, "status": str(call.status)}
+def reconcile(store: Store, run_id: str, identity: str, *, abandon: bool,
+              result: Any = NOT_GIVEN) -> dict[str, Any]:
+    """The one reconcile (`frostline.embedded.reconcile`): under the run's lock, refusing
+    a result given together with abandon."""
+    return reconcile_call(store, run_id, identity, abandon=abandon, result=result)
 
 
 @dataclass

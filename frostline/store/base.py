@@ -16,13 +16,24 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
 from frostline.contract.waits import AnswerRecord, WaitRecord
+from frostline.store.jsontext import json_text
 from frostline.store.principals import TokenRecord
+
+
+@dataclass(frozen=True)
+class AttemptHead:
+    """An attempt as a run's page lists it: `result_bytes` is set (and the record's result
+    is None) when its result was too large to inline; read it with `get_attempt`."""
+
+    record: AttemptRecord
+    result_bytes: int | None = None
 
 
 class Store(abc.ABC):
@@ -73,6 +84,18 @@ class Store(abc.ABC):
     def get_attempt(self, run_id: str, number: int) -> AttemptRecord | None:
         return next((a for a in self.list_attempts(run_id) if a.number == number), None)
 
+    def list_attempt_heads(self, run_id: str, inline_bytes: int) -> list[AttemptHead]:
+        """The run's attempts for a page that shows them all: a result of more than
+        `inline_bytes` bytes of JSON is left out (None) and its size given instead, so a
+        read of a run holds no more than `inline_bytes` per attempt. SQL stores never read
+        what they leave out."""
+        heads = []
+        for a in self.list_attempts(run_id):
+            size = len(json_text(a.result, "result").encode())
+            heads.append(AttemptHead(replace(a, result=None), size) if size > inline_bytes
+                         else AttemptHead(a, None))
+        return heads
+
     # slots: the prefix --------------------------------------------------------------------------
     @abc.abstractmethod
     def list_slots(self, run_id: str) -> list[SlotRecord]:
@@ -83,6 +106,16 @@ class Store(abc.ABC):
         commit time may come without its result and usage (None and {}); one without
         recorded digests comes with its result. SQL stores read no more than that."""
         return self.list_slots(run_id)
+
+    def list_slot_usages(self, run_id: str) -> list[SlotRecord]:
+        """`list_slots` without results (None): what a run's spend is computed from."""
+        return [replace(s, result=None) for s in self.list_slots(run_id)]
+
+    def slots_mentioning(self, run_id: str, text: str) -> list[Identity]:
+        """The identities of the run's slots whose result's JSON contains `text` (e.g.
+        ``sha256:`` for artifact refs), to be read one at a time with `get_slot`."""
+        return [s.identity for s in self.list_slots(run_id)
+                if text in json_text(s.result, "result")]
 
     @abc.abstractmethod
     def get_slot(self, run_id: str, identity: Identity) -> SlotRecord | None: ...
@@ -181,6 +214,19 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]: ...
+
+    def event_cursor(self, run_id: str, position: int) -> tuple[int, int]:
+        """Where the run's `position`-th event is (1 is its first): `(seq, position)`, for
+        `list_events(after=seq)` to go on after it. Event seqs are global; clients count a
+        run's events from 1 instead, so a cursor tells nothing of other runs. With fewer
+        events, the last one's `(seq, count)`; `(0, 0)` for none."""
+        seq, seen = 0, 0
+        while seen < position:
+            batch = self.list_events(run_id, after=seq, limit=min(1000, position - seen))
+            if not batch:
+                break
+            seq, seen = batch[-1].seq, seen + len(batch)
+        return seq, seen
 
     # waits --------------------------------------------------------------------------------------
     @abc.abstractmethod

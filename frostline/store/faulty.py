@@ -20,7 +20,7 @@ from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
 from frostline.contract.waits import AnswerRecord, WaitRecord
 from frostline.errors import StoreUnavailable
-from frostline.store.base import Store
+from frostline.store.base import AttemptHead, Store
 from frostline.store.principals import TokenRecord
 
 T = TypeVar("T")
@@ -102,6 +102,10 @@ class FaultyStore(Store):
     def get_attempt(self, run_id: str, number: int) -> AttemptRecord | None:
         return self._r("get_attempt", lambda: self.inner.get_attempt(run_id, number))
 
+    def list_attempt_heads(self, run_id: str, inline_bytes: int) -> list[AttemptHead]:
+        return self._r("list_attempt_heads",
+                       lambda: self.inner.list_attempt_heads(run_id, inline_bytes))
+
     # slots
     def list_slots(self, run_id: str) -> list[SlotRecord]:
         return self._r("list_slots", lambda: self.inner.list_slots(run_id))
@@ -111,6 +115,12 @@ class FaultyStore(Store):
 
     def get_slot(self, run_id: str, identity: Identity) -> SlotRecord | None:
         return self._r("get_slot", lambda: self.inner.get_slot(run_id, identity))
+
+    def list_slot_usages(self, run_id: str) -> list[SlotRecord]:
+        return self._r("list_slot_usages", lambda: self.inner.list_slot_usages(run_id))
+
+    def slots_mentioning(self, run_id: str, text: str) -> list[Identity]:
+        return self._r("slots_mentioning", lambda: self.inner.slots_mentioning(run_id, text))
 
     # catalogs
     def put_catalog(self, entries: list[dict[str, Any]]) -> str:
@@ -186,6 +196,9 @@ class FaultyStore(Store):
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]:
         return self._r("list_events", lambda: self.inner.list_events(run_id, after=after,
                                                                      limit=limit))
+
+    def event_cursor(self, run_id: str, position: int) -> tuple[int, int]:
+        return self._r("event_cursor", lambda: self.inner.event_cursor(run_id, position))
 
     # waits
     def settle_wait(self, wait: WaitRecord, now: float) -> tuple[WaitRecord, AnswerRecord | None]:

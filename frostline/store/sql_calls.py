@@ -28,6 +28,9 @@ SLOT_COLUMNS = ("run_id, site, path, occurrence, capability, digest, result, usa
 _DIGEST_COLUMNS = ("run_id, site, path, occurrence, capability, digest, "
                    "CASE WHEN entry_digest IS NULL THEN result END, NULL, attempt, committed_at, "
                    "result_digest, entry_digest")
+# A spend's read: every column but the result.
+_USAGE_COLUMNS = ("run_id, site, path, occurrence, capability, digest, NULL, usage, attempt, "
+                  "committed_at, result_digest, entry_digest")
 # (result JSON, (result digest, link digest), usage JSON, audit (kind, JSON) or None, time)
 CommitParams = tuple[Any, tuple[str, str], Any, tuple[str, Any] | None, float]
 _CALL_COLS = ("call_id, run_id, site, path, occurrence, capability, digest, attempt, status, "
@@ -43,6 +46,18 @@ class CallQueries(SqlBackend):
 
     def list_slot_digests(self, run_id: str) -> list[SlotRecord]:
         return self._slots("list_slot_digests", _DIGEST_COLUMNS, run_id)
+
+    def list_slot_usages(self, run_id: str) -> list[SlotRecord]:
+        return self._slots("list_slot_usages", _USAGE_COLUMNS, run_id)
+
+    def slots_mentioning(self, run_id: str, text: str) -> list[Identity]:
+        column = "result::text" if self.dialect == "postgres" else "result"
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self._read("slots_mentioning", lambda c: self._x(
+            c, f"SELECT site, path, occurrence FROM slots WHERE run_id = ? AND {column} "
+            "LIKE ? ESCAPE '\\'", (run_id, pattern)).fetchall())
+        found = [Identity(r[0], parse_path(r[1]), int(r[2])) for r in rows]
+        return sorted(found, key=lambda i: (i.site, i.path, i.occurrence))
 
     def _slots(self, operation: str, columns: str, run_id: str) -> list[SlotRecord]:
         rows = self._read(operation, lambda c: self._x(

@@ -148,6 +148,21 @@ class HistoryQueries(SqlBackend):
 
         return op
 
+    def event_cursor(self, run_id: str, position: int) -> tuple[int, int]:
+        if position <= 0:
+            return 0, 0
+
+        def read(c: Any) -> tuple[int, int]:
+            rows = self._x(c, "SELECT seq FROM events WHERE run_id = ? ORDER BY seq LIMIT 1 "
+                           "OFFSET ?", (run_id, int(position) - 1)).fetchall()
+            if rows:
+                return int(rows[0][0]), int(position)
+            last = self._x(c, "SELECT COUNT(*), MAX(seq) FROM events WHERE run_id = ?",
+                           (run_id,)).fetchall()[0]
+            return int(last[1] or 0), int(last[0])
+
+        return self._read("event_cursor", read)
+
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]:
         rows = self._read("list_events", lambda c: self._x(
             c, "SELECT seq, run_id, ts, kind, data FROM events WHERE run_id = ? AND seq > ? "

@@ -14,6 +14,7 @@ from frostline.contract.records import (
     run_key,
 )
 from frostline.errors import DefinitionError, FrostlineError, RunNotFound
+from frostline.store.base import AttemptHead
 from frostline.store.principals import check_principal_name
 from frostline.store.sqlbase import SqlBackend, no_run
 
@@ -152,6 +153,17 @@ class RunQueries(SqlBackend):
             c, f"SELECT {_ATTEMPT_COLS} FROM attempts WHERE run_id = ? ORDER BY number",
             (run_id,)).fetchall())
         return [self._attempt(r) for r in rows]
+
+    def list_attempt_heads(self, run_id: str, inline_bytes: int) -> list[AttemptHead]:
+        size = ("OCTET_LENGTH(result::text)" if self.dialect == "postgres"
+                else "LENGTH(CAST(result AS BLOB))")
+        cols = _ATTEMPT_COLS.replace(
+            "result,", f"CASE WHEN {size} <= {int(inline_bytes)} THEN result END,")
+        rows = self._read("list_attempt_heads", lambda c: self._x(
+            c, f"SELECT {cols}, {size} FROM attempts WHERE run_id = ? ORDER BY number",
+            (run_id,)).fetchall())
+        return [AttemptHead(self._attempt(r), None if r[10] is not None else int(r[-1]))
+                for r in rows]
 
     def get_attempt(self, run_id: str, number: int) -> AttemptRecord | None:
         rows = self._read("get_attempt", lambda c: self._x(

@@ -12,13 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 from frostline.contract.waits import (
+    MAX_SIGNAL_BYTES_PER_RUN,
+    MAX_SIGNALS_PER_RUN,
     AnswerRecord,
     WaitRecord,
     due_at,
     timeout_value,
     timer_value,
 )
-from frostline.errors import AlreadyAnswered, RunFinished, UnknownWait
+from frostline.errors import AlreadyAnswered, RunFinished, SignalLimit, UnknownWait
+from frostline.store.jsontext import json_text
 from frostline.store.sqlbase import SqlBackend, no_run
 
 _WAIT_COLS = ("run_id, identity, kind, capability, name, payload, digest, reached_at, due_at, "
@@ -130,9 +133,11 @@ class WaitQueries(SqlBackend):
         ``{"seq", "delivered_to"}`` (the wait's identity, or None while it is kept)."""
         now = self._clock()
         text = self._j(body, "event body")
+        size = len(json_text(body, "event body").encode())
 
         def op(conn: Any) -> dict[str, Any]:
             self._open_run(conn, run_id)
+            self._signal_room(conn, run_id, size)
             rows = self._x(conn, "INSERT INTO signals (run_id, name, body, identity, at, "
                            "sent_by) VALUES (?, ?, ?, NULL, ?, ?) RETURNING seq",
                            (run_id, name, text, now, by)).fetchall()
@@ -184,6 +189,24 @@ class WaitQueries(SqlBackend):
         return [str(r[0]) for r in rows]
 
     # rows ---------------------------------------------------------------------------------
+    def _signal_room(self, conn: Any, run_id: str, size: int) -> None:
+        """Refuse an event the run has no room left for (in the writer's transaction, so two
+        senders cannot both take the last place)."""
+        length = ("OCTET_LENGTH(body::text)" if self.dialect == "postgres"
+                  else "LENGTH(CAST(body AS BLOB))")
+        count, total = self._x(conn, f"SELECT COUNT(*), COALESCE(SUM({length}), 0) FROM signals "
+                               "WHERE run_id = ?", (run_id,)).fetchall()[0]
+        if int(count) >= MAX_SIGNALS_PER_RUN:
+            raise SignalLimit(
+                f"run {run_id!r} already keeps {MAX_SIGNALS_PER_RUN} events, the most one run "
+                "may; nothing was recorded. Start a new run to send more", run_id=run_id,
+                limit="count", max=MAX_SIGNALS_PER_RUN)
+        if int(total) + size > MAX_SIGNAL_BYTES_PER_RUN:
+            raise SignalLimit(
+                f"run {run_id!r} keeps {int(total)} bytes of events; this one ({size} bytes) "
+                f"would pass the {MAX_SIGNAL_BYTES_PER_RUN} bytes one run may keep; nothing "
+                "was recorded", run_id=run_id, limit="bytes", max=MAX_SIGNAL_BYTES_PER_RUN)
+
     def _open_run(self, conn: Any, run_id: str) -> None:
         rows = self._x(conn, "SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchall()
         if not rows:

@@ -11,8 +11,10 @@ Accepted forms::
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import unquote
 
 from frostline.errors import DefinitionError
 
@@ -80,14 +82,52 @@ def parse(url: str) -> StoreLocation:
                           url=_redact(url))
 
 
+# A connection option whose name says it carries a secret (password, sslpassword, sslkey,
+# passfile, a token, an auth or credential file): its value never reaches a message. Matched
+# on any part of the name, so options this list never heard of are masked too.
+_SECRET_NAME = re.compile(r"pass|secret|token|key|auth|cred", re.IGNORECASE)
+_MASK = "***"
+# A URL inside arbitrary text (a driver's message, a log line) and a libpq key=value option.
+_URL_IN_TEXT = re.compile(r"\b(?:postgres(?:ql)?|sqlite)://[^\s'\"<>]*", re.IGNORECASE)
+_OPTION_IN_TEXT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&'\"]+)")
+
+
 def _redact(url: str) -> str:
-    """The URL without its password, for messages and logs."""
+    """The URL with every secret-bearing part masked, for messages and logs: the password of
+    its userinfo and the value of every query option whose name says it holds a secret
+    (``password``, ``sslpassword``, ``sslkey``, ``passfile``…). A libpq key=value string is
+    masked the same way."""
     scheme, sep, rest = url.partition("://")
+    if not sep:
+        return _redact_options(url)
+    rest, hash_sep, _ = rest.partition("#")
+    rest, q_sep, query = rest.partition("?")
     userinfo, at, hostpart = rest.rpartition("@")
-    if not sep or not at or ":" not in userinfo:
-        return url
-    user = userinfo.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{hostpart}"
+    if at and ":" in userinfo:
+        rest = f"{userinfo.split(':', 1)[0]}:{_MASK}@{hostpart}"
+    if q_sep:
+        rest += "?" + "&".join(_redact_pair(pair) for pair in query.split("&"))
+    if hash_sep:
+        rest += "#" + _MASK
+    return f"{scheme}://{rest}"
+
+
+def _redact_pair(pair: str) -> str:
+    name, eq, _ = pair.partition("=")
+    return f"{name}={_MASK}" if eq and _SECRET_NAME.search(unquote(name)) else pair
+
+
+def _redact_options(text: str) -> str:
+    """`text` with the value of every key=value option named like a secret masked."""
+    return _OPTION_IN_TEXT.sub(
+        lambda m: f"{m.group(1)}={_MASK}" if _SECRET_NAME.search(m.group(1)) else m.group(0),
+        text)
+
+
+def redact_text(text: str) -> str:
+    """`text` (a driver's error, a message about to be logged) with every store URL and every
+    secret-named connection option in it masked as `redact` masks a URL."""
+    return _redact_options(_URL_IN_TEXT.sub(lambda m: _redact(m.group(0)), text))
 
 
 redact = _redact

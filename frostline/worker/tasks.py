@@ -33,6 +33,7 @@ from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import HandBack, JobBody, JobSpec, run_job
 from frostline.errors import RunBusy, StoreUnavailable
 from frostline.store.base import Store
+from frostline.store.url import redact_text
 
 log = logging.getLogger("frostline.worker")
 
@@ -178,7 +179,13 @@ def _schedule_wake(host: HostContext, spec: JobSpec) -> None:
 
 
 def _record_requeue(host: HostContext, spec: JobSpec, exc: BaseException) -> None:
-    reason = exc.message if isinstance(exc, RunBusy | StoreUnavailable) else str(exc)
+    # The event is the run owner's to read: a store failure's detail (which may name the
+    # database's host) goes to the worker's log only.
+    reason = (str(exc.to_dict()["message"]) if isinstance(exc, StoreUnavailable)
+              else exc.message if isinstance(exc, RunBusy) else redact_text(str(exc)))
+    if isinstance(exc, StoreUnavailable):
+        log.warning("job %s of run %s handed back: %s", spec.ticket, spec.run_id,
+                    redact_text(exc.message))
     try:
         host.store.append_event(spec.run_id, "job.requeued", {
             "job": spec.ticket, "kind": spec.kind, "worker": host.name, "reason": reason})

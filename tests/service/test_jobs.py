@@ -66,7 +66,7 @@ def test_on_postgres_the_api_queues_and_a_worker_runs(fleet, pg_store):  # noqa:
         workers = c.get("/v1/workers").json()["workers"]
         assert [w["name"] for w in workers] == ["w1"]
         assert time.time() - workers[0]["last_heartbeat"] < 30
-        text = httpx.get(f"{live.url}/v1/metrics").text
+        text = c.get("/v1/metrics").text  # a token is needed (issue 26)
         assert 'frostline_jobs{state="queued"} 0.0' in text
         assert "frostline_job_start_latency_seconds_count 2.0" in text
         assert "frostline_job_run_seconds_bucket" in text and "frostline_workers 1.0" in text
@@ -134,7 +134,8 @@ def _backlog(c: httpx.Client, run_id: str) -> list[dict]:
 
 
 def test_live_fixture_still_serves(live: Live):
-    assert httpx.get(f"{live.url}/v1/metrics").status_code == 200
+    assert httpx.get(f"{live.url}/v1/metrics",
+                     headers={"Authorization": f"Bearer {live.alice}"}).status_code == 200
 
 
 @pytest.mark.postgres

@@ -162,10 +162,11 @@ def test_serve_flags_reach_the_service(monkeypatch) -> None:
     res = CliRunner().invoke(main, ["serve", "--runner", "process", "--max-executing-attempts", "3",
                                     "--max-event-streams", "4", "--max-runs-per-minute", "5", "--docs"])
     assert res.exit_code == 0, res.output
-    assert seen == {"limits": ServiceLimits(3, 4, 5), "docs": True, "approvals": ApprovalPolicy()}
+    assert seen == {"limits": ServiceLimits(3, 4, 5), "docs": True, "approvals": ApprovalPolicy(),
+                    "metrics_public": False}
     res = CliRunner().invoke(main, ["serve", "--runner", "process", "--max-runs-per-minute", "6"])
     assert seen == {"limits": ServiceLimits(runs_per_minute=6), "docs": False,
-                    "approvals": ApprovalPolicy()}
+                    "approvals": ApprovalPolicy(), "metrics_public": False}
     assert CliRunner().invoke(main, ["serve", "--max-event-streams", "0"]).exit_code == 2
 
 

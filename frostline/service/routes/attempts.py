@@ -7,10 +7,13 @@ job holds one of the caller's executing slots from the moment it is queued until
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path
 from fastapi.responses import JSONResponse
 
 from frostline.embedded.jobs import JobSpec
+from frostline.errors import RunNotFound
 from frostline.service import operations
 from frostline.service.dependencies import OwnedRun, Principal, State
 from frostline.service.jobs import ACCEPTED, IdempotencyKey, Wait, accept
@@ -38,3 +41,16 @@ def repair(body: RepairRequest, run: OwnedRun, who: Principal, state: State,
     return accept(state, who, run, JobSpec("repair", run.run_id, {
         "model": body.model, "max_rewrites": body.max_rewrites, "execute": body.execute}), wait,
         idempotency_key)
+
+
+@router.get("/v1/runs/{run_id}/attempts/{number}/result")
+def attempt_result(number: Annotated[int, Path(ge=1, le=2**31 - 1)], run: OwnedRun,
+                   state: State) -> dict[str, Any]:
+    """One attempt's result, whole: what a run's page leaves out when it is large (the page
+    gives `result_bytes` and this `result_href` instead)."""
+    attempt = state.store.get_attempt(run.run_id, number)
+    if attempt is None:
+        raise RunNotFound(f"run {run.name!r} has no attempt {number}", run_id=run.name,
+                          attempt=number)
+    return operations.public(run, {"run_id": run.run_id, "attempt": number,
+                                   "status": attempt.status, "result": attempt.result})

@@ -32,6 +32,9 @@ def orphans(run: OwnedRun, state: State) -> dict[str, Any]:
 
 @router.post("/v1/runs/{run_id}/reconcile", tags=["runs"])
 def reconcile(body: ReconcileRequest, run: OwnedRun, state: State) -> dict[str, Any]:
-    """Resolve an unresolved call: abandon it, or write back its known result."""
+    """Resolve an unresolved call: abandon it, or write back its known result (exactly one;
+    a running attempt of the run makes it answer 409 `run_busy`)."""
+    given = "result" in body.model_fields_set  # a JSON null is a result too
     return operations.public(run, operations.reconcile(
-        state.store, run.run_id, body.identity, abandon=body.abandon, result=body.result))
+        state.store, run.run_id, body.identity, abandon=body.abandon,
+        result=body.result if given else operations.NOT_GIVEN))

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
 from frostline.embedded.jobs import job_state
 from frostline.errors import RunNotFound
 from frostline.service import metrics, operations
-from frostline.service.dependencies import OwnedRun, Principal, State
+from frostline.service.dependencies import Credentials, OwnedRun, Principal, State, principal
 
 router = APIRouter(tags=["jobs"])
 
@@ -43,8 +43,18 @@ def _owned(state: Any, run_id: Any, who: str) -> Any:
     return run if run is not None and run.owner == who else None
 
 
+def metrics_reader(request: Request, state: State, credentials: Credentials) -> None:
+    """A token is needed unless the operator made the metrics public
+    (`frostline serve --metrics-public`): queue depth and job counts tell of every
+    principal's activity."""
+    if not getattr(request.app.state, "metrics_public", False):
+        principal(request, state, credentials)
+
+
 @router.get("/v1/metrics", tags=["meta"], response_class=Response,
-            responses={200: {"content": {metrics.CONTENT_TYPE: {}}}})
+            responses={200: {"content": {metrics.CONTENT_TYPE: {}}}},
+            dependencies=[Depends(metrics_reader)])
 def get_metrics(state: State) -> Response:
-    """Queue depth, job latency and workers, in Prometheus text format (no token needed)."""
+    """Queue depth, job latency and workers, in Prometheus text format (a bearer token is
+    needed unless the server runs with `--metrics-public`)."""
     return Response(metrics.render(state.queue), media_type=metrics.CONTENT_TYPE)
