@@ -50,9 +50,15 @@ class JobSpec:
     ticket: str = field(default_factory=new_ticket)
 
     def __post_init__(self) -> None:
+        from frostline.contract.jsonshape import check_storable
+
         if self.kind not in JOB_KINDS:
             raise DefinitionError(f"a job kind is one of {', '.join(JOB_KINDS)}, not "
                                   f"{self.kind!r}")
+        # A queue stores its jobs too (Procrastinate's jsonb): what no store can hold is
+        # refused here, before a run or a job exists, on every surface that submits.
+        check_storable(self.params.get("args"), "args")
+        check_storable(self.params, "the job's parameters")
 
     def to_args(self) -> dict[str, Any]:
         """The job as JSON data (what a queue stores)."""
@@ -179,6 +185,13 @@ class HandBack(Exception):
     committed replays, and a call it dispatched without a commit follows the crash rules."""
 
 
+class StoreHandBack(HandBack):
+    """A HandBack because the store failed in a way that may pass (a lost connection, a
+    serialization failure, a server restart): the queue runs the job again a bounded number
+    of times, further apart each time, then fails it (`frostline.worker.tasks`). A store that
+    refuses a write for good (StoreRefused) fails the attempt instead and is never retried."""
+
+
 def resume_spec(run_id: str) -> JobSpec:
     """The job that resumes a waiting run: an attempt with the script of its latest attempt,
     chosen when the job runs (`frostline.embedded.resume`)."""
@@ -248,12 +261,21 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
     if isinstance(attempt, dict):  # a repair that executed its candidate
         attempt = attempt.get("attempt")
     started.result()
-    store.append_event(spec.run_id, "job.finished", {
-        "job": spec.ticket, "kind": spec.kind, "worker": worker,
-        "attempt": attempt if isinstance(attempt, int) else None,
-        "status": "failed" if error else outcome_status(outcome),
-        "outcome": outcome, "error": error})
+    record_finished(store, spec, worker, attempt=attempt if isinstance(attempt, int) else None,
+                    status="failed" if error else outcome_status(outcome), outcome=outcome,
+                    error=error)
     return outcome
+
+
+def record_finished(store: Store, spec: JobSpec, worker: str, *, attempt: int | None,
+                    status: str | None, outcome: dict[str, Any],
+                    error: dict[str, Any] | None) -> int:
+    """Append the job's `job.finished`; what its error quotes is kept storable."""
+    from frostline.contract.jsonshape import storable_copy
+
+    return store.append_event(spec.run_id, "job.finished", storable_copy({
+        "job": spec.ticket, "kind": spec.kind, "worker": worker, "attempt": attempt,
+        "status": status, "outcome": outcome, "error": error}))
 
 
 def outcome_status(outcome: dict[str, Any]) -> str | None:
