@@ -250,10 +250,16 @@ class SqlBackend(Store):
             return failed
 
     def _x(self, conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
-        for param in params:  # every text a statement takes, on either store (JSON: json_text)
-            if isinstance(param, str) and text_problem(param) is not None:
-                raise _unstorable_text(param)
+        self._check_text(*params)  # every text a statement takes (JSON: json_text)
         return conn.execute(self._sql(sql), params)
+
+    @staticmethod
+    def _check_text(*values: Any) -> None:
+        """ValueNotStorable for a text no store keeps (a NUL, a lone surrogate), so both
+        stores refuse it alike, rather than each driver in its own way."""
+        for value in values:
+            if isinstance(value, str) and text_problem(value) is not None:
+                raise _unstorable_text(value)
 
     def _insert_for_run(self, conn: Any, run_id: str, sql: str, params: tuple[Any, ...]) -> Any:
         try:
