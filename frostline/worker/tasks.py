@@ -190,9 +190,9 @@ def _record_given_up(host: HostContext, spec: JobSpec, exc: BaseException, tries
         error = exc.to_dict()
     else:
         error = RetriesExhausted(
-            f"the job was handed back {tries} time(s) because the store failed, and is not "
-            f"retried again; the last failure: {reason}. Check the database, then submit "
-            "the run again", tries=tries, last=_code(exc)).to_dict()
+            f"the job was tried {tries} time(s) and the store failed each time; it is not "
+            f"tried again. The last failure: {reason}. Check the database, then submit the "
+            "run again", tries=tries, last=_code(exc)).to_dict()
     try:
         closed: list[int] = []
         with host.store.run_lock(spec.run_id):
@@ -205,7 +205,9 @@ def _record_given_up(host: HostContext, spec: JobSpec, exc: BaseException, tries
 
 
 def _code(exc: BaseException) -> str:
-    return exc.code if isinstance(exc, FrostlineError) else type(exc).__name__
+    if isinstance(exc, FrostlineError):
+        return exc.code
+    return "store_unavailable" if isinstance(exc, StoreHandBack) else "interrupted"
 
 
 def _record_requeue(host: HostContext, spec: JobSpec, exc: BaseException) -> None:
