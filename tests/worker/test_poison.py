@@ -107,3 +107,14 @@ def test_issue26_transient_failures_are_retried_with_backoff_then_fail(
     assert listed.returncode == 0, listed.stderr
     [row] = [r for r in json.loads(listed.stdout)["runs"] if r["run_id"] == "flaky"]
     assert row["status"] == "failed"
+
+
+def test_issue26_submit_refuses_args_no_store_holds_before_queueing(pg_store, pg_store_url,
+                                                                   tmp_path):
+    script = tmp_path / "ok.py"
+    script.write_text(FINE)
+    got = _cli("submit", str(script), "--run", "q", "--store", pg_store_url, "--args",
+               '{"s": "a\\u0000b"}', "--json")
+    assert got.returncode == 2, got.stdout + got.stderr
+    assert json.loads(got.stdout)["error"]["code"] == "value_not_storable"
+    assert pg_store.get_run("q") is None
