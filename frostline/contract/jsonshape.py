@@ -38,29 +38,25 @@ MAX_JSON_DEPTH = 128
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NUL_ESCAPE = "\\u0000"
+_CONTAINERS = (dict, list, tuple)
 
 
 def json_depth(value: Any, limit: int = MAX_JSON_DEPTH) -> int:
     """The nesting depth of `value` (a scalar is 0, `[1]` is 1), counted up to `limit` + 1:
-    the walk stops as soon as the limit is passed, so a hostile value costs little."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list | tuple):
-            children = item
-        else:
-            continue
+    the walk stops as soon as the limit is passed, so a hostile value costs little. Level by
+    level: each container is visited once, with the per-item work in C (list.extend and a
+    comprehension), several times faster than a stack of (item, depth) pairs."""
+    level = [value] if isinstance(value, _CONTAINERS) else []
+    depth = 0
+    while level:
         depth += 1
-        if depth > deepest:
-            deepest = depth
-            if deepest > limit:
-                return deepest
-        stack.extend((child, depth) for child in children
-                     if isinstance(child, dict | list | tuple))
-    return deepest
+        if depth > limit:
+            return depth
+        children: list[Any] = []
+        for item in level:
+            children.extend(item.values() if isinstance(item, dict) else item)
+        level = [child for child in children if isinstance(child, _CONTAINERS)]
+    return depth
 
 
 def text_problem(text: str) -> str | None:
