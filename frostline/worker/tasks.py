@@ -48,6 +48,10 @@ TASK = "frostline.job"
 QUEUE = "frostline"
 CONTEXT_KEY = "frostline"
 BUSY_RETRY_S = 1
+# A store failure that may pass: retried this many times, after 1 s, 2 s, 4 s … (at most 60 s).
+RETRIES = 6
+BACKOFF_S = 1.0
+BACKOFF_CAP_S = 60.0
 RETRIES_ENV = "FROSTLINE_JOB_RETRIES"
 BACKOFF_ENV = "FROSTLINE_JOB_BACKOFF_S"
 
@@ -62,11 +66,6 @@ class HostContext:
     name: str
     # Queue a job to start at a time (POSIX seconds): a waiting run's resume at its timer.
     schedule: Callable[[JobSpec, float], object] | None = None
-
-
-RETRIES = 6
-BACKOFF_S = 1.0
-BACKOFF_CAP_S = 60.0
 
 
 class HandBackStrategy(BaseRetryStrategy):
