@@ -118,3 +118,29 @@ def test_issue26_submit_refuses_args_no_store_holds_before_queueing(pg_store, pg
     assert got.returncode == 2, got.stdout + got.stderr
     assert json.loads(got.stdout)["error"]["code"] == "value_not_storable"
     assert pg_store.get_run("q") is None
+
+
+def test_issue26_over_http_with_workers_poison_is_a_422_and_a_nul_result_fails_once(
+        fleet, pg_store):
+    """The issue's own setup: the API queues for PostgreSQL workers. NUL args once gave a
+    plain-text 500 and a run without a job, a NUL signal a 503, a NUL result a loop."""
+    from frostline.service.app import create_app
+    from frostline.service.operations import Services
+    from frostline.worker import ProcrastinateQueue
+    from tests.service.conftest import serving_app
+
+    app = create_app(pg_store, services=Services.remote(ProcrastinateQueue))
+    with serving_app(app, pg_store) as live, live.client(live.alice) as c:
+        r = c.post("/v1/runs", json={"script": FINE, "run_id": "a", "args": {"s": "\x00"}})
+        assert r.status_code == 422 and r.json()["error"]["code"] == "value_not_storable"
+        assert c.get("/v1/runs/a").status_code == 404
+        fleet.start("w1", "--concurrency", "1")
+        r = c.post("/v1/runs", json={"script": NUL_RESULT, "run_id": "n"}, params={"wait": 60})
+        assert r.status_code == 200, r.text
+        assert r.json()["outcome"]["error"]["code"] == "value_not_storable"
+        r = c.post("/v1/runs/n/signals/x", json={"data": "a\x00b"})
+        assert r.status_code == 422, r.text  # the value is refused first, in JSON (was a 503)
+        assert r.json()["error"]["code"] == "value_not_storable"
+        r = c.post("/v1/runs", json={"script": FINE, "run_id": "b"}, params={"wait": 60})
+        assert r.status_code == 200 and r.json()["outcome"]["status"] == "succeeded", r.text
+        assert c.get("/v1/runs/n").json()["status"] == "failed"
