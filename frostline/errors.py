@@ -14,6 +14,9 @@
         ├── Divergence             a committed identity reached with another capability/payload
         ├── AttemptUnresolved      a side-effecting call may have run but never committed
         ├── StoreUnavailable       the store failed; nothing was dispatched (fail closed)
+        │   └── StoreRefused       the database refused a write for good (a data error):
+        │                          retrying cannot help, so the attempt fails
+        ├── RetriesExhausted       a job handed back after store failures too many times
         ├── PrefixConflict         two stored records disagree about one identity
         ├── RunBusy                another process holds the run's lock
         │   └── AlreadyQueued      the run already has a job waiting or running
@@ -25,7 +28,9 @@
         │                          RunFinished, AnswerInvalid, ApprovalForbidden, SignalLimit,
         │                          NoEventWait)
         ├── ProviderUnavailable    a configured provider cannot be started or reached
-        ├── ResultTooDeep          a result nests too deeply to be kept and shown again
+        ├── ValueNotStorable       a value no store can hold (NUL, a lone surrogate, not
+        │   │                      JSON, too deep): refused before anything is stored
+        │   └── ResultTooDeep      a result nests too deeply to be kept and shown again
         └── CallDenied             the broker refused a call before dispatch
             ├── GrantDenied, BudgetExceeded, PayloadInvalid, SemanticRepeatDenied
 
@@ -135,6 +140,22 @@ class StoreUnavailable(RunError):
                 **{k: v for k, v in self.fields.items() if k in self.PUBLIC_FIELDS}}
 
 
+class StoreRefused(StoreUnavailable):
+    """The database refused a statement for a reason that does not go away (a data error:
+    SQLSTATE class 22, a constraint, a malformed statement). Retrying cannot help, so a job
+    that meets one fails instead of going back to the queue; `sqlstate` names the refusal."""
+
+    code = "store_refused"
+
+
+class RetriesExhausted(RunError):
+    """A job was handed back after store failures that may pass (a lost connection, a
+    serialization failure) `tries` times, and the queue does not run it again; `last` is the
+    code of the last failure."""
+
+    code = "retries_exhausted"
+
+
 class PrefixConflict(RunError):
     code = "prefix_conflict"
 
@@ -229,7 +250,16 @@ class ProviderUnavailable(RunError):
     code = "provider_unavailable"
 
 
-class ResultTooDeep(RunError):
+class ValueNotStorable(RunError):
+    """A value that no store can hold, refused before anything is stored, the same way on
+    SQLite and PostgreSQL: a NUL character (U+0000) or a lone surrogate in a string or key,
+    data that is not JSON, or nesting past the depth limit. `field` names the value,
+    `reason` the problem (nul, surrogate, not_json, too_deep) and `at` where it is."""
+
+    code = "value_not_storable"
+
+
+class ResultTooDeep(ValueNotStorable):
     code = "result_too_deep"
 
 

@@ -26,6 +26,14 @@ DATA_MODULES = frozenset({
     "frostline.graph.shipped",
     "frostline.capabilities.catalog",
 })
+# Modules past the cap that are one concept read top to bottom; each says why, and none may
+# pass the point where a second concept is worth looking for (shared/STYLE.md: about 800).
+COHESIVE_MODULES = {
+    "frostline.runtime.execute": "one attempt, from its admission to its record: each step "
+                                 "hands the next what it decided, and splitting them hides "
+                                 "the order the fail-closed rules depend on",
+}
+COHESIVE_CAP = 800
 
 
 def module_name(path: Path) -> str:
@@ -161,8 +169,10 @@ def test_modules_hold_one_concept() -> None:
     long_modules = [f"{name}: {len(path.read_text(encoding='utf-8').splitlines())} lines"
                     for name, (path, _) in MODULES.items()
                     if name not in DATA_MODULES
-                    and len(path.read_text(encoding="utf-8").splitlines()) > MAX_MODULE_LINES]
+                    and len(path.read_text(encoding="utf-8").splitlines())
+                    > (COHESIVE_CAP if name in COHESIVE_MODULES else MAX_MODULE_LINES)]
     assert long_modules == [], f"split these modules (>{MAX_MODULE_LINES} lines)"
+    assert set(COHESIVE_MODULES) <= set(MODULES), "a named exception names no module"
 
 
 def test_functions_stay_short() -> None:

@@ -82,7 +82,8 @@ _EXIT_OF_ERROR_CODE = {"store_unavailable": EXIT_STORE_UNAVAILABLE,
                        "divergence": EXIT_DIVERGED, "unresolved": EXIT_UNRESOLVED,
                        "rejected": EXIT_REJECTED, "gate_stopped": EXIT_STOPPED,
                        "waiting": EXIT_WAITING, "unknown_wait": EXIT_USAGE,
-                       "answer_invalid": EXIT_USAGE, "no_event_wait": EXIT_USAGE}
+                       "answer_invalid": EXIT_USAGE, "no_event_wait": EXIT_USAGE,
+                       "value_not_storable": EXIT_USAGE}
 
 # Wide enough that rich never wraps or truncates a line of output that is not a terminal.
 UNBOUNDED_WIDTH = 1_000_000

@@ -75,14 +75,21 @@ class AnswerRecord:
 
 
 def iso(t: float | None) -> str | None:
-    """POSIX seconds as an ISO 8601 UTC instant (None stays None)."""
+    """POSIX seconds as an ISO 8601 UTC instant (None stays None). Waits are checked on the
+    way in (`parse_instant`); an instant stored before that, past the year 9999, still
+    shows, as its POSIX seconds, rather than failing every read of its run."""
     if t is None:
         return None
-    return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
+    try:
+        return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
+    except (ValueError, OverflowError, OSError):
+        return f"out of range (POSIX {t:.0f})"
 
 
 def parse_instant(text: str) -> float:
-    """An ISO 8601 instant with a zone (``2030-01-01T00:00:00Z``) as POSIX seconds."""
+    """An ISO 8601 instant with a zone (``2030-01-01T00:00:00Z``) as POSIX seconds; AnswerInvalid
+    for text that is not one, or an instant outside the years 1-9999 in UTC (which no reader
+    could show again)."""
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -90,7 +97,13 @@ def parse_instant(text: str) -> float:
             from None
     if parsed.tzinfo is None:
         raise AnswerInvalid(f"{text!r} has no time zone; add Z or an offset")
-    return parsed.timestamp()
+    try:
+        seconds = parsed.astimezone(UTC).timestamp()
+        datetime.fromtimestamp(seconds, UTC)
+    except (ValueError, OverflowError, OSError):
+        raise AnswerInvalid(f"{text!r} is outside the years 1-9999 in UTC; pick an instant "
+                            "within them") from None
+    return seconds
 
 
 def approval_identity(call_identity: str) -> str:
@@ -111,6 +124,19 @@ def due_at(kind: WaitKind, payload: Mapping[str, Any], reached_at: float) -> flo
         return reached_at + float(payload.get("seconds", 0))
     if kind == "event" and payload.get("timeout_s") is not None:
         return reached_at + float(payload["timeout_s"])
+    return None
+
+
+def payload_problem(capability: str, payload: Mapping[str, Any]) -> str | None:
+    """Why a wait capability cannot wait on `payload` although its schema accepts it (an
+    instant that is not one, or out of range), or None; checked before the wait is stored."""
+    kind = KIND_OF.get(capability)
+    if kind is None:
+        return None
+    try:
+        due_at(kind, payload, 0.0)
+    except AnswerInvalid as exc:
+        return exc.message
     return None
 
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.provider import Provider
 from frostline.config import Config
-from frostline.embedded.jobs import HandBack, JobBody, JobCancelled, JobSpec
+from frostline.embedded.jobs import HandBack, JobBody, JobCancelled, JobSpec, StoreHandBack
 from frostline.runtime.runners import Runner
 from frostline.store.base import Store
 
@@ -128,7 +128,8 @@ def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CA
             # The store stopped answering: this host cannot finish (nor even record) the
             # attempt. Another run of the job replays what was committed and applies the
             # crash rules to a call left pending.
-            raise HandBack(f"the store did not answer: {(outcome.error or {}).get('message')}")
+            raise StoreHandBack("the store did not answer: "
+                                f"{(outcome.error or {}).get('message')}")
         return dict(outcome.to_dict())
 
     def body(store: Store, spec: JobSpec) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
+from frostline.embedded.queue_stats import QueueStats
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
 
@@ -31,9 +32,6 @@ log = logging.getLogger("frostline.jobs")
 
 JOB_KINDS = ("attempt", "repair", "graph")
 EVENT_PREFIX = "job."
-# Latency buckets (seconds) of the queue's histograms: enqueue → start and start → finish.
-LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
-                   300.0, float("inf"))
 TERMINAL = ("finished", "interrupted", "cancelled")
 
 
@@ -63,9 +61,15 @@ class JobSpec:
     ticket: str = field(default_factory=new_ticket)
 
     def __post_init__(self) -> None:
+        from frostline.contract.jsonshape import check_storable
+
         if self.kind not in JOB_KINDS:
             raise DefinitionError(f"a job kind is one of {', '.join(JOB_KINDS)}, not "
                                   f"{self.kind!r}")
+        # A queue stores its jobs too (Procrastinate's jsonb): what no store can hold is
+        # refused here, before a run or a job exists, on every surface that submits.
+        check_storable(self.params.get("args"), "args")
+        check_storable(self.params, "the job's parameters")
 
     def to_args(self) -> dict[str, Any]:
         """The job as JSON data (what a queue stores)."""
@@ -125,49 +129,6 @@ class JobState:
                 "outcome": self.outcome, "error": self.error}
 
 
-@dataclass(frozen=True)
-class Histogram:
-    """Cumulative bucket counts (upper bound → observations at or below it), count and sum."""
-
-    buckets: tuple[tuple[float, int], ...]
-    count: int
-    total: float
-
-    @classmethod
-    def of(cls, values: list[float]) -> Histogram:
-        return cls(tuple((le, sum(1 for v in values if v <= le)) for le in LATENCY_BUCKETS),
-                   len(values), float(sum(values)))
-
-
-class Observations:
-    """A running histogram (not thread-safe: its owner holds a lock)."""
-
-    def __init__(self) -> None:
-        self._counts = [0] * len(LATENCY_BUCKETS)
-        self._count = 0
-        self._total = 0.0
-
-    def add(self, value: float) -> None:
-        for i, le in enumerate(LATENCY_BUCKETS):
-            if value <= le:
-                self._counts[i] += 1
-        self._count += 1
-        self._total += value
-
-    def snapshot(self) -> Histogram:
-        return Histogram(tuple(zip(LATENCY_BUCKETS, self._counts, strict=True)), self._count,
-                         self._total)
-
-
-@dataclass(frozen=True)
-class QueueStats:
-    """What `/v1/metrics` reports about a queue."""
-
-    depth: dict[str, int]  # queued | running → jobs
-    start_latency: Histogram  # enqueue → start, seconds
-    run_time: Histogram  # start → finish, seconds
-
-
 class JobQueue(Protocol):
     """Where a job goes once accepted: Procrastinate's queue, or the in-process pool."""
 
@@ -203,6 +164,13 @@ class JobCancelled(Exception):
     def __init__(self, by: str | None = None) -> None:
         super().__init__(f"cancelled by {by}" if by else "cancelled")
         self.by = by
+
+
+class StoreHandBack(HandBack):
+    """A HandBack because the store failed in a way that may pass (a lost connection, a
+    serialization failure, a server restart): the queue runs the job again a bounded number
+    of times, further apart each time, then fails it (`frostline.worker.tasks`). A store that
+    refuses a write for good (StoreRefused) fails the attempt instead and is never retried."""
 
 
 def resume_spec(run_id: str) -> JobSpec:
@@ -304,13 +272,23 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
     if isinstance(attempt, dict):  # a repair that executed its candidate
         attempt = attempt.get("attempt")
     started.result()
-    store.append_event(spec.run_id, "job.finished", {
-        "job": spec.ticket, "kind": spec.kind, "worker": worker,
-        "attempt": attempt if isinstance(attempt, int) else None,
-        "status": "failed" if error else outcome_status(outcome),
-        "outcome": (kept := _without_results(outcome)), "error": error,
-        "result_in_attempt": kept != outcome})
+    record_finished(store, spec, worker, attempt=attempt if isinstance(attempt, int) else None,
+                    status="failed" if error else outcome_status(outcome), outcome=outcome,
+                    error=error)
     return outcome
+
+
+def record_finished(store: Store, spec: JobSpec, worker: str, *, attempt: int | None,
+                    status: str | None, outcome: dict[str, Any],
+                    error: dict[str, Any] | None) -> int:
+    """Append the job's `job.finished`: what its error quotes is kept storable, and an
+    attempt's result is left to its attempt record (stored once)."""
+    from frostline.contract.jsonshape import storable_copy
+
+    kept = _without_results(outcome)
+    return store.append_event(spec.run_id, "job.finished", storable_copy({
+        "job": spec.ticket, "kind": spec.kind, "worker": worker, "attempt": attempt,
+        "status": status, "outcome": kept, "error": error, "result_in_attempt": kept != outcome}))
 
 
 def _without_results(outcome: dict[str, Any]) -> dict[str, Any]:

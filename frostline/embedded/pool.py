@@ -33,8 +33,6 @@ from frostline.embedded.jobs import (
     HandBack,
     JobBody,
     JobSpec,
-    Observations,
-    QueueStats,
     Submission,
     next_attempt,
     open_jobs,
@@ -42,6 +40,7 @@ from frostline.embedded.jobs import (
     record_queued,
     run_job,
 )
+from frostline.embedded.queue_stats import Observations, QueueStats
 from frostline.errors import AlreadyQueued, RunBusy
 from frostline.store.base import Store
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from frostline.contract.jsonshape import storable_copy
 from frostline.runtime.settlement import Settlement
 
 # Buffered events written per transaction at most. A replay has no effect to make durable, so
@@ -39,11 +40,12 @@ class AuditTrail:
         self._buffer: list[tuple[str, dict[str, Any]]] = []  # events waiting for company
 
     def event(self, kind: str, data: dict[str, Any]) -> None:
-        """Append an audit event after the replays buffered before it (queue order)."""
+        """Append an audit event after the replays buffered before it (queue order). What it
+        quotes (a provider's message, a script's error) is kept storable (`storable_copy`)."""
         self.flush()
         self._settlement.settle(self._settlement.stops_on_failure(f"event {kind}"),
                                 "append_event", self._run_id, kind,
-                                {"attempt": self._attempt, **data})
+                                storable_copy({"attempt": self._attempt, **data}))
 
     def replay(self, identity: str, capability: str, digest: str, committed_in: int) -> None:
         """Buffer the event of a replay; a full batch is queued at once."""

@@ -19,7 +19,8 @@ import traceback
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from frostline.errors import FrostlineError, RunStopped
+from frostline.contract.jsonshape import storable_refusal
+from frostline.errors import FrostlineError, ResultTooDeep, RunStopped
 from frostline.runtime.ctx import Ctx, Reply
 from frostline.runtime.rpc import MAX_RESULT, Channel, ProtocolError, json_size
 
@@ -85,6 +86,9 @@ def error_dict(exc: BaseException) -> dict[str, Any]:
 async def run_entry(entry: Entry, ctx: Ctx, args: Any) -> Any:
     """Run orchestrate; check the result can cross the boundary."""
     result = await entry(ctx, args)
+    refused = storable_refusal(result, "the script's result", too_deep=ResultTooDeep)
+    if refused is not None and refused.fields.get("reason") != "not_json":
+        raise refused  # no store holds it (the host checks again: this side is untrusted)
     try:
         size = json_size(result)
     except (TypeError, ValueError) as exc:

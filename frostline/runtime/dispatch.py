@@ -24,9 +24,15 @@ from typing import Any
 
 from frostline.capabilities.costs import call_cost, rejected_cost
 from frostline.capabilities.provider import CallContext, Provider, ProviderResult
-from frostline.contract.jsonshape import check_depth
+from frostline.contract.jsonshape import storable_copy, storable_json
 from frostline.contract.records import LOCAL_PRINCIPAL, SlotRecord
-from frostline.errors import AttemptUnresolved, FrostlineError, ProviderError, StoreUnavailable
+from frostline.errors import (
+    AttemptUnresolved,
+    FrostlineError,
+    ProviderError,
+    ResultTooDeep,
+    StoreUnavailable,
+)
 from frostline.runtime.audit import AuditTrail
 from frostline.runtime.call import (
     BrokerStats,
@@ -41,7 +47,6 @@ from frostline.runtime.rule import Spend, usage_tokens
 from frostline.runtime.settlement import OnDone, Settlement
 from frostline.runtime.waits import Delivery, WaitDesk
 from frostline.store.base import Store
-from frostline.store.jsontext import json_text
 
 log = logging.getLogger("frostline.broker")
 _decode = json.JSONDecoder().decode
@@ -182,8 +187,8 @@ class Dispatcher:
                  "idempotency_key": call.key}
         # The script receives the result as the store will hold it (its JSON form).
         try:
-            check_depth(produced.result, f"the result of {call.text}", identity=call.text)
-            result = _decode(json_text(produced.result, f"the result of {call.text}"))
+            result = _decode(storable_json(produced.result, f"the result of {call.text}",
+                                           too_deep=ResultTooDeep, identity=call.text))
         except FrostlineError as exc:  # cannot be committed: the call stays pending
             self._settle_cost(call, call.price)  # pending: counted at its catalog price
             row["outcome"] = "failed"
@@ -215,13 +220,15 @@ class Dispatcher:
         if err.fields.get("outcome_unknown") and call.fails_closed:
             self._settle_cost(call, call.price)  # it may have run: its catalog price
             return self._outcome_unknown(call, err)
-        self._settle_cost(call, rejected_cost(err.to_dict()))
+        # What a provider said is quoted as it came, except what no store can hold.
+        shown = storable_copy(err.to_dict())
+        self._settle_cost(call, rejected_cost(shown))
         call.row["outcome"] = "failed"
-        call.row["error"] = err.to_dict()
+        call.row["error"] = shown
         if call_id is not None:
             self._writes.settle(self._writes.stops_on_failure("fail_call"),
-                                "fail_call", call_id, err.to_dict())
-        self._trail.event("provider_error", err.to_dict())
+                                "fail_call", call_id, shown)
+        self._trail.event("provider_error", shown)
         return raise_reply(err)
 
     def _outcome_unknown(self, call: Call, err: ProviderError) -> Reply:

@@ -25,7 +25,7 @@ from frostline.capabilities.changes import catalog_changes
 from frostline.capabilities.envelope import Envelope
 from frostline.capabilities.provider import Provider
 from frostline.contract.identity import Identity
-from frostline.contract.jsonshape import MAX_JSON_DEPTH, json_depth
+from frostline.contract.jsonshape import storable_copy, storable_json, storable_refusal
 from frostline.contract.orphans import orphan_report
 from frostline.contract.prefix import Prefix, load_prefix
 from frostline.contract.records import AttemptRecord, CallRecord, run_key
@@ -37,7 +37,9 @@ from frostline.errors import (
     PrefixConflict,
     ResultTooDeep,
     ScriptRejected,
+    StoreRefused,
     StoreUnavailable,
+    ValueNotStorable,
 )
 from frostline.runtime import tracing
 from frostline.runtime.broker import Broker
@@ -45,11 +47,12 @@ from frostline.runtime.outcome import AttemptOutcome as AttemptOutcome  # re-exp
 from frostline.runtime.outcome import exit_code_of
 from frostline.runtime.recovery import (
     close_crashed_attempts,
+    fail_refused,
     fails_closed,
     left_unresolved,
     unresolved_calls,
 )
-from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
+from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE
 from frostline.runtime.runners import Job, Runner, ScriptOutcome
 from frostline.runtime.spent import catalog_prices, prior_of
 from frostline.script.spend import Prior
@@ -115,8 +118,15 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
             if args is None:
                 args = _previous_args(store, run_id)
             with tracing.span("frostline.attempt", run_id=run_id) as span:
-                outcome = await _attempt(store, run_id, source, args, run_envelope, providers,
-                                         runner, catalog, skip_checker, permissive)
+                try:
+                    outcome = await _attempt(store, run_id, source, args, run_envelope,
+                                             providers, runner, catalog, skip_checker,
+                                             permissive)
+                except (StoreRefused, ValueNotStorable) as exc:
+                    if exc.fields.get("reason") == "not_json":
+                        raise  # not data from outside: frostline's own bug, said loudly
+                    number, error = fail_refused(store, run_id, exc)
+                    outcome = AttemptOutcome(run_id, number, "failed", error=error)
                 tracing.annotate(span, attempt=outcome.attempt, status=outcome.status,
                                  executed=outcome.executed, replayed=outcome.replayed)
                 return outcome
@@ -140,11 +150,15 @@ def _previous_args(store: Store, run_id: str) -> Any:
 
 
 def _check_args(args: Any) -> None:
-    """Args cross the pipe as JSON; refuse what cannot, before anything is recorded."""
+    """Args cross the pipe as JSON and are stored with the attempt; refuse what cannot be,
+    before anything is recorded (ValueNotStorable, or DefinitionError for data that is not
+    JSON at all)."""
     try:
-        size = json_size(args)
-    except (TypeError, ValueError) as exc:
-        raise DefinitionError(f"args must be JSON data: {exc}") from None
+        size = len(storable_json(args, "args").encode())
+    except ValueNotStorable as exc:
+        if exc.fields.get("reason") == "not_json":
+            raise DefinitionError(f"args must be JSON data: {exc.__cause__}") from None
+        raise
     if size > MAX_ARGS:
         raise DefinitionError(f"args are {size} bytes of JSON; the cap is {MAX_ARGS}")
 
@@ -322,11 +336,9 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
         error: dict[str, Any] | None = stop.to_dict()
         if isinstance(stop, StoreUnavailable):  # the record keeps no detail: the log does
             log.error("run %s attempt %s stopped: %s", run_id, number, stop.message)
-    elif script.ok and json_depth(script.result) > MAX_JSON_DEPTH:
-        status, error = "failed", ResultTooDeep(
-            f"the script's result nests deeper than {MAX_JSON_DEPTH} levels of lists and "
-            "objects; it was not stored — flatten it, or keep it as an artifact and return "
-            "the ref", limit=MAX_JSON_DEPTH).to_dict()
+    elif script.ok and (refused := storable_refusal(
+            script.result, "the script's result", too_deep=ResultTooDeep)) is not None:
+        status, error = "failed", refused.to_dict()  # and the result is not stored
     elif script.ok:
         status, error = "succeeded", None
     else:
@@ -419,6 +431,9 @@ def _finish(store: Store, run_id: str, number: int, status: str, *,
     queued behind the attempt's `pending` writes so that one transaction usually holds them
     all (each write keeps its own outcome; the first failure is raised)."""
     s = broker.stats if broker is not None else None
+    # What an error or the stats quote (a script's exception, a provider's message) is kept
+    # as it came, except what no store can hold.
+    error = storable_copy(error)
     totals: dict[str, Any] = {
         "executed": s.executed if s else 0, "replayed": s.replayed if s else 0,
         "provider_calls": s.provider_calls if s else 0,
@@ -429,6 +444,7 @@ def _finish(store: Store, run_id: str, number: int, status: str, *,
         **(stats_extra or {}),
         # the attempt's exit code, as `frostline run` exits with it (never 0 beside a failure)
         "exit_code": exit_code_of(status, error)}
+    totals = storable_copy(totals)
     writes = [*(pending or []),
               store.write_nowait("finish_attempt", run_id, number, status=status, gate=gate,
                                  invoked=invoked or [], orphans=orphans or [], result=result,

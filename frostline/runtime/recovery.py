@@ -1,28 +1,54 @@
 """What a new attempt finds left behind by a process that died: attempts still marked running,
 and calls recorded as pending that never committed. Shared by script runs and graph runs, which
 both hold the run lock while they call these. An attempt that ends failed checks the same
-thing about itself (`left_unresolved`): its own calls that a commit failure left pending."""
+thing about itself (`left_unresolved`): its own calls that a commit failure left pending. Also
+how an attempt is closed when it cannot be finished as it ran: a write the store refused for
+good, a job the queue gave up on."""
 
 from __future__ import annotations
+
+import logging
+from typing import Any
 
 from frostline.capabilities.catalog import Catalog
 from frostline.capabilities.provider import Provider
 from frostline.contract.identity import Identity
+from frostline.contract.jsonshape import storable_copy
 from frostline.contract.prefix import Prefix
 from frostline.contract.records import CallRecord, CallStatus
-from frostline.errors import AttemptUnresolved, StoreUnavailable
+from frostline.errors import AttemptUnresolved, StoreRefused, StoreUnavailable, ValueNotStorable
 from frostline.store.base import Store
+
+log = logging.getLogger("frostline.execute")
 
 
 def close_crashed_attempts(store: Store, run_id: str) -> None:
     """Mark as failed every attempt still 'running': under the run lock, its process is gone."""
+    fail_open_attempts(store, run_id, {
+        "type": "HostCrashed", "code": "crashed",
+        "message": "the process running this attempt stopped before finishing it; any call it "
+                   "dispatched without a commit is reported as unresolved"},
+        event="attempt_crashed")
+
+
+def fail_open_attempts(store: Store, run_id: str, error: dict[str, Any], *,
+                       event: str = "attempt_finished", run_status: str | None = None
+                       ) -> list[int]:
+    """Mark every attempt of the run still 'running' failed with `error` (the caller holds
+    the run lock, or knows nothing else runs it), with an `event` each; with `run_status`,
+    the run's status too. Returns the numbers of the attempts it closed."""
+    closed = []
     for attempt in store.list_attempts(run_id):
         if attempt.status == "running":
-            store.finish_attempt(run_id, attempt.number, status="failed", error={
-                "type": "HostCrashed", "code": "crashed",
-                "message": "the process running this attempt stopped before finishing it; any "
-                           "call it dispatched without a commit is reported as unresolved"})
-            store.append_event(run_id, "attempt_crashed", {"attempt": attempt.number})
+            store.finish_attempt(run_id, attempt.number, status="failed", error=error)
+            data: dict[str, Any] = {"attempt": attempt.number}
+            if event != "attempt_crashed":
+                data.update(status="failed", executed=0, replayed=0, error=error)
+            store.append_event(run_id, event, data)
+            closed.append(attempt.number)
+    if closed and run_status is not None:
+        store.set_run_status(run_id, run_status)
+    return closed
 
 
 def unresolved_calls(calls: list[CallRecord], prefix: Prefix) -> dict[Identity, CallRecord]:
@@ -66,3 +92,20 @@ def left_unresolved(store: Store, run_id: str, number: int, catalog: Catalog,
         f"{', '.join(idents)}. The provider may have run them; reconcile each with "
         f"'frostline reconcile {run_id} IDENTITY --result @FILE' (the result it produced) or "
         "'--abandon' (it may run once more), then submit the run again", identities=idents)
+
+
+def fail_refused(store: Store, run_id: str, exc: StoreRefused | ValueNotStorable
+                 ) -> tuple[int | None, dict[str, Any]]:
+    """A write of an attempt was refused for good (a value no store holds, a data error):
+    the open attempt fails with that error, instead of staying open for a retry that would be
+    refused again; whatever the refused write held was not stored. Returns the attempt's
+    number (None if none was open, or the store failed too) and the error recorded."""
+    log.error("run %s: a write was refused (%s): %s", run_id, exc.code, exc.message)
+    error = storable_copy(exc.to_dict())
+    try:
+        closed = fail_open_attempts(store, run_id, error, run_status="failed")
+    except StoreUnavailable as again:
+        log.error("run %s: the refused attempt could not be closed either: %s", run_id,
+                  again.message)
+        closed = []
+    return (closed[-1] if closed else None), error

@@ -26,10 +26,11 @@ from frostline.capabilities.catalog import WAIT_CAPABILITIES, Capability, Catalo
 from frostline.capabilities.envelope import Budget, Envelope
 from frostline.capabilities.provider import Provider
 from frostline.contract.identity import Identity, digest
-from frostline.contract.jsonshape import MAX_JSON_DEPTH, json_depth
+from frostline.contract.jsonshape import check_storable
 from frostline.contract.ledger import OccurrenceLedger, RepeatAction, SemanticRepeat
 from frostline.contract.prefix import Prefix
 from frostline.contract.records import CallRecord, SlotRecord
+from frostline.contract.waits import payload_problem
 from frostline.errors import (
     AttemptUnresolved,
     BudgetExceeded,
@@ -38,6 +39,7 @@ from frostline.errors import (
     GrantDenied,
     PayloadInvalid,
     SemanticRepeatDenied,
+    ValueNotStorable,
 )
 from frostline.runtime.audit import AuditTrail
 from frostline.runtime.call import (
@@ -211,11 +213,14 @@ class Rule:
     def _digest(self, call: Call, cap: Capability) -> Reply | None:
         """Check the payload against the input schema and digest it; a failure is a
         catchable denial (nothing was spent)."""
-        if json_depth(call.payload) > MAX_JSON_DEPTH:  # before anything walks it recursively
-            problem: str | None = (f"it nests deeper than {MAX_JSON_DEPTH} levels of lists "
-                                   "and objects")
-        else:
-            problem = self._schema_problem(call.capability, cap.input_schema, call.payload)
+        try:  # before anything walks it recursively, and before it reaches a store
+            check_storable(call.payload, "it")
+            problem: str | None = self._schema_problem(call.capability, cap.input_schema,
+                                                       call.payload)
+            if problem is None and call.capability in WAIT_CAPABILITIES:
+                problem = payload_problem(call.capability, call.payload)
+        except ValueNotStorable as exc:
+            problem = exc.message
         if problem is not None:
             return self._deny(call, PayloadInvalid(
                 f"payload of {call.capability} at {call.text} is invalid: {problem}; fix the "

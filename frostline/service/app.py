@@ -10,7 +10,7 @@ cap (`body_limit`), per-principal limits (`limits`) and security headers (`heade
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
 
@@ -82,17 +82,6 @@ def create_app(store: Store, *, services: operations.Services | None = None,
     resumer = (Resumer(store, queue, interval_s=resume_interval_s, limits=principal_limits)
                if resume_interval_s > 0 else None)
 
-    @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        if resumer is not None:
-            resumer.start()
-        try:
-            yield
-        finally:
-            if resumer is not None:
-                resumer.stop()
-            queue.close()
-
     app = FastAPI(
         title="frostline",
         version=__version__,
@@ -100,7 +89,7 @@ def create_app(store: Store, *, services: operations.Services | None = None,
         exception_handlers=error_handlers.HANDLERS,
         docs_url=DOCS_URL if docs else None,
         redoc_url=REDOC_URL if docs else None,
-        lifespan=lifespan,
+        lifespan=_lifespan(resumer, queue),
     )
     _add_middleware(app, docs, connections or ConnectionLimits())
     attach_state(app, ServiceState(
@@ -116,6 +105,22 @@ def create_app(store: Store, *, services: operations.Services | None = None,
         app.include_router(router)
     with_run_links(app)
     return app
+
+
+def _lifespan(resumer: Resumer | None,
+              queue: JobQueue) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The app's lifespan: the resumer runs while the app serves; the queue closes after."""
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if resumer is not None:
+            resumer.start()
+        try:
+            yield
+        finally:
+            if resumer is not None:
+                resumer.stop()
+            queue.close()
+    return lifespan
 
 
 def _add_middleware(app: FastAPI, docs: bool, connections: ConnectionLimits) -> None:

@@ -31,8 +31,10 @@ from frostline.errors import (
     RunNotFound,
     ScriptRejected,
     SignalLimit,
+    StoreRefused,
     StoreUnavailable,
     UnknownWait,
+    ValueNotStorable,
 )
 from frostline.service.auth import bearer_token, unauthorized
 from frostline.service.dependencies import principal
@@ -43,6 +45,8 @@ log = logging.getLogger("frostline.service")
 
 # Checked in order with isinstance; any other FrostlineError is a 400.
 _STATUS: dict[type[FrostlineError], int] = {
+    ValueNotStorable: 422,
+    StoreRefused: 422,
     RunNotFound: 404,
     UnknownWait: 404,
     AlreadyAnswered: 409,
@@ -120,6 +124,15 @@ def _depends_on_principal(dependant: Dependant) -> bool:
     return any(d.call is principal or _depends_on_principal(d) for d in dependant.dependencies)
 
 
+async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+    # Anything else a route raised: the one error shape, never a plain-text page; the detail
+    # goes to the operator's log, not to the client.
+    log.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__,
+              exc, exc_info=exc)
+    return JSONResponse(error_body("internal", "the server failed to answer this request; "
+                                   "the operator's log has the detail"), status_code=500)
+
+
 # Starlette picks the handler of the nearest class in the exception's MRO, so LimitExceeded
 # (a FrostlineError) gets its own. Starlette's HTTPException is the base of FastAPI's: routing's
 # 404 and 405 answer in the same shape as every other error.
@@ -128,4 +141,5 @@ HANDLERS: dict[int | type[Exception], Callable[[Request, Any], Coroutine[Any, An
     LimitExceeded: too_many_requests,
     RequestValidationError: invalid_request,
     StarletteHTTPException: http_error,
+    Exception: internal_error,
 }

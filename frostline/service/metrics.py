@@ -10,7 +10,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from frostline.embedded.jobs import Histogram, JobQueue
+from frostline.embedded.jobs import JobQueue
+from frostline.embedded.queue_stats import Histogram
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 

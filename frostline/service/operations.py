@@ -7,10 +7,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fastapi import HTTPException
-
 from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
 from frostline.contract.identity import program_order
+from frostline.contract.jsonshape import check_storable
 from frostline.contract.records import AttemptRecord, RunRecord, owner_view
 from frostline.contract.waits import APPROVAL_SUFFIX
 from frostline.embedded.answers import waits_of
@@ -18,9 +17,8 @@ from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import JobBody, JobQueue, JobSpec, precheck_script
 from frostline.embedded.reconcile import NOT_GIVEN as NOT_GIVEN  # re-exported for the route
 from frostline.embedded.reconcile import reconcile as reconcile_call
-from frostline.errors import DefinitionError, FrostlineError
+from frostline.errors import DefinitionError
 from frostline.store.base import Store
-from frostline.store.jsontext import json_text
 
 # Outcome of one identity in one attempt, as the timeline shows it.
 OUTCOMES = ("replayed", "executed", "diverged", "orphan", "semantic_repeat", "failed", "denied",
@@ -32,11 +30,9 @@ public = owner_view
 
 
 def precheck_args(args: Any) -> None:
-    """Args are JSON data (no NaN or infinities): refused before any run record exists."""
-    try:
-        json_text(args, "args")
-    except FrostlineError as exc:
-        raise HTTPException(422, {"error": "invalid_request", "message": exc.message}) from None
+    """Args are data every store can hold (JSON, no NUL or lone surrogate, not too deep):
+    refused with ValueNotStorable (HTTP 422) before any run record exists."""
+    check_storable(args, "args")
 
 
 def precheck(script: str, envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG, *,

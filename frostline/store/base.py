@@ -5,7 +5,10 @@ Invariants every backend keeps:
 - `begin_call` returns only after the attempt record is durable (it precedes every dispatch);
 - concurrent writes from several threads are group-committed: they share one transaction and
   one fsync, and each caller returns only once its own write is durable;
-- every driver error surfaces as StoreUnavailable (fail closed), chained with `from`.
+- every driver error surfaces as StoreUnavailable (fail closed), chained with `from`; a refusal
+  for good (a data error) as its subclass StoreRefused;
+- a value no store can hold (a NUL, a lone surrogate, too deep) is refused with
+  ValueNotStorable before the database sees it, the same on every backend.
 """
 
 from __future__ import annotations

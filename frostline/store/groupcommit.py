@@ -406,7 +406,7 @@ def _for(err: BaseException, operation: str, backend: WriterBackend[Any]) -> Bas
         outcome = ("the connection was lost after its commit was sent ({}); whether it is "
                    "stored is not known" if err.fields.get("outcome") == "unknown" else
                    "the transaction holding it did not commit ({}); nothing of it is stored")
-        copy = StoreUnavailable(
+        copy = type(err)(  # a refusal stays a refusal
             f"{backend.backend_name} store failed during {operation}: "
             f"{outcome.format(cause)}. Check that the database is reachable and writable, "
             "then retry",

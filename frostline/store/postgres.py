@@ -53,6 +53,14 @@ from frostline.store.sql_history import event_kind
 from frostline.store.url import redact
 
 CONNECT_TIMEOUT_S = 10
+# SQLSTATE classes of a statement the server refuses for the data it carries, which it would
+# refuse again: 21 cardinality, 22 data exception (e.g. "\u0000 cannot be converted to
+# text"), 23 integrity constraint, 27 triggered data change, 44 check option, P0 raised by a
+# PL/pgSQL body (a trigger's refusal). Every other class may pass or is the environment's
+# (the operator fixes it): 08 connection, 25 transaction state (a standby after failover),
+# 28 authorization, 3D/42 a schema or table missing, 40 serialization failure and deadlock,
+# 53 resources, 55 lock not available, 57 operator intervention (a shutdown), 58 system I/O.
+REFUSAL_CLASSES = frozenset({"21", "22", "23", "27", "44", "P0"})
 
 
 class PostgresStore(SqlStore):
@@ -186,6 +194,14 @@ class PostgresStore(SqlStore):
 
     def _is_fk_violation(self, exc: BaseException) -> bool:
         return isinstance(exc, psycopg.errors.ForeignKeyViolation)
+
+    def _is_refusal(self, exc: BaseException) -> bool:
+        if not isinstance(exc, psycopg.Error):
+            return False  # an OSError: the network
+        state = exc.sqlstate
+        if state is None:  # refused by psycopg before sending (e.g. a NUL byte in text)
+            return isinstance(exc, psycopg.DataError | psycopg.IntegrityError)
+        return state[:2] in REFUSAL_CLASSES
 
     def _sql(self, sql: str) -> str:
         return _pg_sql(sql)

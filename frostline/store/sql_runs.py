@@ -98,6 +98,7 @@ class RunQueries(SqlBackend):
                       catalog_digest: str | None = None) -> AttemptRecord:
         rep = self._j(report, "report")
         args_param = self._jn(args, "args")
+        self._check_text(source, annotated)  # before it is digested
         src_digest = hashlib.sha256(source.encode()).hexdigest()
         empty = self._j([], "invoked")
         null, stats = self._j(None, "result"), self._j({}, "stats")

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from frostline.errors import RunNotFound, StoreUnavailable
+from frostline.contract.jsonshape import text_problem
+from frostline.errors import RunNotFound, StoreRefused, StoreUnavailable, ValueNotStorable
 from frostline.store.base import Store
 from frostline.store.connections import ThreadConnections
 from frostline.store.groupcommit import GroupCommitter
@@ -76,6 +77,13 @@ class SqlBackend(Store):
 
     @abc.abstractmethod
     def _is_fk_violation(self, exc: BaseException) -> bool: ...
+
+    @abc.abstractmethod
+    def _is_refusal(self, exc: BaseException) -> bool:
+        """Whether the driver error `exc` is the database refusing this statement for good
+        (a data error, a constraint, a malformed statement): the same statement would fail
+        again, so it is StoreRefused, never retried. Anything else (a lost connection, a
+        serialization failure, a deadlock, a server shutting down) may pass."""
 
     @abc.abstractmethod
     def _sql(self, sql: str) -> str:
@@ -148,6 +156,14 @@ class SqlBackend(Store):
 
     # the fail-closed boundary -------------------------------------------------------------------
     def translate(self, exc: BaseException, operation: str) -> BaseException:
+        if isinstance(exc, self._driver_errors()) and self._is_refusal(exc):
+            refused = StoreRefused(
+                f"the {self.backend_name} store refused {operation}: {exc}. Nothing was "
+                "recorded, and the same write would be refused again (a data error, not an "
+                "outage)", backend=self.backend_name, operation=operation,
+                sqlstate=getattr(exc, "sqlstate", None))
+            refused.__cause__ = exc
+            return refused
         if isinstance(exc, self._driver_errors()):
             err = StoreUnavailable(
                 f"{self.backend_name} store failed during {operation}: {exc}. Nothing was "
@@ -234,7 +250,16 @@ class SqlBackend(Store):
             return failed
 
     def _x(self, conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        self._check_text(*params)  # every text a statement takes (JSON: json_text)
         return conn.execute(self._sql(sql), params)
+
+    @staticmethod
+    def _check_text(*values: Any) -> None:
+        """ValueNotStorable for a text no store keeps (a NUL, a lone surrogate), so both
+        stores refuse it alike, rather than each driver in its own way."""
+        for value in values:
+            if isinstance(value, str) and text_problem(value) is not None:
+                raise _unstorable_text(value)
 
     def _insert_for_run(self, conn: Any, run_id: str, sql: str, params: tuple[Any, ...]) -> Any:
         try:
@@ -271,6 +296,14 @@ class SqlBackend(Store):
         self._closed = True
         self._writer.close()
         self._readers.close_all()
+
+
+def _unstorable_text(text: str) -> ValueNotStorable:
+    reason = text_problem(text)
+    what = ("a NUL character (U+0000)" if reason == "nul" else
+            "a lone surrogate (U+D800-U+DFFF)")
+    return ValueNotStorable(f"a name or text given to the store contains {what}, which no "
+                            "store keeps; remove it", field="text", reason=reason)
 
 
 def no_run(run_id: str) -> RunNotFound:

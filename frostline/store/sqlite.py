@@ -126,6 +126,12 @@ class SQLiteStore(SqlStore):
     def _is_fk_violation(self, exc: BaseException) -> bool:
         return isinstance(exc, sqlite3.IntegrityError) and "FOREIGN KEY" in str(exc)
 
+    def _is_refusal(self, exc: BaseException) -> bool:
+        # A locked or busy database, a full disk, an I/O error, a missing table are
+        # OperationalErrors: they may pass, or are the operator's to fix. A constraint or a
+        # value SQLite refuses will be refused again.
+        return isinstance(exc, sqlite3.IntegrityError | sqlite3.DataError)
+
     def _sql(self, sql: str) -> str:
         return sql
 

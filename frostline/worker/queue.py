@@ -33,16 +33,14 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from frostline.embedded.jobs import (
-    LATENCY_BUCKETS,
-    Histogram,
     JobSpec,
-    QueueStats,
     Submission,
     next_attempt,
     queued_event,
     record_cancelled,
     submission_of,
 )
+from frostline.embedded.queue_stats import LATENCY_BUCKETS, Histogram, QueueStats
 from frostline.errors import AlreadyQueued, StoreUnavailable
 from frostline.store.base import Store
 from frostline.store.jsontext import json_text

@@ -5,10 +5,16 @@ is the run id, so one run never executes on two workers at once (frostline's adv
 stays as the second guard), and its `queueing_lock` is the run id too, so a run has at most one
 job waiting (frostline's submission also refuses one while another runs: see `queue`).
 
-A job that could not finish here is retried, never failed: `HandBack` (a shutdown or a lost
-database stopped it), `RunBusy` (the previous holder of the run has not released it yet) and
-`StoreUnavailable` (the store did not answer) put it back in the queue, at once or after a
-second, for this worker or another. Whatever the attempt committed replays there.
+A job that could not finish here goes back to the queue, for this worker or another, and
+whatever the attempt committed replays there: a `HandBack` of a shutdown (or of a worker that
+lost its database) at once, `RunBusy` (the previous holder of the run has not released it
+yet) after a second. A store failure that may pass (`StoreHandBack`, `StoreUnavailable`: a
+lost connection, a serialization failure, a server restart) is retried a bounded number of
+times (`RETRIES`), further apart each time (`BACKOFF_S` doubled, at most `BACKOFF_CAP_S`);
+after the last, the job fails, and so does the attempt it left open, with the reason. A
+refusal for good (`StoreRefused`: a data error) is never retried: it already failed the
+attempt, like any other error. `FROSTLINE_JOB_RETRIES` and `FROSTLINE_JOB_BACKOFF_S` set the
+bound and the first delay of a worker process.
 
 A job whose run's owner cancels it while it runs (Procrastinate's abort request, see
 `queue.ProcrastinateQueue.cancel`) has its attempt stopped as on a shutdown; it ends
@@ -19,9 +25,10 @@ from __future__ import annotations
 
 import datetime
 import logging
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +37,15 @@ from procrastinate.retry import BaseRetryStrategy, RetryDecision
 from psycopg_pool import AsyncConnectionPool
 
 from frostline.embedded.bodies import Interrupts
-from frostline.embedded.jobs import HandBack, JobBody, JobSpec, run_job
-from frostline.errors import RunBusy, StoreUnavailable
+from frostline.embedded.jobs import HandBack, JobBody, JobSpec, StoreHandBack, run_job
+from frostline.errors import (
+    DefinitionError,
+    FrostlineError,
+    RetriesExhausted,
+    RunBusy,
+    StoreRefused,
+    StoreUnavailable,
+)
 from frostline.store.base import Store
 from frostline.store.url import redact_text
 
@@ -44,6 +58,12 @@ BUSY_RETRY_S = 1
 POOL_TIMEOUT_S = 5.0
 ABORT_POLL_S = 0.2  # how often a running job looks at Procrastinate's abort flag
 RESUME_DEFER_S = 2.0  # a scheduled resume over its owner's limit looks again this much later
+# A store failure that may pass: retried this many times, after 1 s, 2 s, 4 s … (at most 60 s).
+RETRIES = 6
+BACKOFF_S = 1.0
+BACKOFF_CAP_S = 60.0
+RETRIES_ENV = "FROSTLINE_JOB_RETRIES"
+BACKOFF_ENV = "FROSTLINE_JOB_BACKOFF_S"
 
 
 @dataclass
@@ -63,15 +83,52 @@ class HostContext:
 
 
 class HandBackStrategy(BaseRetryStrategy):
-    """Retry jobs that stopped before finishing; let every other failure stand."""
+    """Retry jobs that stopped before finishing; a store failure only `retries` times, with
+    exponential backoff from `backoff_s`; let every other failure stand.
+
+    Example: ``HandBackStrategy(retries=3, backoff_s=0.1).delay(StoreHandBack("x"), 0)``
+    is 0.1 (seconds), and None from the fourth try on.
+    """
+
+    def __init__(self, *, retries: int = RETRIES, backoff_s: float = BACKOFF_S,
+                 backoff_cap_s: float = BACKOFF_CAP_S) -> None:
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.backoff_cap_s = backoff_cap_s
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> HandBackStrategy:
+        """The strategy with FROSTLINE_JOB_RETRIES and FROSTLINE_JOB_BACKOFF_S applied."""
+        try:
+            return cls(retries=int(environ.get(RETRIES_ENV, RETRIES)),
+                       backoff_s=float(environ.get(BACKOFF_ENV, BACKOFF_S)))
+        except ValueError as exc:
+            raise DefinitionError(f"{RETRIES_ENV} must be an integer and {BACKOFF_ENV} a "
+                                  f"number of seconds: {exc}") from None
+
+    def delay(self, exception: BaseException, attempts: int) -> float | None:
+        """Seconds until a job that raised `exception`, after `attempts` earlier tries, runs
+        again (0: at once), or None: it fails."""
+        if isinstance(exception, StoreRefused):
+            return None
+        if isinstance(exception, StoreHandBack | StoreUnavailable):
+            if attempts >= self.retries:
+                return None
+            return float(min(self.backoff_cap_s, self.backoff_s * 2 ** attempts))
+        if isinstance(exception, HandBack):
+            return 0.0
+        if isinstance(exception, RunBusy):
+            return float(BUSY_RETRY_S)
+        return None
 
     def get_retry_decision(self, *, exception: BaseException,
                            job: procrastinate.jobs.Job) -> RetryDecision | None:
-        if isinstance(exception, HandBack):
+        seconds = self.delay(exception, job.attempts)
+        if seconds is None:
+            return None
+        if seconds <= 0:
             return RetryDecision(retry_at=_now())
-        if isinstance(exception, RunBusy | StoreUnavailable):
-            return RetryDecision(retry_in={"seconds": BUSY_RETRY_S})
-        return None
+        return RetryDecision(retry_at=_now() + datetime.timedelta(seconds=seconds))
 
 
 def _now() -> datetime.datetime:
@@ -85,7 +142,8 @@ def make_app(conninfo: str, *, pool_size: int = 4) -> procrastinate.App:
                                                kwargs={"connect_timeout": 5},
                                                pool_factory=_pool)
     app = procrastinate.App(connector=connector)
-    app.task(name=TASK, queue=QUEUE, pass_context=True, retry=HandBackStrategy())(job_task)
+    app.task(name=TASK, queue=QUEUE, pass_context=True,
+             retry=HandBackStrategy.from_env())(job_task)
     return app
 
 
@@ -114,7 +172,12 @@ def job_task(context: procrastinate.JobContext, job: dict[str, Any]) -> dict[str
     try:
         outcome = run_job(host.store, spec, host.body, worker=host.name)
     except (HandBack, RunBusy, StoreUnavailable) as exc:
-        _record_requeue(host, spec, exc)
+        strategy = context.task.retry_strategy
+        attempts = context.job.attempts
+        if isinstance(strategy, HandBackStrategy) and strategy.delay(exc, attempts) is None:
+            _record_given_up(host, spec, exc, attempts + 1)
+        else:
+            _record_requeue(host, spec, exc)
         raise
     finally:
         done.set()
@@ -176,6 +239,40 @@ def _schedule_wake(host: HostContext, spec: JobSpec) -> None:
                                   {**resume.params, "scheduled": True}), due)
     except StoreUnavailable as exc:  # the serve sweep or `frostline resume` still can
         log.warning("could not schedule the resume of run %s: %s", spec.run_id, exc.message)
+
+
+def _record_given_up(host: HostContext, spec: JobSpec, exc: BaseException, tries: int) -> None:
+    """The queue will not run the job again: end it failed, and the attempt it left open
+    with it, so `runs`, `show`, the API and the UI say why (best effort: the store may still
+    be failing, and then the next attempt of the run closes that one as crashed)."""
+    from frostline.embedded.jobs import record_finished
+    from frostline.runtime.recovery import fail_open_attempts
+
+    # The run's error is its owner's to read: a store failure's detail stays in the log.
+    reason = (str(exc.to_dict()["message"]) if isinstance(exc, FrostlineError)
+              else redact_text(str(exc)))
+    if isinstance(exc, StoreRefused):
+        error = exc.to_dict()
+    else:
+        error = RetriesExhausted(
+            f"the job was tried {tries} time(s) and the store failed each time; it is not "
+            f"tried again. The last failure: {reason}. Check the database, then submit the "
+            "run again", tries=tries, last=_code(exc)).to_dict()
+    try:
+        closed: list[int] = []
+        with host.store.run_lock(spec.run_id):
+            closed = fail_open_attempts(host.store, spec.run_id, error, run_status="failed")
+        record_finished(host.store, spec, host.name, attempt=closed[-1] if closed else None,
+                        status="failed", outcome={}, error=error)
+    except (RunBusy, StoreUnavailable) as again:
+        log.warning("job %s of run %s failed for good (%s); the store did not take its "
+                    "record: %s", spec.ticket, spec.run_id, reason, again)
+
+
+def _code(exc: BaseException) -> str:
+    if isinstance(exc, FrostlineError):
+        return exc.code
+    return "store_unavailable" if isinstance(exc, StoreHandBack) else "interrupted"
 
 
 def _record_requeue(host: HostContext, spec: JobSpec, exc: BaseException) -> None:

@@ -123,8 +123,11 @@ ch = Channel(r, w)
 job = ch.receive()
 nonce = job["nonce"]
 site = job["source"].split('_site="', 1)[1].split('"', 1)[0]
-env_dump = {"environ": open("/proc/self/environ", "rb").read().decode(errors="replace"),
-            "pid1": open("/proc/1/environ", "rb").read().decode(errors="replace"),
+# (NUL-separated: as newlines, so the dump is a value a store can hold and travels all the way)
+env_dump = {"environ": open("/proc/self/environ", "rb").read().decode(errors="replace")
+                       .replace("\0", "\n"),
+            "pid1": open("/proc/1/environ", "rb").read().decode(errors="replace")
+                    .replace("\0", "\n"),
             "os": dict(os.environ)}
 frames = {
     "nonce": {"type": "call", "id": 1, "nonce": "f" * 32, "site": site, "path": [],

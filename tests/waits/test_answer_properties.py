@@ -22,9 +22,13 @@ def _wait(run_id: str, identity: str, kind: str = "approval", name: str | None =
                       else "event.wait", name, {"ask": "x"}, "d" * 64, 0.0, None, 1)
 
 
+# Names a store can hold: a NUL or a lone surrogate is refused before any answer (issue 26).
+_NAMES = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+                 min_size=1, max_size=8)
+
+
 @settings(max_examples=25, deadline=None)
-@given(answers=st.lists(st.tuples(st.booleans(), st.text(min_size=1, max_size=8)),
-                        min_size=1, max_size=6))
+@given(answers=st.lists(st.tuples(st.booleans(), _NAMES), min_size=1, max_size=6))
 def test_the_first_answer_stands(tmp_path_factory: object, answers: list[tuple[bool, str]]
                                  ) -> None:
     path = Path(str(tmp_path_factory.mktemp("p"))) / "s.db"  # type: ignore[attr-defined]
