@@ -40,9 +40,10 @@ def _holds_distributions(folder: str) -> bool:
     except OSError:
         return False
     for name in names:
-        if name.endswith(_METADATA):
-            project = name.split("-", 1)[0].removesuffix(".egg-info").lower()
-            if project != "frostline":
+        for suffix in _METADATA:
+            # NAME-VERSION.dist-info, NAME.egg-info, NAME-VERSION-pyX.Y.egg-info
+            if name.endswith(suffix) and name.removesuffix(suffix).split("-", 1)[0].lower() \
+                    != "frostline":
                 return True
     return False
 
