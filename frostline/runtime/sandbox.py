@@ -5,10 +5,10 @@ module removes the rest, so that a rule the checker misses still cannot reach an
 script runs in fresh user, pid, network, ipc, uts (and, when available, cgroup) namespaces,
 sees read-only binds of only the interpreter, its shared libraries and the frostline package
 (and, for a repository's test suite, the Python environment frostline runs in: see
-`frostline.runtime.sandbox_env`), a private ``/tmp``, a minimal ``/dev`` and its own ``/proc``, an environment built from
-scratch (no host variable, hence no provider credential, ever crosses), a non-root uid, no
-capabilities, the seccomp filter of `frostline.runtime.seccomp`, and the rlimits of
-`frostline.runtime.limits`. The host enforces a wall-clock timeout and output caps and kills
+`frostline.runtime.sandbox_env`), a private ``/tmp``, a minimal ``/dev`` and its own
+``/proc``, an environment built from scratch (no host variable, hence no provider
+credential, ever crosses), a non-root uid, no capabilities, the seccomp filter of
+`frostline.runtime.seccomp`, and the rlimits of `frostline.runtime.limits`. The host enforces a wall-clock timeout and output caps and kills
 the whole tree: killing bubblewrap's monitor makes the sandbox's pid 1 die
 (``--die-with-parent``), and the pid namespace dies with it.
 
@@ -264,6 +264,19 @@ def _root_links() -> list[str]:
     return argv
 
 
+def _read_only_mounts(binds: Iterable[tuple[str, str]], hidden: Iterable[str], *,
+                      under_tmp: bool) -> list[str]:
+    """The read-only binds and the hiding tmpfs mounts whose place is (or is not) under /tmp."""
+    argv: list[str] = []
+    for src, dest in binds:
+        if _under(dest, ["/tmp"]) == under_tmp:
+            argv += ["--ro-bind", src, dest]
+    for path in hidden:
+        if _under(path, ["/tmp"]) == under_tmp:
+            argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
+    return argv
+
+
 def sandbox_argv(
     inner_argv: Sequence[str], profile: SandboxProfile, *, seccomp_fd: int
 ) -> list[str]:
@@ -288,24 +301,18 @@ def sandbox_argv(
     ]
     for key, value in minimal_environment(profile).items():
         argv += ["--setenv", key, value]
-    # Read-only binds and hidden folders under /tmp go after the private /tmp is mounted
-    # (a venv or a task tree there), or the tmpfs would cover them.
     binds = read_only_binds(profile.python, profile.extra_ro_binds)
     shown = environment_paths() if profile.site_packages else ()
     # The prefix binds carry site-packages; an empty read-only tmpfs hides each folder that
     # is not part of the environment shown.
-    hidden = [path for path in site_dirs() if path not in shown]
-    for under_tmp in (False, True):
-        if under_tmp:
-            argv += _root_links()
-            argv += ["--proc", "/proc", "--dev", "/dev",
-                     "--size", str(profile.tmp_bytes), "--tmpfs", "/tmp"]
-        for src, dest in binds:
-            if _under(dest, ["/tmp"]) == under_tmp:
-                argv += ["--ro-bind", src, dest]
-        for path in hidden:
-            if _under(path, ["/tmp"]) == under_tmp:
-                argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
+    hidden = tuple(path for path in site_dirs() if path not in shown)
+    argv += _read_only_mounts(binds, hidden, under_tmp=False)
+    argv += _root_links()
+    argv += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(profile.tmp_bytes), "--tmpfs", "/tmp"]
+    # What lives under /tmp on the host (a venv, a task tree) is mounted after the private
+    # /tmp, which would cover it otherwise.
+    argv += _read_only_mounts(binds, hidden, under_tmp=True)
     # The environment frostline runs in, read-only, at the same paths as on the host.
     for path in shown:
         argv += ["--ro-bind", path, path]
