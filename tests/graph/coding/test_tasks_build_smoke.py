@@ -46,7 +46,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     if not _index_reachable():
         pytest.skip("the package index cannot be reached; the build downloads pinned sdists")
     root = tmp_path_factory.mktemp("build")
-    # The default cache (never under /tmp: the sandbox mounts its own /tmp there).
+    # The default cache (~/.cache/frostline): downloads are kept across sessions.
     r = CliRunner().invoke(tasks_cli, ["build", "--out", str(root / "out"), "--packages", PACKAGE,
                                        "--per-package", str(PER_PACKAGE), "--jobs", "2",
                                        "--json"])

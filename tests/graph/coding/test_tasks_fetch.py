@@ -146,3 +146,15 @@ def test_issue27_unpack_works_on_a_python_without_tar_filters(
     with pytest.raises(FetchError, match="refus"):
         unpack(_hostile(tmp_path / "b.tar.gz", "symlink_out"), tmp_path / "out" / "b",
                strip_top=True)
+
+
+def test_issue27_a_cache_under_tmp_is_accepted(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # The sandbox mounts the trees it reads after its private /tmp, so a cache there works;
+    # with no index reachable, the build gets as far as downloading.
+    from frostline.graph.coding.tasks.build import BuildOptions, build
+
+    assert str(tmp_path).startswith("/tmp/")
+    monkeypatch.setenv("FROSTLINE_INDEX_URL", "http://127.0.0.1:9/pypi/")
+    with pytest.raises(FetchError, match="cannot download"):
+        build(BuildOptions(out=tmp_path / "out", cache=tmp_path / "cache", packages=("parse",)))
