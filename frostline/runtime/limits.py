@@ -90,15 +90,21 @@ def _triples(limits: ResourceLimits) -> list[tuple[str, int, int]]:
     return out
 
 
-def stage_source(limits: ResourceLimits) -> str:
-    """The limit stage: a ``python -c`` program that lowers the rlimits, then runs its
-    arguments (``-m MODULE ...``, ``-c CODE ...`` or ``PATH ...``) as the interpreter would.
+def stage_source(limits: ResourceLimits, site_dirs: Sequence[str] = ()) -> str:
+    """The limit stage: a ``python -c`` program that lowers the rlimits, adds `site_dirs`
+    to sys.path (with ``site.addsitedir``: their ``.pth`` files run, under the limits), then
+    runs its arguments (``-m MODULE ...``, ``-c CODE ...`` or ``PATH ...``) as the
+    interpreter would.
 
-    It imports only ``resource``, ``_signal`` and ``sys`` (and ``runpy`` for a module), so
-    it adds almost nothing to the start-up; a limit is never raised above a hard limit
-    already in force.
+    It imports only ``resource``, ``_signal`` and ``sys`` (``runpy`` for a module, ``site``
+    for site folders), so it adds almost nothing to the start-up; a limit is never raised
+    above a hard limit already in force.
     """
     triples = ", ".join(f"(_r.{res}, {soft}, {hard})" for res, soft, hard in _triples(limits))
+    sites = ""
+    if site_dirs:
+        sites = (f"import site as _site\nfor _d in {tuple(site_dirs)!r}:\n"
+                 "    _site.addsitedir(_d)\ndel _site, _d\n")
     return f"""\
 import resource as _r, sys as _s, _signal
 for _k, _soft, _hard in ({triples},):
@@ -110,7 +116,7 @@ for _k, _soft, _hard in ({triples},):
 # SIGXFSZ would kill silently at the file-size limit; ignored, the write fails with EFBIG.
 _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
 del _r, _k, _soft, _hard, _cur, _signal
-_s.argv = _s.argv[1:]
+{sites}_s.argv = _s.argv[1:]
 if not _s.argv or (_s.argv[0] in ("-m", "-c") and len(_s.argv) < 2):
     raise SystemExit("limit stage: expected -m MODULE, -c CODE or PATH")
 if _s.argv[0] == "-m":
@@ -126,9 +132,10 @@ else:
 """
 
 
-def stage_argv(limits: ResourceLimits, args: Sequence[str]) -> list[str]:
-    """Interpreter arguments that apply `limits`, then run `args`.
+def stage_argv(limits: ResourceLimits, args: Sequence[str],
+               site_dirs: Sequence[str] = ()) -> list[str]:
+    """Interpreter arguments that apply `limits`, add `site_dirs` to sys.path, then run `args`.
 
     Usage: ``[python, "-S", *stage_argv(limits, ["-m", "frostline.runtime.child", "3", "4"])]``.
     """
-    return ["-c", stage_source(limits), *args]
+    return ["-c", stage_source(limits, site_dirs), *args]

@@ -3,11 +3,12 @@
 A script is untrusted code. The checker rejects the source-level routes to an effect; this
 module removes the rest, so that a rule the checker misses still cannot reach anything: the
 script runs in fresh user, pid, network, ipc, uts (and, when available, cgroup) namespaces,
-sees read-only binds of only the interpreter, its shared libraries and the frostline package,
-a private ``/tmp``, a minimal ``/dev`` and its own ``/proc``, an environment built from
-scratch (no host variable, hence no provider credential, ever crosses), a non-root uid, no
-capabilities, the seccomp filter of `frostline.runtime.seccomp`, and the rlimits of
-`frostline.runtime.limits`. The host enforces a wall-clock timeout and output caps and kills
+sees read-only binds of only the interpreter, its shared libraries and the frostline package
+(and, for a repository's test suite, the Python environment frostline runs in: see
+`frostline.runtime.sandbox_env`), a private ``/tmp``, a minimal ``/dev`` and its own
+``/proc``, an environment built from scratch (no host variable, hence no provider
+credential, ever crosses), a non-root uid, no capabilities, the seccomp filter of
+`frostline.runtime.seccomp`, and the rlimits of `frostline.runtime.limits`. The host enforces a wall-clock timeout and output caps and kills
 the whole tree: killing bubblewrap's monitor makes the sandbox's pid 1 die
 (``--die-with-parent``), and the pid namespace dies with it.
 
@@ -33,7 +34,6 @@ import os
 import re
 import shutil
 import sys
-import sysconfig
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +42,7 @@ from pathlib import Path
 import frostline
 from frostline.errors import RunError
 from frostline.runtime.limits import ResourceLimits, stage_argv
+from frostline.runtime.sandbox_env import environment_paths, site_dirs
 from frostline.runtime.seccomp import (
     DEFAULT_POLICY,
     SeccompPolicy,
@@ -131,8 +132,10 @@ class SandboxProfile:
         extra_ro_binds: additional host paths bound read-only at the same place.
         extra_env: variables added to the minimal environment (explicit; never copied from
             the host's environment).
-        site_packages: put the interpreter's site-packages on sys.path (off by default: the
-            child needs only the standard library and frostline).
+        site_packages: show the environment frostline runs in (its venv's site-packages, or
+            whatever folders of this process's sys.path hold installed distributions),
+            read-only, and put it on sys.path (off by default: a script needs only the
+            standard library and frostline). See `frostline.runtime.sandbox_env`.
         rw_binds: (host path, sandbox path) pairs bound read-write, e.g. a repository whose
             own test suite runs inside; nothing else of the host is writable.
         chdir: the working directory inside the sandbox.
@@ -249,16 +252,6 @@ def read_only_binds(python: str, extra: tuple[str, ...] = ()) -> tuple[tuple[str
     return tuple(binds)
 
 
-@functools.lru_cache(maxsize=1)
-def _site_dirs() -> tuple[str, ...]:
-    """This interpreter's site-packages directories that exist (resolved, deduplicated)."""
-    dirs: set[str] = set()
-    for base in {sys.prefix, sys.base_prefix}:  # a venv's and its base interpreter's
-        paths = sysconfig.get_paths(vars={"base": base, "platbase": base})
-        dirs |= {os.path.realpath(paths[key]) for key in ("purelib", "platlib") if key in paths}
-    return tuple(sorted(d for d in dirs if os.path.isdir(d)))
-
-
 def _root_links() -> list[str]:
     """Mirror the host's /bin, /lib, /lib64, /sbin: a symlink stays a symlink, a directory
     is bound read-only."""
@@ -268,6 +261,19 @@ def _root_links() -> list[str]:
             argv += ["--symlink", os.readlink(name), name]
         elif os.path.isdir(name):
             argv += ["--ro-bind", name, name]
+    return argv
+
+
+def _read_only_mounts(binds: Iterable[tuple[str, str]], hidden: Iterable[str], *,
+                      under_tmp: bool) -> list[str]:
+    """The read-only binds and the hiding tmpfs mounts whose place is (or is not) under /tmp."""
+    argv: list[str] = []
+    for src, dest in binds:
+        if _under(dest, ["/tmp"]) == under_tmp:
+            argv += ["--ro-bind", src, dest]
+    for path in hidden:
+        if _under(path, ["/tmp"]) == under_tmp:
+            argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
     return argv
 
 
@@ -295,17 +301,22 @@ def sandbox_argv(
     ]
     for key, value in minimal_environment(profile).items():
         argv += ["--setenv", key, value]
-    for src, dest in read_only_binds(profile.python, profile.extra_ro_binds):
-        argv += ["--ro-bind", src, dest]
-    if not profile.site_packages:
-        # The prefix bind carries site-packages; an empty read-only tmpfs hides it.
-        for path in _site_dirs():
-            argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
+    binds = read_only_binds(profile.python, profile.extra_ro_binds)
+    shown = environment_paths() if profile.site_packages else ()
+    # The prefix binds carry site-packages; an empty read-only tmpfs hides each folder that
+    # is not part of the environment shown.
+    hidden = tuple(path for path in site_dirs() if path not in shown)
+    argv += _read_only_mounts(binds, hidden, under_tmp=False)
     argv += _root_links()
+    argv += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(profile.tmp_bytes), "--tmpfs", "/tmp"]
+    # What lives under /tmp on the host (a venv, a task tree) is mounted after the private
+    # /tmp, which would cover it otherwise.
+    argv += _read_only_mounts(binds, hidden, under_tmp=True)
+    # The environment frostline runs in, read-only, at the same paths as on the host.
+    for path in shown:
+        argv += ["--ro-bind", path, path]
     argv += [
-        "--proc", "/proc",
-        "--dev", "/dev",
-        "--size", str(profile.tmp_bytes), "--tmpfs", "/tmp",
         *[arg for src, dest in profile.rw_binds for arg in ("--bind", src, dest)],
         # bubblewrap builds the root on a tmpfs of its own; make it read-only once every
         # mount point exists, so that only /tmp and the read-write binds are writable.
@@ -322,11 +333,13 @@ def sandbox_argv(
 def python_argv(profile: SandboxProfile, args: Sequence[str]) -> list[str]:
     """The interpreter command inside the sandbox: the limits stage, then `args`
     (``["-m", module, ...]``, ``["-c", code, ...]`` or ``[path, ...]``)."""
-    # -S: no site module, so site-packages (and every .pth hook in it) stays off sys.path;
-    # the child needs only the standard library and frostline. It also halves the start.
-    site = "-s" if profile.site_packages else "-S"
+    # -S: no site module, so the interpreter's own site-packages (and every .pth hook in them)
+    # stay off sys.path; a script needs only the standard library and frostline (and -S halves
+    # the start). With `site_packages`, the limit stage adds the environment frostline runs
+    # in (`frostline.runtime.sandbox_env`), not the base interpreter's.
+    sites = environment_paths() if profile.site_packages else ()
     # -P: never prepend the working directory (the writable /tmp) to sys.path.
-    return [profile.python, site, "-P", "-B", *stage_argv(profile.limits, args)]
+    return [profile.python, "-S", "-P", "-B", *stage_argv(profile.limits, args, sites)]
 
 
 @functools.lru_cache(maxsize=8)

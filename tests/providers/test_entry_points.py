@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from frostline.runtime.sandbox_env import environment_paths
+
 ROOT = Path(__file__).resolve().parents[2]
 
 DIST = "frostline_weather_plugin-1.0"
@@ -78,9 +80,15 @@ with open_registry(config) as registry, open_store(sys.argv[1]) as store:
 def test_an_entry_point_capability_from_a_package_installed_in_a_venv(tmp_path):
     package = wheel(tmp_path)
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
-                   check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
+    # frostline's dependencies: this process's environment, through a .pth. (A venv made with
+    # --system-site-packages sees the *base* interpreter's site-packages, which lack them
+    # when this process runs in a venv of its own, as `.ci/run` does: issue 27.)
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True).stdout.strip()
+    Path(purelib, "parent-env.pth").write_text("\n".join(environment_paths()) + "\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PIP_NO_INDEX": "1",
            "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     subprocess.run([str(python), "-m", "pip", "install", "-q", str(package)], check=True,

@@ -20,6 +20,7 @@ import pytest
 
 from frostline.runtime.limits import ResourceLimits
 from frostline.runtime.sandbox import SandboxProfile
+from frostline.runtime.sandbox_env import environment_paths, site_dirs
 from frostline.runtime.sandbox_process import run_sandboxed
 from frostline.runtime.seccomp import SeccompPolicy
 
@@ -328,6 +329,7 @@ _AS_USER = """
 import dataclasses, json, sys
 from frostline.runtime.limits import ResourceLimits
 from frostline.runtime.sandbox import SandboxProfile
+from frostline.runtime.sandbox_env import environment_paths, site_dirs
 from frostline.runtime.sandbox_process import run_sandboxed
 from frostline.runtime.seccomp import SeccompPolicy
 spec = json.loads(sys.argv[1])
@@ -590,29 +592,29 @@ def test_script_runs_in_its_own_session_without_a_terminal(profile):
     assert out[0] in (1, 2) and out[1] in (1, 2)
 
 
-def test_site_packages_hidden_unless_asked_for(profile):
-    import sys
-    import sysconfig
-
-    # The sandbox runs the real interpreter (profile.python), which knows nothing of a venv:
-    # the site-packages it would use are its own prefix's, in a venv the base interpreter's.
-    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}
-    site = os.path.realpath(sysconfig.get_paths(vars=base)["purelib"])
-    code = "import json, os, sys\nprint(json.dumps(sorted(os.listdir(sys.argv[1]))[:3]))"
-    assert run_json(code, profile, site) == []
-    assert "pip" not in str(run_json(code, profile, site))
-    with_site = dataclasses.replace(profile, site_packages=True)
-    listed = run_json(code, with_site, site)
-    assert listed and listed == sorted(os.listdir(site))[:3]
+def test_site_packages_hidden_unless_asked_for_then_only_the_hosts_environment(profile):
+    # Issue 27: the sandbox runs the real interpreter behind a venv; with site_packages it
+    # must see the environment frostline runs in (this venv's site-packages), read-only, and
+    # not the base interpreter's site-packages unless this process has them on sys.path.
+    shown = environment_paths()
+    assert shown, "the suite runs with its dependencies installed somewhere"
+    listing = "import json, os, sys\nprint(json.dumps(sorted(os.listdir(sys.argv[1]))[:3]))"
     on_path = "import json, os, sys\nprint(json.dumps([os.path.realpath(p) for p in sys.path]))"
-    assert site in run_json(on_path, with_site)
-    assert site not in run_json(on_path, profile)
-    import rfc8785
-
-    if os.path.realpath(rfc8785.__file__).startswith(site + "/"):  # not when only a venv has it
-        imported = run_code("import rfc8785\nprint(rfc8785.dumps({'b': 1, 'a': 2}).decode())",
-                            with_site)
-        assert imported.stdout == b'{"a":2,"b":1}\n', imported.stderr
+    for folder in site_dirs():
+        assert run_json(listing, profile, folder) == [], folder
+    assert not set(shown) & set(run_json(on_path, profile))
+    with_site = dataclasses.replace(profile, site_packages=True)
+    for folder in shown:
+        assert run_json(listing, with_site, folder) == sorted(os.listdir(folder))[:3]
+    assert [p for p in run_json(on_path, with_site) if p in shown] == list(shown)
+    for folder in set(site_dirs()) - set(shown):  # e.g. an isolated venv's base interpreter's
+        assert run_json(listing, with_site, folder) == [], folder
+    imported = run_code("import rfc8785\nprint(rfc8785.dumps({'b': 1, 'a': 2}).decode())",
+                        with_site)
+    assert imported.stdout == b'{"a":2,"b":1}\n', imported.stderr
+    write = run_code("import sys\nopen(sys.argv[1] + '/frostline-probe', 'w')", with_site,
+                     shown[0])
+    assert not write.ok and b"Read-only file system" in write.stderr
 
 
 def test_tmp_is_bounded_by_its_size(profile):

@@ -2,7 +2,8 @@
 
 It is not imported by the host: `testrun` reads this file's text and runs it with ``python -c``
 inside bubblewrap, so it imports nothing of frostline's (only the standard library, pytest and
-coverage from the interpreter's site-packages). Its one argument is a JSON spec, or ``@PATH``
+coverage from the environment frostline runs in, which the sandbox shows read-only: see
+`frostline.runtime.sandbox_env`). Its one argument is a JSON spec, or ``@PATH``
 of a file holding it:
 
     {"args": [...pytest arguments...], "junit": PATH, "timeout": SECONDS,

@@ -2,9 +2,10 @@
 
 Every execution of repository code in the coding workflow goes through `run_pytest` or
 `run_python`: bubblewrap with no network, the workspace bound read-write at ``/workspace`` (the
-only writable place besides a private /tmp and an output folder), the interpreter's
-site-packages readable (pytest, coverage and the repository's test dependencies), rlimits, a
-wall clock for the whole run and a per-test timeout inside it. Outcomes come from the junit XML
+only writable place besides a private /tmp and an output folder), the environment frostline
+runs in readable (its venv's site-packages: pytest, coverage and the repository's test
+dependencies; `frostline.runtime.sandbox_env`), rlimits, a wall clock for the whole run and
+a per-test timeout inside it. Outcomes come from the junit XML
 pytest writes (each test case tagged with its node id by `pytest_driver`), never from the
 console. With `coverage=True` the run also yields, per executed line of the repository, the
 tests that ran it.

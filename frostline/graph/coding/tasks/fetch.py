@@ -11,6 +11,7 @@ Cache location: ``--cache DIR`` > ``$FROSTLINE_CACHE`` > ``$XDG_CACHE_HOME/frost
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -26,7 +27,7 @@ from pathlib import Path
 from frostline.graph.coding.tasks.errors import FetchError
 from frostline.graph.coding.tasks.pins import Archive
 
-__all__ = ["INDEX_ENV", "default_cache", "fetch", "sha256_of", "unpack"]
+__all__ = ["INDEX_ENV", "default_cache", "extract_tar", "fetch", "sha256_of", "unpack"]
 
 INDEX_ENV = "FROSTLINE_INDEX_URL"
 _DEFAULT_INDEX = "https://pypi.org/pypi/"
@@ -127,6 +128,67 @@ def _inside(dest: Path, name: str) -> Path:
     return target
 
 
+def extract_tar(tf: tarfile.TarFile, dest: Path, *, native: bool | None = None) -> None:
+    """Extract `tf` into `dest` under the rules of tarfile's ``"data"`` filter: nothing outside
+    `dest` (names, links), no device or FIFO, no setuid/setgid/sticky bit, no group- or
+    other-writable file, no owner from the archive.
+
+    `native`: use tarfile's own filter (default: when this Python has it, 3.11.4 and later);
+    otherwise each member is checked here (`_data_member`) and extracted one by one, so a
+    link extracted earlier is followed when a later member is checked (Debian 12's 3.11.2).
+
+    Raises:
+        FetchError: a member breaks a rule; what was extracted stays in `dest` (the caller
+            unpacks into a scratch folder).
+    """
+    if native is None:
+        native = hasattr(tarfile, "data_filter")
+    if native:
+        try:
+            tf.extractall(dest, filter="data")
+        except tarfile.FilterError as exc:
+            name = exc.tarinfo.name
+            raise FetchError(f"archive member {name!r} is refused: {exc}",
+                             member=name) from exc
+        return
+    # Checked here already; a Python that has filters is told so (3.12+ warns without one).
+    trusted = hasattr(tarfile, "fully_trusted_filter")
+    for member in tf.getmembers():
+        safe = _data_member(member, dest)
+        if trusted:
+            tf.extract(safe, dest, numeric_owner=True, filter="fully_trusted")
+        else:
+            tf.extract(safe, dest, numeric_owner=True)
+
+
+def _data_member(member: tarfile.TarInfo, dest: Path) -> tarfile.TarInfo:
+    """A copy of `member` that is safe to extract into `dest`, or FetchError (the checks of
+    tarfile's ``"data"`` filter, for Pythons that lack it)."""
+    name = member.name
+    _inside(dest, name)
+    if not (member.isreg() or member.isdir() or member.issym() or member.islnk()):
+        raise FetchError(f"archive member {name!r} is a device or a FIFO; refusing it",
+                         member=name)
+    if member.issym():
+        if os.path.isabs(member.linkname):
+            raise FetchError(f"archive member {name!r} links to the absolute path "
+                             f"{member.linkname!r}; refusing it", member=name)
+        _inside(dest, os.path.join(os.path.dirname(name), member.linkname))
+    elif member.islnk():
+        _inside(dest, member.linkname)
+    mode = member.mode & 0o755  # no setuid/setgid/sticky, no group or other write
+    if member.isdir():
+        mode |= 0o700
+    elif member.isreg() or member.islnk():
+        mode |= 0o600
+        if not mode & 0o100:  # not executable by its owner: by nobody
+            mode &= ~0o111
+    safe = copy.copy(member)  # TarInfo.replace is 3.11.4's too
+    safe.mode, safe.uid, safe.gid, safe.uname, safe.gname = (mode, os.getuid(), os.getgid(),
+                                                             "", "")
+    return safe
+
+
 def unpack(path: Path, dest: Path, *, strip_top: bool) -> Path:
     """Unpack a .tar.gz or a wheel into `dest` (replaced if present) and return `dest`.
 
@@ -145,7 +207,7 @@ def unpack(path: Path, dest: Path, *, strip_top: bool) -> Path:
             with tarfile.open(path) as tf:
                 for member in tf.getmembers():
                     _inside(work, member.name)
-                tf.extractall(work, filter="data")
+                extract_tar(tf, work)
         root = work
         if strip_top:
             tops = list(work.iterdir())

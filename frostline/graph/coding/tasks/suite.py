@@ -50,7 +50,7 @@ class SuiteResult:
 
 
 def sandbox_profile(wall_seconds: float) -> SandboxProfile:
-    """The sandbox a suite runs in: the interpreter's site-packages (pytest, coverage) visible,
+    """The sandbox a suite runs in: the environment frostline runs in (pytest, coverage) visible,
     room in /tmp for a copy of the tree, and limits sized for a test suite."""
     return SandboxProfile(
         wall_seconds=wall_seconds, site_packages=True, tmp_bytes=256 << 20,
