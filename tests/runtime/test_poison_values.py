@@ -72,7 +72,10 @@ class Poisoned:
 def test_issue26_a_provider_result_no_store_holds_stops_the_run(store: Store) -> None:
     source = 'async def orchestrate(ctx, args):\n    return await ctx.run("echo", {"n": 1})\n'
     out = run(store, "r", source, Poisoned(LocalProviders()))
-    assert out.status == "failed" and out.error["code"] == "value_not_storable"  # type: ignore[index]
+    # The provider was paid and its result never committed: the run is unresolved until
+    # reconciled, and the error says why the commit was refused.
+    assert out.status == "unresolved" and out.error["code"] == "unresolved"  # type: ignore[index]
+    assert out.error["cause"]["code"] == "value_not_storable"  # type: ignore[index]
     assert store.list_slots("r") == []  # nothing committed of it
 
 
