@@ -41,6 +41,7 @@ from frostline.errors import (
 )
 from frostline.runtime import tracing
 from frostline.runtime.broker import Broker
+from frostline.runtime.dry_replay import record_rebinding, trace_check, trace_refusal
 from frostline.runtime.outcome import AttemptOutcome as AttemptOutcome  # re-exported
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
@@ -123,8 +124,6 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
         return AttemptOutcome(run_id, None, "failed", error=exc.to_dict())
 
 
-
-
 def _previous_args(store: Store, run_id: str) -> Any:
     """The args of the run's latest attempt that recorded any, else {}."""
     for attempt in reversed(store.list_attempts(run_id)):
@@ -205,11 +204,11 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     report, site_infos = checked
 
     # 2. the gate against the frozen prefix (before any process starts)
-    gate_result: dict[str, Any] | None = None
-    if len(prefix):
-        gate_result = gate_against_prefix(store, run_id, prefix, site_infos)
-        if not gate_result.get("accepted", False):
-            return _refuse(store, run_id, source, report, "gate_stopped", None, gate=gate_result)
+    gated = await _gated(store, run_id, source, args, env, providers, runner, catalog,
+                         prefix, site_infos, report)
+    if isinstance(gated, AttemptOutcome):
+        return gated
+    gate_result, rebinding = gated
 
     # 3. annotate and open the attempt
     annotated = annotate(source)
@@ -221,6 +220,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     attempt = store.start_attempt(run_id, source=source, annotated=annotated, report=report,
                                   args=args, catalog_digest=catalog_digest)
     number = attempt.number
+    record_rebinding(store, run_id, number, rebinding)  # durable before the first call
     # Not waited for: durable with the next write (queue order), checked as the attempt ends.
     pending = [store.write_nowait("append_event", run_id, "attempt_started", {
         "attempt": number, "frozen": len(prefix), "catalog": catalog_digest})]
@@ -236,7 +236,8 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     # 5. run the script against the broker
     broker = Broker(store, run_id, number, envelope=env, providers=providers,
                     whitelist=whitelist, prefix=prefix, catalog=catalog, unresolved=unresolved,
-                    prior_calls=prior.calls, prior_spend_usd=prior.usd, fail_open=fail_open)
+                    prior_calls=prior.calls, prior_spend_usd=prior.usd, fail_open=fail_open,
+                    rebinding=rebinding)
     job = Job(annotated, args, concurrency=env.concurrency, max_fanout=env.max_fanout)
     try:
         script = await runner.run(job, broker)
@@ -246,6 +247,19 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     finally:
         await broker.drain()  # every dispatched call completes and commits
     return _conclude(store, run_id, number, env, prefix, broker, script, gate_result, pending)
+
+
+async def _gated(store: Store, run_id: str, source: str, args: Any, env: Envelope,
+                 providers: Provider, runner: Runner, catalog: Catalog, prefix: Prefix,
+                 site_infos: list[Any], report: dict[str, Any]
+                 ) -> tuple[dict[str, Any] | None, Mapping[Identity, Identity]] | AttemptOutcome:
+    """The gate's record and the rebinding to run with (see `trace_check`), or the refusal."""
+    gate = gate_against_prefix(store, run_id, prefix, site_infos) if len(prefix) else None
+    traced = gate and await trace_check(store, run_id, source, args, env, providers, runner,
+                                        catalog, prefix, site_infos, gate)
+    if gate is not None and traced is None:
+        return _refuse(store, run_id, source, report, "gate_stopped", None, gate=gate)
+    return gate, traced or {}
 
 
 def _checked(store: Store, run_id: str, source: str, env: Envelope, catalog: Catalog,
@@ -322,7 +336,8 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
 
     # 6. orphans and the certificate (a waiting attempt has not reached its end: the
     # identities after its wait are not orphans yet)
-    invoked = broker.invoked if status != "waiting" else prefix.identities()
+    invoked = ([broker.rebinding.get(i, i) for i in broker.invoked]  # rebound: slot invoked
+               if status != "waiting" else prefix.identities())
     report_o = orphan_report(prefix.identities(), invoked, env.orphan_policy)
     if report_o.orphans:
         store.append_event(run_id, "orphans", {"attempt": number, **report_o.to_dict()})
@@ -392,6 +407,7 @@ def _refuse(store: Store, run_id: str, source: str, report: dict[str, Any], stat
             "type": "GateStopped", "code": "gate_stopped",
             "message": "the candidate changes or removes frozen callsites ("
             + ", ".join(kinds) + "); nothing was spent"}
+        err_dict.update(trace_refusal(gate, err_dict["message"]))
     else:
         err_dict = err.to_dict() if err is not None else {}
     return _finish(store, run_id, attempt.number, status, error=err_dict, gate=gate)
