@@ -51,6 +51,15 @@ _OUTCOME_STYLE = {"replayed": "cyan", "executed": "green", "failed": "red", "div
                   "orphan": "magenta", "stopped": "dim", "store_unavailable": "bold red"}
 
 
+def _cell(outcome: str | None, moved_from: str | None) -> str:
+    """An identity × attempt cell of `show`: the outcome, and where a moved call came from."""
+    if not outcome:
+        return ""
+    if moved_from:
+        return _styled(outcome) + text(f" (moved from {moved_from})")
+    return _styled(outcome)
+
+
 def _styled(outcome: str) -> str:
     style = _OUTCOME_STYLE.get(outcome, "")
     return f"[{style}]{text(outcome)}[/]" if style else text(outcome)
@@ -137,6 +146,8 @@ def print_outcome(o: AttemptOutcome, source: str) -> None:
         note = ""
         if row.get("semantic_repeat"):
             note = f"semantic repeat ({row['semantic_repeat']})"
+        if row.get("moved_from"):
+            note = f"replayed (moved from {row['moved_from']})"
         if row.get("error"):
             note = str(row["error"].get("message", ""))
         table.add_row(text(row["identity"]), text(row["capability"]),
@@ -217,8 +228,9 @@ def _print_run(data: dict[str, Any]) -> None:
         numbers = [a["number"] for a in data["attempts"]]
         for n in numbers:
             grid.add_column(f"#{n}")
+        moved = data.get("moved_from", {})
         for ident, per in data["identities"].items():
-            grid.add_row(text(ident), *(_styled(per[str(n)]) if per.get(str(n)) else ""
+            grid.add_row(text(ident), *(_cell(per.get(str(n)), moved.get(ident, {}).get(str(n)))
                                         for n in numbers))
         out.print(grid)
     for change in data["catalog_changes"]:

@@ -11,7 +11,8 @@ from frostline.store.base import Store
 
 
 def describe_run(store: Store, run_id: str) -> dict[str, Any]:
-    """The JSON of `frostline show`: run, attempts, identity × attempt outcomes, unresolved
+    """The JSON of `frostline show`: run, attempts, identity × attempt outcomes (with, for a
+    replay of a moved committed call, the committed identity it was moved from), unresolved
     calls, and the waits the run reached with their answers."""
     run = store.get_run(run_id)
     if run is None:
@@ -19,11 +20,14 @@ def describe_run(store: Store, run_id: str) -> dict[str, Any]:
     attempts = store.list_attempts(run_id)
     slots = {str(s.identity) for s in store.list_slots(run_id)}
     identities: dict[str, dict[str, str]] = {ident: {} for ident in sorted(slots)}
+    moved: dict[str, dict[str, str]] = {}  # a rebound replay: what it was moved from
     rows = []
     for a in attempts:
         stats = a.stats or {}
         for call in stats.get("calls", []):
             identities.setdefault(call["identity"], {})[str(a.number)] = call.get("outcome", "?")
+            if call.get("moved_from"):
+                moved.setdefault(call["identity"], {})[str(a.number)] = call["moved_from"]
         for ident in a.orphans:
             identities.setdefault(ident, {})[str(a.number)] = "orphan"
         rows.append({"number": a.number, "status": a.status,
@@ -39,6 +43,7 @@ def describe_run(store: Store, run_id: str) -> dict[str, Any]:
                     "kind": run.kind},
             "spend_usd": run_spent_usd(store, run_id),
             "attempts": rows, "committed": len(slots), "identities": identities,
+            "moved_from": moved,
             "unresolved": unresolved,
             "catalog_changes": [e.data for e in store.list_events(run_id)
                                 if e.kind == "catalog_changed"],

@@ -133,6 +133,8 @@ def timeline(store: Store, run_id: str) -> dict[str, Any]:
         # A later, more specific outcome wins (e.g. failed after dispatch).
         if previous is None or OUTCOMES.index(outcome) >= OUTCOMES.index(previous):
             row["attempts"][str(number)] = outcome
+        if isinstance(ev.data.get("moved_from"), str):  # a rebound replay (issue 30)
+            row.setdefault("moved_from", {})[str(number)] = ev.data["moved_from"]
     for a in attempts:
         for ident in a.orphans:
             cell(ident)["attempts"].setdefault(str(a.number), "orphan")
