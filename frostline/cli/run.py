@@ -37,6 +37,7 @@ from frostline.cli.common import (
     opened_store,
     read_json_arg,
     read_text_file,
+    relocation_option,
     store_option,
     text,
 )
@@ -87,13 +88,14 @@ def _styled(outcome: str) -> str:
 @click.option("--owner", default=None, metavar="NAME",
               help=f"The principal a new run belongs to (default: {LOCAL_PRINCIPAL!r}); its "
                    "runs are then @NAME/RUN in the store, the API and the UI.")
+@relocation_option
 @store_option
 @config_option
 @json_option
 def run_command(script: Path, run_id: str, args_text: str | None, envelope_file: Path | None,
                 runner_kind: str, timeout_s: float, fail_open: bool, skip_checker: bool,
-                owner: str | None, store_url: str | None, config_file: str | None,
-                as_json: bool) -> None:
+                owner: str | None, relocation: str | None, store_url: str | None,
+                config_file: str | None, as_json: bool) -> None:
     """Run SCRIPT as one attempt of the run RUN_ID (replaying what the run already committed)."""
 
     if skip_checker:
@@ -116,7 +118,7 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
             outcome = execute(store, run_key(owner, run_id), source, args=args,
                               envelope=envelope, providers=registry, runner=runner,
                               catalog=registry.catalog, fail_open=True if fail_open else None,
-                              skip_checker=skip_checker, owner=owner)
+                              skip_checker=skip_checker, owner=owner, relocation=relocation)
         except FrostlineError as err:
             fail_with(err, as_json)
     if as_json:

@@ -27,6 +27,7 @@ from frostline.cli.common import (
     fail_with,
     json_arg_text,
     json_option,
+    relocation_option,
 )
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.url import parse, resolve
@@ -116,9 +117,11 @@ def worker(store_url: str | None, concurrency: int, config_file: str | None, run
               type=click.Path(dir_okay=False, path_type=Path),
               help="Envelope JSON file (only used when the run is created).")
 @click.option("--wait", is_flag=True, help="Wait for the attempt and exit with its code.")
+@relocation_option
 @json_option
 def submit(script: Path, run_id: str, store_url: str | None, args_text: str | None,
-           envelope_file: Path | None, wait: bool, as_json: bool) -> None:
+           envelope_file: Path | None, wait: bool, relocation: str | None,
+           as_json: bool) -> None:
     """Queue SCRIPT as the next attempt of RUN_ID for a worker to run."""
     import json
 
@@ -131,7 +134,7 @@ def submit(script: Path, run_id: str, store_url: str | None, args_text: str | No
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         fail(f"cannot read the script, --args or --envelope: {exc}", EXIT_USAGE, as_json)
     try:
-        outcome = _submit(url, run_id, source, args, envelope, wait, as_json)
+        outcome = _submit(url, run_id, source, args, envelope, wait, as_json, relocation)
     except FrostlineError as err:
         code = EXIT_REJECTED if err.code == "rejected" else None
         fail_with(err, as_json, code)
@@ -139,12 +142,13 @@ def submit(script: Path, run_id: str, store_url: str | None, args_text: str | No
 
 
 def _submit(url: str, run_id: str, source: str, args: Any, envelope: dict[str, Any] | None,
-            wait: bool, as_json: bool) -> int:
+            wait: bool, as_json: bool, relocation: str | None = None) -> int:
     from frostline.embedded.jobs import wait_job
     from frostline.worker.submit import submit_attempt
 
     with _store(url) as store:
-        sub = submit_attempt(store, run_id, source, args=args, envelope=envelope)
+        sub = submit_attempt(store, run_id, source, args=args, envelope=envelope,
+                             relocation=relocation)
         if not wait:
             if as_json:
                 emit_json(sub.to_dict())

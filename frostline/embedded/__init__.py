@@ -61,11 +61,13 @@ def make_runner(name: str = "auto") -> tuple[Any, str]:
 
 def execute(store: Store, run_id: str, source: str, args: dict[str, Any] | None,
             envelope: Envelope | dict[str, Any] | None, providers: Any, runner: Any,
-            catalog: Catalog = DEFAULT_CATALOG) -> dict[str, Any]:
+            catalog: Catalog = DEFAULT_CATALOG, *,
+            relocation: str | None = None) -> dict[str, Any]:
     from frostline.runtime.execute import execute as run_attempt
 
     outcome = run_attempt(store, run_id, source, args=args, envelope=envelope,
-                          providers=providers, runner=runner, catalog=catalog)
+                          providers=providers, runner=runner, catalog=catalog,
+                          relocation=relocation)
     return dict(outcome.to_dict())
 
 

@@ -26,6 +26,7 @@ from frostline.contract.records import LOCAL_PRINCIPAL, RunRecord, key_as_name, 
 from frostline.errors import DefinitionError, RunNotFound
 from frostline.providers.registry import CapabilityRegistry
 from frostline.runtime.describe import describe_run
+from frostline.runtime.dry_replay import gate_with_trace
 from frostline.runtime.execute import execute
 from frostline.runtime.gate_check import gate_source
 from frostline.runtime.runners import Runner
@@ -51,25 +52,30 @@ def check_script(registry: CapabilityRegistry, script: str) -> dict[str, Any]:
 
 def run_script(store: Store, registry: CapabilityRegistry, runner: Runner, run_id: str,
                script: str, args: Any = None, envelope: dict[str, Any] | None = None, *,
-               owner: str | None = None) -> dict[str, Any]:
+               owner: str | None = None, relocation: str | None = None) -> dict[str, Any]:
     """One attempt of `script` under the owner's run `run_id` (a new run, or the next attempt
     of a failed one: committed calls replay, a changed frozen call is a gate counterexample)."""
     _check_run_id(run_id)
     env = Envelope.from_dict(envelope, registry.catalog) if envelope is not None else None
     key = run_key(owner, run_id)
     outcome = execute(store, key, script, args=args, envelope=env, providers=registry,
-                      runner=runner, catalog=registry.catalog, owner=owner)
+                      runner=runner, catalog=registry.catalog, owner=owner,
+                      relocation=relocation)
     shown: dict[str, Any] = dict(outcome.to_dict())
     return key_as_name(key, run_id, shown)
 
 
-def gate_script(store: Store, run_id: str, script: str, *,
-                owner: str | None = None) -> dict[str, Any]:
-    """Whether `script` keeps every frozen site of `run_id`; counterexamples if not. Spends
-    nothing and records nothing."""
+def gate_script(store: Store, run_id: str, script: str, *, owner: str | None = None,
+                runner: Runner | None = None, relocation: str | None = None) -> dict[str, Any]:
+    """Whether `script` keeps every frozen site of `run_id`; counterexamples if not. Under
+    relocation `rebind` (the run's, or `relocation`) and with a `runner`, a candidate that
+    only moves committed calls gets the dry replay. Spends nothing and records nothing."""
     run = _existing(store, run_id, owner)
     frozen = frozen_map(store.list_slots(run.run_id), store.list_attempts(run.run_id))
     result: dict[str, Any] = gate_source(frozen, script).to_dict()
+    if not result["accepted"] and runner is not None:
+        result = gate_with_trace(store, run.run_id, script, runner=runner,
+                                 relocation=relocation)
     result["frozen_sites"] = len(frozen)
     return owner_view(run, result)
 

@@ -19,27 +19,30 @@ rebinding, is what `execute` makes durable before the attempt starts.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope, Relocation
-from frostline.capabilities.provider import Provider
+from frostline.capabilities.provider import CallContext, ProviderResult
 from frostline.contract.identity import Identity, digest
-from frostline.contract.prefix import Prefix
+from frostline.contract.prefix import Prefix, load_prefix
 from frostline.contract.rebind import Matcher, TraceVerdict, rebinding_rows, vanished_sites
-from frostline.errors import FrostlineError, PayloadInvalid
+from frostline.errors import EnvelopeError, FrostlineError, PayloadInvalid, RunNotFound
 from frostline.runtime import tracing
 from frostline.runtime.admission import RaceDecision
 from frostline.runtime.broker import Broker, Reply
 from frostline.runtime.call import Call, stop_reply
 from frostline.runtime.runners import Job, Runner
-from frostline.script import annotate
+from frostline.script import annotate, sites
 from frostline.store.base import Store
 
 log = logging.getLogger("frostline.dry_replay")
+T = TypeVar("T")
 
 
 class Frontier(FrostlineError):
@@ -48,21 +51,36 @@ class Frontier(FrostlineError):
     code = "frontier"
 
 
+class Unreachable:
+    """The provider of a dry replay: serves nothing, so no call can reach a provider."""
+
+    def capabilities(self) -> frozenset[str]:
+        return frozenset()
+
+    def honours_idempotency_keys(self, capability: str) -> bool:
+        return False
+
+    async def invoke(self, capability: str, payload: Mapping[str, Any],
+                     ctx: CallContext) -> ProviderResult:
+        raise FrostlineError(f"the dry replay reached no provider, yet {capability} was "
+                             "invoked; this is a bug", capability=capability)
+
+
 class DryReplay(Broker):
     """A broker that serves committed results and never dispatches (see the module docstring).
 
     Example::
 
-        dry = DryReplay(store, "run-1", envelope=env, providers=providers,
-                        whitelist=whitelist, prefix=prefix, matcher=Matcher(slots, vanished))
+        dry = DryReplay(store, "run-1", envelope=env, whitelist=whitelist, prefix=prefix,
+                        matcher=Matcher(slots, vanished))
         await runner.run(job, dry)
         verdict = dry.matcher.verdict()
     """
 
-    def __init__(self, store: Store, run_id: str, *, envelope: Envelope, providers: Provider,
+    def __init__(self, store: Store, run_id: str, *, envelope: Envelope,
                  whitelist: Mapping[str, str | None], prefix: Prefix, matcher: Matcher,
                  catalog: Catalog = DEFAULT_CATALOG) -> None:
-        super().__init__(store, run_id, 0, envelope=envelope, providers=providers,
+        super().__init__(store, run_id, 0, envelope=envelope, providers=Unreachable(),
                          whitelist=whitelist, prefix=prefix, catalog=catalog, waits=False)
         self.matcher = matcher
         self.frontier_calls: list[str] = []
@@ -111,15 +129,15 @@ class DryReplay(Broker):
 
 
 async def dry_replay(store: Store, run_id: str, *, annotated: str, args: Any,
-                     envelope: Envelope, providers: Provider, whitelist: Mapping[str, str | None],
+                     envelope: Envelope, whitelist: Mapping[str, str | None],
                      prefix: Prefix, vanished: set[str], runner: Runner,
                      catalog: Catalog = DEFAULT_CATALOG) -> TraceVerdict:
     """Run the annotated candidate once against `prefix` with no provider reachable and return
     the trace check's verdict. A runner that fails (e.g. the sandbox cannot start) is a
     FrostlineError for the caller: nothing was admitted and nothing spent."""
     matcher = Matcher(prefix.slots(), vanished)
-    dry = DryReplay(store, run_id, envelope=envelope, providers=providers,
-                    whitelist=whitelist, prefix=prefix, matcher=matcher, catalog=catalog)
+    dry = DryReplay(store, run_id, envelope=envelope, whitelist=whitelist, prefix=prefix,
+                    matcher=matcher, catalog=catalog)
     job = Job(annotated, args, concurrency=envelope.concurrency, max_fanout=envelope.max_fanout)
     outcome = await runner.run(job, dry)
     await dry.drain()
@@ -133,8 +151,30 @@ async def dry_replay(store: Store, run_id: str, *, annotated: str, args: Any,
     return verdict
 
 
+def gate_against_prefix(store: Store, run_id: str, prefix: Prefix,
+                        candidate: list[Any]) -> dict[str, Any]:
+    """The static gate: every frozen site must remain with its capability and call expression."""
+    from frostline.contract import gate as gate_mod
+
+    frozen = gate_mod.frozen_map(prefix.slots(), store.list_attempts(run_id))
+    return dict(gate_mod.gate(frozen, candidate).to_dict())
+
+
+async def gated(store: Store, run_id: str, source: str, args: Any, env: Envelope,
+                runner: Runner, catalog: Catalog, prefix: Prefix, site_infos: list[Any]
+                ) -> tuple[dict[str, Any] | None, Mapping[Identity, Identity] | None]:
+    """An attempt's gate record (None for a run with nothing committed) and the rebinding it
+    runs with: empty when the gate accepts, the trace check's when it admits (see
+    `trace_check`), None when the gate's stop stands."""
+    if not len(prefix):
+        return None, {}
+    gate = gate_against_prefix(store, run_id, prefix, site_infos)
+    return gate, await trace_check(store, run_id, source, args, env, runner, catalog, prefix,
+                                   site_infos, gate)
+
+
 async def trace_check(store: Store, run_id: str, source: str, args: Any, env: Envelope,
-                       providers: Provider, runner: Runner, catalog: Catalog, prefix: Prefix,
+                      runner: Runner, catalog: Catalog, prefix: Prefix,
                        site_infos: list[Any], gate_result: dict[str, Any]
                        ) -> Mapping[Identity, Identity] | None:
     """The rebinding the attempt runs with: empty when the static gate accepted; else the
@@ -154,9 +194,8 @@ async def trace_check(store: Store, run_id: str, source: str, args: Any, env: En
     try:
         with tracing.span("frostline.dry_replay", run_id=run_id):
             verdict = await dry_replay(store, run_id, annotated=annotated, args=args,
-                                       envelope=env, providers=providers, whitelist=whitelist,
-                                       prefix=prefix, vanished=vanished, runner=runner,
-                                       catalog=catalog)
+                                       envelope=env, whitelist=whitelist, prefix=prefix,
+                                       vanished=vanished, runner=runner, catalog=catalog)
     except FrostlineError as exc:  # e.g. the sandbox cannot start: the gate's stop stands
         log.error("dry replay failed for run %s: %s", run_id, exc.message)
         gate_result["trace"] = {"admitted": False, "note": f"the dry replay failed: "
@@ -191,3 +230,58 @@ def trace_refusal(gate: Mapping[str, Any], message: str) -> dict[str, Any]:
     why = (found[0].get("message") if found and isinstance(found[0], dict)
            else trace.get("note"))
     return {"message": f"{message}; the dry replay did not admit it: {why}", "trace": trace}
+
+
+def gate_with_trace(store: Store, run_id: str, source: str, *, runner: Runner,
+                    relocation: str | None = None, catalog: Catalog = DEFAULT_CATALOG,
+                    args: Any = None) -> dict[str, Any]:
+    """The verdict an attempt of `source` would get before any spend: the static gate and,
+    under relocation `rebind` (the run's, or `relocation`), the trace check; nothing is
+    written. `args` default to the run's latest. Raises RunNotFound, ScriptRejected (a
+    candidate that does not parse) and EnvelopeError (a bad `relocation`).
+
+    Example: ``gate_with_trace(store, "r1", text, runner=SandboxRunner(), relocation="rebind")``
+    """
+    from frostline.contract.gate import frozen_map, gate
+    from frostline.runtime.gate_check import gate_source
+
+    run = store.get_run(run_id)
+    if run is None:
+        raise RunNotFound(f"no run {run_id!r} in the store; list runs with `frostline runs`",
+                          run_id=run_id)
+    env = with_relocation(Envelope.from_dict(run.envelope, catalog), relocation)
+    attempts = store.list_attempts(run_id)
+    prefix = load_prefix(store, run_id)
+    frozen = frozen_map(prefix.slots(), attempts)
+    gate_source(frozen, source)  # the parse error a caller of the gate expects
+    site_infos = list(sites(source))
+    result: dict[str, Any] = dict(gate(frozen, site_infos).to_dict())
+    if args is None:
+        args = next((a.args for a in reversed(attempts) if a.args is not None), {})
+    result["relocation"] = env.relocation.value
+    if len(prefix):
+        _run_sync(trace_check(store, run_id, source, args, env, runner, catalog, prefix,
+                              site_infos, result))
+    return result
+
+
+def with_relocation(env: Envelope, relocation: str | None) -> Envelope:
+    """`env` under the relocation policy `relocation` (unchanged when None)."""
+    if relocation is None:
+        return env
+    try:
+        return replace(env, relocation=Relocation(relocation))
+    except ValueError:
+        raise EnvelopeError(f"relocation must be one of {' | '.join(r.value for r in Relocation)}"
+                            f", not {relocation!r}", key="relocation") from None
+
+
+def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run `coro` to completion from synchronous code, also when a loop runs in this thread
+    (then on a thread of its own)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()

@@ -39,9 +39,9 @@ from frostline.errors import (
     ScriptRejected,
     StoreUnavailable,
 )
+from frostline.runtime import dry_replay as trace
 from frostline.runtime import tracing
 from frostline.runtime.broker import Broker
-from frostline.runtime.dry_replay import record_rebinding, trace_check, trace_refusal
 from frostline.runtime.outcome import AttemptOutcome as AttemptOutcome  # re-exported
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.runtime.rpc import MAX_ARGS, MAX_SOURCE, json_size
@@ -65,7 +65,8 @@ def fail_open_requested(flag: bool | None) -> bool:
 def execute(store: Store, run_id: str, source: str, *, args: Any = None,
             envelope: Envelope | Mapping[str, Any] | None = None, providers: Provider,
             runner: Runner, catalog: Catalog = DEFAULT_CATALOG, skip_checker: bool = False,
-            fail_open: bool | None = None, owner: str | None = None) -> AttemptOutcome:
+            fail_open: bool | None = None, owner: str | None = None,
+            relocation: str | None = None) -> AttemptOutcome:
     """Run one attempt of `source` under `run_id` (blocking); see `execute_async`.
 
     Example::
@@ -77,19 +78,21 @@ def execute(store: Store, run_id: str, source: str, *, args: Any = None,
     return asyncio.run(execute_async(store, run_id, source, args=args, envelope=envelope,
                                      providers=providers, runner=runner, catalog=catalog,
                                      skip_checker=skip_checker, fail_open=fail_open,
-                                     owner=owner))
+                                     owner=owner, relocation=relocation))
 
 
 async def execute_async(store: Store, run_id: str, source: str, *, args: Any = None,
                         envelope: Envelope | Mapping[str, Any] | None = None,
                         providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CATALOG,
                         skip_checker: bool = False, fail_open: bool | None = None,
-                        owner: str | None = None) -> AttemptOutcome:
+                        owner: str | None = None, relocation: str | None = None
+                        ) -> AttemptOutcome:
     """Run one attempt of `source` under `run_id` inside a running event loop.
 
     A new run is created with `envelope` (default: every capability, default budget) for
     `owner` (default: the local principal); an existing run keeps the envelope and owner it was
-    created with. `run_id` is the run's store key, `run_key(owner, name)`: for the local
+    created with (`relocation` overrides its policy for this attempt; a new run keeps it).
+    `run_id` is the run's store key, `run_key(owner, name)`: for the local
     principal, the run's name. `args=None` on an existing run means "the args of its latest
     attempt" (so a repair runs on the same inputs); on a new run, {}.
     """
@@ -104,7 +107,7 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
             refused = _refuse_new_run(run_id, source, envelope, catalog)
             if refused is not None:  # a run is created only for a script the checker accepts
                 return refused
-        run_envelope = _ensure_run(store, run_id, envelope, catalog, owner)
+        run_envelope = _ensure_run(store, run_id, envelope, catalog, owner, relocation)
         with store.run_lock(run_id):
             close_crashed_attempts(store, run_id)
             if args is None:
@@ -151,9 +154,12 @@ def _new_envelope(envelope: Envelope | Mapping[str, Any] | None, catalog: Catalo
 
 
 def _ensure_run(store: Store, run_id: str, envelope: Envelope | Mapping[str, Any] | None,
-                catalog: Catalog, owner: str | None) -> Envelope:
+                catalog: Catalog, owner: str | None, relocation: str | None) -> Envelope:
+    """The run's envelope, the run created if new; `relocation` overrides its policy (a new
+    run keeps it, an existing one uses it for this attempt)."""
     run = store.get_run(run_id)
     if run is None:
+        envelope = trace.with_relocation(_new_envelope(envelope, catalog), relocation)
         prefix = run_key(owner, "")
         if not run_id.startswith(prefix):
             raise DefinitionError(f"run key {run_id!r} is not one of {owner!r}'s: expected "
@@ -164,7 +170,7 @@ def _ensure_run(store: Store, run_id: str, envelope: Envelope | Mapping[str, Any
         # a graph run's calls are not a script's sites: its prefix would mean nothing here
         raise DefinitionError(f"run {run_id!r} is a {run.kind} run; a script attempt needs a "
                               "script run: pick another run id", run_id=run_id, kind=run.kind)
-    return Envelope.from_dict(run.envelope, catalog)
+    return trace.with_relocation(Envelope.from_dict(run.envelope, catalog), relocation)
 
 
 def _refuse_new_run(run_id: str, source: str, envelope: Envelope | Mapping[str, Any] | None,
@@ -204,11 +210,10 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     report, site_infos = checked
 
     # 2. the gate against the frozen prefix (before any process starts)
-    gated = await _gated(store, run_id, source, args, env, providers, runner, catalog,
-                         prefix, site_infos, report)
-    if isinstance(gated, AttemptOutcome):
-        return gated
-    gate_result, rebinding = gated
+    gate_result, rebinding = await trace.gated(store, run_id, source, args, env, runner,
+                                               catalog, prefix, site_infos)
+    if rebinding is None:
+        return _refuse(store, run_id, source, report, "gate_stopped", None, gate=gate_result)
 
     # 3. annotate and open the attempt
     annotated = annotate(source)
@@ -220,7 +225,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     attempt = store.start_attempt(run_id, source=source, annotated=annotated, report=report,
                                   args=args, catalog_digest=catalog_digest)
     number = attempt.number
-    record_rebinding(store, run_id, number, rebinding)  # durable before the first call
+    trace.record_rebinding(store, run_id, number, rebinding)  # durable before the first call
     # Not waited for: durable with the next write (queue order), checked as the attempt ends.
     pending = [store.write_nowait("append_event", run_id, "attempt_started", {
         "attempt": number, "frozen": len(prefix), "catalog": catalog_digest})]
@@ -247,19 +252,6 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     finally:
         await broker.drain()  # every dispatched call completes and commits
     return _conclude(store, run_id, number, env, prefix, broker, script, gate_result, pending)
-
-
-async def _gated(store: Store, run_id: str, source: str, args: Any, env: Envelope,
-                 providers: Provider, runner: Runner, catalog: Catalog, prefix: Prefix,
-                 site_infos: list[Any], report: dict[str, Any]
-                 ) -> tuple[dict[str, Any] | None, Mapping[Identity, Identity]] | AttemptOutcome:
-    """The gate's record and the rebinding to run with (see `trace_check`), or the refusal."""
-    gate = gate_against_prefix(store, run_id, prefix, site_infos) if len(prefix) else None
-    traced = gate and await trace_check(store, run_id, source, args, env, providers, runner,
-                                        catalog, prefix, site_infos, gate)
-    if gate is not None and traced is None:
-        return _refuse(store, run_id, source, report, "gate_stopped", None, gate=gate)
-    return gate, traced or {}
 
 
 def _checked(store: Store, run_id: str, source: str, env: Envelope, catalog: Catalog,
@@ -361,15 +353,6 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
 
 
 # the contract steps ---------------------------------------------------------------------
-def gate_against_prefix(store: Store, run_id: str, prefix: Prefix,
-                        candidate: list[Any]) -> dict[str, Any]:
-    """The static gate: every frozen site must remain with its capability and call expression."""
-    from frostline.contract import gate as gate_mod
-
-    frozen = gate_mod.frozen_map(prefix.slots(), store.list_attempts(run_id))
-    return dict(gate_mod.gate(frozen, candidate).to_dict())
-
-
 def note_catalog_changes(store: Store, run_id: str, attempt: AttemptRecord,
                          prefix: Prefix) -> list[dict[str, Any]]:
     """Record a `catalog_changed` event when a capability with committed calls changed its
@@ -407,7 +390,7 @@ def _refuse(store: Store, run_id: str, source: str, report: dict[str, Any], stat
             "type": "GateStopped", "code": "gate_stopped",
             "message": "the candidate changes or removes frozen callsites ("
             + ", ".join(kinds) + "); nothing was spent"}
-        err_dict.update(trace_refusal(gate, err_dict["message"]))
+        err_dict.update(trace.trace_refusal(gate, err_dict["message"]))
     else:
         err_dict = err.to_dict() if err is not None else {}
     return _finish(store, run_id, attempt.number, status, error=err_dict, gate=gate)

@@ -242,7 +242,8 @@ class Services:
     workers of a PostgreSQL store), and this process executes nothing itself.
     """
 
-    execute: Callable[[Store, str, str, dict[str, Any] | None], dict[str, Any]]
+    # (store, run_id, source, args) and, for an attempt that names one, relocation=...
+    execute: Callable[..., dict[str, Any]]
     repair: Callable[[Store, str, str, int, bool], dict[str, Any]]
     extra: dict[str, Any] = field(default_factory=dict)
     make_queue: Callable[[Store], JobQueue] | None = None
@@ -260,7 +261,9 @@ class Services:
                     return {"run_id": spec.run_id, "status": None, "skipped": "not waiting"}
                 return self.execute(store, spec.run_id, source, None)
             if spec.kind == "attempt":
-                return self.execute(store, spec.run_id, str(p["source"]), p.get("args"))
+                policy = {"relocation": p["relocation"]} if p.get("relocation") else {}
+                return self.execute(store, spec.run_id, str(p["source"]), p.get("args"),
+                                    **policy)
             if spec.kind == "repair":
                 return self.repair(store, spec.run_id, str(p["model"]),
                                    int(p.get("max_rewrites", 3)), bool(p.get("execute")))
@@ -294,12 +297,12 @@ class Services:
             providers = embedded.local_providers(embedded.default_log_path(), latency_s)
         runner, label = embedded.make_runner(runner_name)
 
-        def execute(store: Store, run_id: str, source: str,
-                    args: dict[str, Any] | None) -> dict[str, Any]:
+        def execute(store: Store, run_id: str, source: str, args: dict[str, Any] | None,
+                    relocation: str | None = None) -> dict[str, Any]:
             run = store.get_run(run_id)
             # args=None: the run's latest recorded args (execute() resolves it under the lock)
             return embedded.execute(store, run_id, source, args, run.envelope if run else None,
-                                    providers, runner, catalog)
+                                    providers, runner, catalog, relocation=relocation)
 
         def repair(store: Store, run_id: str, spec: str, max_rewrites: int,
                    run_it: bool) -> dict[str, Any]:
