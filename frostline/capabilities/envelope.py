@@ -4,7 +4,7 @@ JSON shape (every key optional; defaults shown)::
 
     {"grants": [...every catalog capability...], "budget": {"usd": 10.0, "calls": 1000},
      "concurrency": 8, "max_fanout": 64, "ledger_policy": "auto", "orphan_policy": "warn",
-     "relocation": "stop"}
+     "relocation": "rebind"}
 
 `relocation` says what happens to a candidate the static gate stops only because committed
 calls moved (`removed`, `call_changed`): `stop` (the paper's gate) or `rebind` (a dry replay
@@ -48,7 +48,7 @@ class Relocation(StrEnum):
 
 
 # The policy of an envelope that names none; docs/contract.md gives the evidence for it.
-DEFAULT_RELOCATION = Relocation.STOP
+DEFAULT_RELOCATION = Relocation.REBIND
 
 
 @dataclass(frozen=True)

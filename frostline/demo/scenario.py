@@ -33,7 +33,8 @@ from frostline.store.base import Store
 
 BRIEF = "Thirty-second spot for Aurora, a trail running shoe: dawn, mountains, motion"
 ARGS = {"brief": BRIEF}
-ENVELOPE = {"budget": {"usd": 1.0, "calls": 40}, "concurrency": 4, "max_fanout": 8}
+ENVELOPE = {"budget": {"usd": 1.0, "calls": 40}, "concurrency": 4, "max_fanout": 8,
+            "relocation": "stop"}  # the story: the callsite gate; then both, on a run of its own
 
 
 def script_text(name: str) -> str:
@@ -128,8 +129,7 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
 
     started = time.perf_counter()
     say = progress or (lambda _msg: None)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    (out := Path(out_dir)).mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="frostline-demo-"))
     providers: Any = None
     try:
@@ -157,8 +157,7 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         second = engine.execute(store, run_id, candidate, ARGS, envelope, providers, runner,
                                 catalog)
         result.attempts.append(second)
-        result.replayed = int(second.get("replayed", 0))
-        result.executed = int(second.get("executed", 0))
+        result.replayed, result.executed = (int(second.get(k, 0)) for k in ("replayed", "executed"))
         result.contract = _figures(contract_log.read(), catalog)
 
         say("checking that the replayed shots are byte-identical")
@@ -169,13 +168,8 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         result.naive = _naive_path(engine, workdir, candidate, envelope, runner, latency_s,
                                    config)
 
-        moved = next((r.get("candidate") for r in result.repair.get("rewrites", [])
-                      if r.get("counterexamples") and r.get("candidate")), None)
-        if moved:
-            say("relocation: the moved repair under stop, then under rebind")
-            result.relocation = _relocation_path(engine, store, f"{name}-moved", moved,
-                                                 workdir, runner, latency_s, config, owner)
-
+        result.relocation = _relocation_path(engine, store, f"{name}-moved", result.repair,
+                                             workdir, runner, latency_s, config, owner, say)
         result.out_dir = str(out.resolve())
         result.elapsed_s = time.perf_counter() - started
         _write_report(result, candidate, out)
@@ -212,11 +206,17 @@ def _repair(engine: Any, store: Store, run_id: str, result: DemoResult) -> str:
     return str(candidate)
 
 
-def _relocation_path(engine: Any, store: Store, name: str, moved: str, workdir: Path,
-                     runner: Any, latency_s: float, config: str | Path | None,
-                     owner: str | None) -> dict[str, dict[str, Any]]:
-    """A run of its own (its own provider log): attempt 1, then the repair that only moved the
-    image call, under `stop` and then under `rebind`; what each did and what it paid."""
+def _relocation_path(engine: Any, store: Store, name: str, repair: dict[str, Any],
+                     workdir: Path, runner: Any, latency_s: float, config: str | Path | None,
+                     owner: str | None, say: Any) -> dict[str, dict[str, Any]]:
+    """A run of its own (its own provider log): attempt 1, then the repair the gate stopped
+    (it only moved the image call), under `stop` and then under `rebind`; what each did and
+    what it paid. Nothing when no rewrite was stopped."""
+    moved = next((r.get("candidate") for r in repair.get("rewrites", [])
+                  if r.get("counterexamples") and r.get("candidate")), None)
+    if not moved:
+        return {}
+    say("relocation: the moved repair under stop, then under rebind")
     log = ProviderLog(workdir / "relocation-provider.log")
     providers = _providers(engine, config, log.path, latency_s)
     catalog = getattr(providers, "catalog", DEFAULT_CATALOG)

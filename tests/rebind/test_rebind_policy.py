@@ -32,7 +32,7 @@ def failed_tour(store, tmp_path, relocation="stop"):
 
 def test_issue30_envelope_relocation_round_trips_and_a_bad_value_says_what_is_allowed():
     assert Envelope.from_dict({"relocation": "rebind"}).relocation is Relocation.REBIND
-    assert Envelope().to_dict()["relocation"] == "stop"
+    assert Envelope().to_dict()["relocation"] == "rebind"  # the default: docs/contract.md
     with pytest.raises(EnvelopeError, match=r"stop \| rebind"):
         Envelope.from_dict({"relocation": "cache"})
 
@@ -88,7 +88,8 @@ def test_issue30_api_envelope_and_attempt_field(live_any, tmp_path):
         bad = c.post("/v1/runs", json={"script": BRAND, "args": ARGS,
                                        "envelope": {"relocation": "cache"}})
         assert bad.status_code == 400 and "relocation" in bad.json()["error"]["message"]
-        made = c.post("/v1/runs", json={"script": BRAND, "args": ARGS, "run_id": "tour"},
+        made = c.post("/v1/runs", json={"script": BRAND, "args": ARGS, "run_id": "tour",
+                                        "envelope": {"relocation": "stop"}},
                       params={"wait": 60})
         assert made.json()["outcome"]["status"] == "failed"
         stopped = c.post("/v1/runs/tour/attempts", json={"script": MOVED},
