@@ -12,7 +12,8 @@ Prints four tables:
 2. The refactoring generator of the property tests (bench.refactor: helper extraction, block
    wraps, loop rewrites, computed payloads, reorderings, alone and in pairs) after failure
    points 1..4, over the corpus: admitted, stopped, paid calls, duplicates, stale results.
-3. The demo's moved repair and E2b-style shots: paid calls and rewrites needed under each.
+3. The demo's moved repair, and E2b (Table III's four repairs): paid calls and rewrites needed
+   under each.
 4. The cost of one dry replay in the bubblewrap sandbox (a wrap of the last committed call of
    each of the N scripts; p50/p95), against one sandbox start (a script that makes no call).
 """
@@ -213,6 +214,31 @@ def demo_figures(lab: Lab, runner: Runner) -> str:
                  "The demo's moved repair (storyboard + 3 committed shots, 4th failed)")
 
 
+class RebindLab(Lab):
+    """The paper's lab with `relocation = "rebind"` on every run it creates."""
+
+    def run(self, run_id: str, source: str, *, args: Any = None,
+            envelope: Mapping[str, Any] | None = None) -> Any:
+        return super().run(run_id, source, args=args,
+                           envelope={**(envelope or {}), "relocation": "rebind"})
+
+
+def e2b() -> str:
+    """Table III (E2b) under both policies: what each repair paid and whether it was stopped
+    (a stopped repair needs another rewrite)."""
+    from bench.paper import repairs
+
+    rows = []
+    for policy, lab_type in (("stop", Lab), ("rebind", RebindLab)):
+        with lab_type() as lab:
+            for r in repairs.study(lab):
+                rows.append([r.case, policy, r.repair_status, r.replayed, r.new,
+                             r.attempts, r.duplicates, int(r.repair_status == "gate_stopped")])
+    return table(["case", "relocation", "repair", "replayed", "new", "paid attempts",
+                  "duplicates", "rewrites needed"], rows,
+                 "E2b (Table III) under stop and rebind")
+
+
 def timing(scripts: Sequence[CorpusScript], lab: Lab, runs: int) -> str:
     from frostline.contract.rebind import Matcher
     from frostline.runtime.sandbox_runner import SandboxRunner
@@ -272,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(table_vii(scripts, lab, runner), end="\n\n")
         print(generator(load_all(), lab, opts.cases), end="\n\n")
         print(demo_figures(lab, runner), end="\n\n")
+        print(e2b(), end="\n\n")
         if not opts.skip_timing:
             print(timing(scripts, lab, opts.timing_runs))
     return 0

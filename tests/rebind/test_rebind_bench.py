@@ -41,3 +41,13 @@ def test_issue30_demo_figures_stop_pays_a_rewrite_rebind_does_not():
     rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[3:]}
     assert rows["stop"] == ["gate_stopped", "0", "0", "2"]
     assert rows["rebind"] == ["succeeded", "4", "1", "1"]
+
+
+def test_issue30_e2b_a425_relocation_succeeds_under_rebind_with_no_duplicate():
+    from bench.rebind import e2b
+
+    rows = {(line.split()[0], line.split()[1]): line.split()[2:]
+            for line in e2b().splitlines()[3:]}
+    assert rows[("a425", "stop")][:3] == ["gate_stopped", "0", "0"]
+    assert rows[("a425", "rebind")] == ["succeeded", "3", "1", "5", "0", "0"]
+    assert all(r[4] == "0" for r in rows.values())  # no duplicate under either policy
