@@ -164,6 +164,11 @@ def print_outcome(o: AttemptOutcome, source: str) -> None:
               f"{o.replayed} · provider calls {o.provider_calls} · spend "
               f"${o.spend_usd:.4f} · orphans {len(o.orphans)} · semantic repeats "
               f"{len(o.semantic_repeats)} · divergences {len(o.divergences)}", highlight=False)
+    if o.gate and o.gate.get("accepted_by") == "trace":
+        trace = o.gate.get("trace") or {}
+        out.print(f"  gate: accepted by the dry replay (relocation rebind): "
+                  f"{trace.get('rebound', 0)} moved committed call(s) replayed from their slots",
+                  highlight=False)
     if o.gate and not o.gate.get("accepted", True):
         for c in o.gate.get("counterexamples", []):
             out.print(f"  gate: [red]{text(c.get('kind'))}[/] {text(c.get('site'))} "

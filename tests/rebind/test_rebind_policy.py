@@ -71,6 +71,8 @@ def test_issue30_run_relocation_flag_overrides_the_run_for_one_attempt(tmp_path)
     assert json.loads(cli.invoke(main, base).output)["status"] == "gate_stopped"
     out = cli.invoke(main, [*base, "--relocation", "rebind"])
     assert out.exit_code == 0, out.output
+    human = cli.invoke(main, [*base[:-1], "--relocation", "rebind"])  # an attempt more
+    assert "accepted by the dry replay" in human.output and "moved from" in human.output
     body = json.loads(out.output)
     assert (body["status"], body["replayed"], body["executed"]) == ("succeeded", 4, 1)
     with open_store(url) as store:  # the run keeps its envelope
