@@ -155,3 +155,16 @@ def test_issue30_the_repair_loop_still_refuses_a_moved_call_under_stop_or_an_edi
     assert "the dry replay did not admit it" in again and "gate trace lost" in again
 
 
+
+
+def test_issue30_mcp_run_script_takes_the_relocation(store, tmp_path):
+    from frostline.embedded import open_capabilities
+
+    failed_tour(store, tmp_path)
+    with open_capabilities(None, log_path=tmp_path / "provider.jsonl") as registry:
+        stopped = ops.run_script(store, registry, InProcessRunner(), "tour", MOVED)
+        assert stopped["status"] == "gate_stopped"
+        out = ops.run_script(store, registry, InProcessRunner(), "tour", MOVED,
+                             relocation="rebind")
+    assert (out["status"], out["replayed"], out["executed"]) == ("succeeded", 4, 1)
+    assert out["gate"]["accepted_by"] == "trace"
