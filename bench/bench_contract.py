@@ -123,6 +123,9 @@ class MemoryStore:
         certs = self._certs[run_id]
         return certs[max(certs)] if certs else None
 
+    def list_rebindings(self, run_id: str, attempt: int | None = None) -> list[dict[str, Any]]:
+        return []  # the paper's runs move no committed call
+
 
 def chained_bytes(slots: list[SlotRecord]) -> bytes:
     """Everything the certificate hashes for these slots: each canonical result, each entry."""

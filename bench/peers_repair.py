@@ -21,7 +21,8 @@ failing position k = 0 … N-1. Scenarios:
 How each system resumes, idiomatically:
 
 - frostline: `execute` under the same run id (checker, gate, broker): committed calls replay,
-  a changed committed payload is a Divergence, a moved or renamed call site stops at the gate;
+  a changed committed payload is a Divergence, a moved or renamed call site stops at the gate
+  unless the run's relocation is `rebind` (the default) and its dry replay admits the move;
 - DBOS (SQLite system database): a ``@DBOS.workflow`` fans out on a queue, one child workflow
   per branch making its image in a ``@DBOS.step``; the repair is `DBOS.fork_workflow` of the
   failed workflow under the repaired code, from the failed step (the enqueue of the failed

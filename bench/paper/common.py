@@ -50,9 +50,11 @@ class Lab:
 
     def run(self, run_id: str, source: str, *, args: Any = None,
             envelope: Mapping[str, Any] | None = None) -> AttemptOutcome:
-        """One attempt of `source` under `run_id` through the production `execute`."""
+        """One attempt of `source` under `run_id` through the production `execute`, under
+        the paper's callsite gate (`relocation = "stop"`) unless `envelope` says otherwise."""
         return execute(self.store, run_id, textwrap.dedent(source), args=args,
-                       envelope=envelope, providers=self.providers, runner=self.runner)
+                       envelope={"relocation": "stop", **(envelope or {})},
+                       providers=self.providers, runner=self.runner)
 
     def fresh_id(self, prefix: str) -> str:
         return f"{prefix}-{uuid.uuid4().hex[:8]}"

@@ -200,7 +200,7 @@ def broker_attempt(lab: Lab, run_id: str, source: str, tally: Tally, *, args: An
     attempts = store.list_attempts(run_id)
     number = (attempts[-1].number if attempts else 0) + 1
     out = execute(store, run_id, source, args=args, providers=DelayedProvider(
-        lab.providers, number), runner=lab.runner)
+        lab.providers, number), runner=lab.runner, relocation="stop")  # the paper's gate
     for row in out.calls:
         if row.get("outcome") == "executed":
             tally.executed += 1

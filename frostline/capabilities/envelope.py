@@ -3,7 +3,12 @@
 JSON shape (every key optional; defaults shown)::
 
     {"grants": [...every catalog capability...], "budget": {"usd": 10.0, "calls": 1000},
-     "concurrency": 8, "max_fanout": 64, "ledger_policy": "auto", "orphan_policy": "warn"}
+     "concurrency": 8, "max_fanout": 64, "ledger_policy": "auto", "orphan_policy": "warn",
+     "relocation": "rebind"}
+
+`relocation` says what happens to a candidate the static gate stops only because committed
+calls moved (`removed`, `call_changed`): `stop` (the paper's gate) or `rebind` (a dry replay
+may admit it, see frostline.contract.rebind and docs/contract.md).
 
 An unknown key or a bad value raises EnvelopeError naming it.
 """
@@ -35,6 +40,17 @@ class OrphanPolicy(StrEnum):
     STOP = "stop"
 
 
+class Relocation(StrEnum):
+    """What a gate stop caused only by moved committed calls becomes (docs/contract.md)."""
+
+    STOP = "stop"  # the callsite gate's verdict stands
+    REBIND = "rebind"  # a dry replay may admit the candidate and rebind the moved calls
+
+
+# The policy of an envelope that names none; docs/contract.md gives the evidence for it.
+DEFAULT_RELOCATION = Relocation.REBIND
+
+
 @dataclass(frozen=True)
 class Budget:
     usd: float = 10.0
@@ -52,8 +68,10 @@ class Envelope:
     max_fanout: int = 64
     ledger_policy: LedgerPolicy = LedgerPolicy.AUTO
     orphan_policy: OrphanPolicy = OrphanPolicy.WARN
+    relocation: Relocation = DEFAULT_RELOCATION
 
-    _KEYS = ("grants", "budget", "concurrency", "max_fanout", "ledger_policy", "orphan_policy")
+    _KEYS = ("grants", "budget", "concurrency", "max_fanout", "ledger_policy", "orphan_policy",
+             "relocation")
 
     def granted(self, capability: str, catalog: Catalog = DEFAULT_CATALOG) -> bool:
         if self.grants is None:
@@ -76,6 +94,7 @@ class Envelope:
             "max_fanout": self.max_fanout,
             "ledger_policy": self.ledger_policy.value,
             "orphan_policy": self.orphan_policy.value,
+            "relocation": self.relocation.value,
         }
         if self.grants is not None:
             out["grants"] = list(self.grants)
@@ -118,6 +137,8 @@ class Envelope:
             kwargs["ledger_policy"] = _enum(LedgerPolicy, data["ledger_policy"], "ledger_policy")
         if "orphan_policy" in data:
             kwargs["orphan_policy"] = _enum(OrphanPolicy, data["orphan_policy"], "orphan_policy")
+        if "relocation" in data:
+            kwargs["relocation"] = _enum(Relocation, data["relocation"], "relocation")
         return cls(**kwargs)
 
     @classmethod
@@ -152,7 +173,8 @@ def _budget(data: Any) -> Budget:
     return Budget(**kwargs)
 
 
-def _enum(kind: type[LedgerPolicy] | type[OrphanPolicy], value: Any, key: str) -> Any:
+def _enum(kind: type[LedgerPolicy] | type[OrphanPolicy] | type[Relocation], value: Any,
+          key: str) -> Any:
     try:
         return kind(value)
     except ValueError:

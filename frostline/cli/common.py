@@ -349,3 +349,13 @@ def make_runner(kind: str, timeout_s: float, as_json: bool) -> Runner:
     except FrostlineError as err:
         fail_sandbox(err, as_json)
     return runner  # type: ignore[no-any-return]
+
+
+def relocation_option(fn: Any) -> Any:
+    """`--relocation stop|rebind`: what a gate stop caused only by moved committed calls
+    becomes (docs/contract.md); default: the run's envelope."""
+    return click.option(
+        "--relocation", type=click.Choice(["stop", "rebind"]), default=None,
+        help="stop: a moved committed call stops the candidate (the callsite gate); rebind: a "
+             "dry replay may admit it when its request is unchanged. Default: the run's "
+             "envelope (a new run keeps it).")(fn)

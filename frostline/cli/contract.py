@@ -30,8 +30,10 @@ from frostline.cli.common import (
     fail_with,
     guarded,
     json_option,
+    make_runner,
     opened_run,
     read_text_file,
+    relocation_option,
     store_option,
     text,
 )
@@ -46,32 +48,57 @@ from frostline.runtime.gate_check import gate_source
 @click.command("gate", cls=Command)
 @click.argument("run_id")
 @click.argument("script", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@relocation_option
+@click.option("--runner", "runner_kind", type=click.Choice(["sandbox", "process"]),
+              envvar="FROSTLINE_RUNNER", default="sandbox", show_default=True,
+              help="Where the dry replay of --relocation rebind runs.")
 @store_option
 @json_option
-def gate_command(run_id: str, script: Path, store_url: str | None, as_json: bool) -> None:
+def gate_command(run_id: str, script: Path, relocation: str | None, runner_kind: str,
+                 store_url: str | None, as_json: bool) -> None:
     """Gate SCRIPT (a file, or - for stdin) against the frozen sites of RUN_ID.
 
-    Exit 0 when accepted, 3 when stopped, 2 on bad input or an unknown run.
+    Under relocation `rebind` (the run's envelope, or --relocation), a candidate stopped only
+    because committed calls moved gets a dry replay in the sandbox (no provider reachable);
+    its verdict is the gate's. Exit 0 when accepted, 3 when stopped, 2 on bad input or an
+    unknown run.
     """
+    from frostline.runtime.dry_replay import gate_with_trace
+
     source = read_text_file(script, "script", as_json)
     with opened_run(store_url, run_id, as_json) as store:
         frozen = guarded(as_json, lambda: frozen_map(store.list_slots(run_id),
                                                      store.list_attempts(run_id)))
         try:
-            result: GateResult = gate_source(frozen, source)
+            result = gate_source(frozen, source)
         except ScriptRejected as err:  # a candidate that does not parse is bad input here
             fail_with(err, as_json, EXIT_USAGE)
+        verdict: dict[str, Any] = result.to_dict()
+        if not result.accepted:
+            runner = make_runner(runner_kind, 600.0, as_json)
+            verdict = guarded(as_json, lambda: gate_with_trace(
+                store, run_id, source, runner=runner, relocation=relocation))
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(verdict)
     else:
-        _print_gate(result, len(frozen))
-    sys.exit(EXIT_OK if result.accepted else EXIT_STOPPED)
+        _print_gate(result, len(frozen), verdict.get("trace"))
+    sys.exit(EXIT_OK if verdict["accepted"] else EXIT_STOPPED)
 
 
-def _print_gate(result: GateResult, frozen_count: int) -> None:
+def _print_gate(result: GateResult, frozen_count: int,
+                trace: dict[str, Any] | None = None) -> None:
     out = console()
     if result.accepted:
         out.print(f"[green]accepted[/]: all {frozen_count} frozen site(s) are intact")
+        return
+    if trace is not None and trace.get("admitted"):
+        out.print(f"[green]accepted by the dry replay[/] (relocation rebind): "
+                  f"{trace.get('rebound')} moved committed call(s) replay their slots, "
+                  f"{trace.get('replayed')} replay at their own identity; new work starts "
+                  f"at {text(str(trace.get('frontier')))}", highlight=False)
+        for row in trace.get("rebinding", []):
+            out.print(f"  {text(row['identity'])} replays {text(row['bound_to'])}",
+                      highlight=False)
         return
     table = Table(title="gate stopped the candidate (nothing was executed)")
     for col in ("kind", "frozen site", "capability", "line", "committed source", "nearest"):
@@ -84,6 +111,12 @@ def _print_gate(result: GateResult, frozen_count: int) -> None:
     out.print(table)
     for ce in result.counterexamples:
         out.print(f"- {text(ce.message)}", highlight=False)
+    if trace is not None:
+        out.print("the dry replay (relocation rebind) did not admit it:"
+                  + (f" {text(str(trace['note']))}" if trace.get("note") else ""),
+                  highlight=False)
+        for c in trace.get("counterexamples", []):
+            out.print(f"- [red]{text(c['kind'])}[/] {text(c['message'])}", highlight=False)
 
 
 # ---------------------------------------------------------------------------------------- cert

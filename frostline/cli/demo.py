@@ -81,6 +81,11 @@ def _render(console: Console, d: dict[str, Any]) -> None:
     console.print(f"3. Attempt 2 [green]{text(second['status'])}[/green]: {d['replayed']} identities replayed "
                   f"(the bytes of the {d['byte_identical_shots']} replayed shots identical to attempt 1's: "
                   f"{'yes' if d['byte_identical'] else 'NO'}), {d['executed']} executed.")
+    for policy, r in d.get("relocation", {}).items():
+        console.print(f"   relocation [b]{policy}[/b]: the moved repair is "
+                      f"[{'green' if r['status'] == 'succeeded' else 'magenta'}]"
+                      f"{text(r['status'])}[/] ({r['rebound']} moved call(s) replayed free, "
+                      f"{r['executed']} executed, {r['provider_calls']} provider call(s))")
     table = Table(title="Revision contract vs naive full rerun", title_justify="left")
     table.add_column("path")
     table.add_column("provider calls", justify="right")

@@ -37,6 +37,7 @@ from frostline.cli.common import (
     opened_capabilities,
     opened_run,
     read_json_arg,
+    relocation_option,
     store_option,
     text,
 )
@@ -70,13 +71,15 @@ from frostline.runtime import certificates as certificate
 @click.option("--script-timeout", default=600.0, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
               help="Wall-clock limit of the executed script in seconds.")
+@relocation_option
 @store_option
 @config_option
 @json_option
 def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float | None,
                    max_retries: int | None, out_path: str | None, execute: bool,
                    args_json: str | None, runner_kind: str, script_timeout: float,
-                   store_url: str | None, config_file: str | None, as_json: bool) -> None:
+                   relocation: str | None, store_url: str | None, config_file: str | None,
+                   as_json: bool) -> None:
     """Ask a model to repair the last failed attempt of RUN_ID within the revision contract."""
     from frostline.repair.endpoints import model_client
     from frostline.repair.replay import ReplayPolicy
@@ -100,8 +103,11 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
                 f"{tampered[0]['identity']}); inspect it with `frostline cert {run_id} --verify` "
                 "before repairing", run_id=run_id, differences=tampered), as_json,
                 EXIT_FAILED)
-        task = guarded(as_json, lambda: task_from_store(store, run_id, catalog=registry.catalog,
-                                                        max_rewrites=max_rewrites))
+        if runner is None and _rebinds(store, run_id, relocation):  # for the dry replay
+            runner = make_runner(runner_kind, script_timeout, as_json)
+        task = guarded(as_json, lambda: task_from_store(
+            store, run_id, catalog=registry.catalog, max_rewrites=max_rewrites,
+            relocation=relocation, runner=runner))
         replay = ReplayPolicy.for_cli(store_files=store.local_files())
         client = guarded(as_json, lambda: model_client(spec, registry.config, replay=replay,
                                                        **options))
@@ -115,7 +121,7 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
         outcome = None
         if execute and result.accepted is not None:
             outcome = guarded(as_json, lambda: _execute(store, run_id, result.accepted, args,
-                                                        runner, registry))
+                                                        runner, registry, relocation))
     if as_json:
         data = {"run_id": run_id, **result.to_dict()}
         if outcome is not None:
@@ -128,13 +134,23 @@ def repair_command(run_id: str, spec: str, max_rewrites: int, timeout_s: float |
     sys.exit(outcome.exit_code if outcome is not None else EXIT_OK)
 
 
+def _rebinds(store: Any, run_id: str, relocation: str | None) -> bool:
+    """Whether the repair's candidates get the trace check (--relocation, else the run's)."""
+    if relocation is not None:
+        return relocation == "rebind"
+    from frostline.capabilities.envelope import Envelope, Relocation
+
+    run = store.get_run(run_id)
+    return run is not None and Envelope.from_dict(run.envelope).relocation is Relocation.REBIND
+
+
 def _execute(store: Any, run_id: str, source: str | None, args: Any, runner: Any,
-             registry: Any) -> Any:
+             registry: Any, relocation: str | None) -> Any:
     from frostline.runtime.execute import execute
 
     assert source is not None
     return execute(store, run_id, source, args=args, providers=registry, runner=runner,
-                   catalog=registry.catalog)
+                   catalog=registry.catalog, relocation=relocation)
 
 
 def _print(result: RepairResult, outcome: Any) -> None:

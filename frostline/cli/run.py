@@ -37,6 +37,7 @@ from frostline.cli.common import (
     opened_store,
     read_json_arg,
     read_text_file,
+    relocation_option,
     store_option,
     text,
 )
@@ -50,6 +51,15 @@ from frostline.runtime.execute import AttemptOutcome, execute
 _OUTCOME_STYLE = {"waiting": "magenta", "replayed": "cyan", "executed": "green", "failed": "red", "diverged": "bold red",
                   "denied": "red", "invalid": "yellow", "unresolved": "bold red",
                   "orphan": "magenta", "stopped": "dim", "store_unavailable": "bold red"}
+
+
+def _cell(outcome: str | None, moved_from: str | None) -> str:
+    """An identity × attempt cell of `show`: the outcome, and where a moved call came from."""
+    if not outcome:
+        return ""
+    if moved_from:
+        return _styled(outcome) + text(f" (moved from {moved_from})")
+    return _styled(outcome)
 
 
 def _styled(outcome: str) -> str:
@@ -79,13 +89,14 @@ def _styled(outcome: str) -> str:
 @click.option("--owner", default=None, metavar="NAME",
               help=f"The principal a new run belongs to (default: {LOCAL_PRINCIPAL!r}); its "
                    "runs are then @NAME/RUN in the store, the API and the UI.")
+@relocation_option
 @store_option
 @config_option
 @json_option
 def run_command(script: Path, run_id: str, args_text: str | None, envelope_file: Path | None,
                 runner_kind: str, timeout_s: float, fail_open: bool, skip_checker: bool,
-                owner: str | None, store_url: str | None, config_file: str | None,
-                as_json: bool) -> None:
+                owner: str | None, relocation: str | None, store_url: str | None,
+                config_file: str | None, as_json: bool) -> None:
     """Run SCRIPT as one attempt of the run RUN_ID (replaying what the run already committed)."""
 
     if skip_checker:
@@ -108,7 +119,7 @@ def run_command(script: Path, run_id: str, args_text: str | None, envelope_file:
             outcome = execute(store, run_key(owner, run_id), source, args=args,
                               envelope=envelope, providers=registry, runner=runner,
                               catalog=registry.catalog, fail_open=True if fail_open else None,
-                              skip_checker=skip_checker, owner=owner)
+                              skip_checker=skip_checker, owner=owner, relocation=relocation)
         except FrostlineError as err:
             fail_with(err, as_json)
     if as_json:
@@ -138,6 +149,8 @@ def print_outcome(o: AttemptOutcome, source: str) -> None:
         note = ""
         if row.get("semantic_repeat"):
             note = f"semantic repeat ({row['semantic_repeat']})"
+        if row.get("moved_from"):
+            note = f"replayed (moved from {row['moved_from']})"
         if row.get("error"):
             note = str(row["error"].get("message", ""))
         table.add_row(text(row["identity"]), text(row["capability"]),
@@ -152,6 +165,11 @@ def print_outcome(o: AttemptOutcome, source: str) -> None:
               f"{o.replayed} · provider calls {o.provider_calls} · spend "
               f"${o.spend_usd:.4f} · orphans {len(o.orphans)} · semantic repeats "
               f"{len(o.semantic_repeats)} · divergences {len(o.divergences)}", highlight=False)
+    if o.gate and o.gate.get("accepted_by") == "trace":
+        trace = o.gate.get("trace") or {}
+        out.print(f"  gate: accepted by the dry replay (relocation rebind): "
+                  f"{trace.get('rebound', 0)} moved committed call(s) replayed from their slots",
+                  highlight=False)
     if o.gate and not o.gate.get("accepted", True):
         for c in o.gate.get("counterexamples", []):
             out.print(f"  gate: [red]{text(c.get('kind'))}[/] {text(c.get('site'))} "
@@ -221,8 +239,9 @@ def _print_run(data: dict[str, Any]) -> None:
         numbers = [a["number"] for a in data["attempts"]]
         for n in numbers:
             grid.add_column(f"#{n}")
+        moved = data.get("moved_from", {})
         for ident, per in data["identities"].items():
-            grid.add_row(text(ident), *(_styled(per[str(n)]) if per.get(str(n)) else ""
+            grid.add_row(text(ident), *(_cell(per.get(str(n)), moved.get(ident, {}).get(str(n)))
                                         for n in numbers))
         out.print(grid)
     for change in data["catalog_changes"]:

@@ -30,6 +30,7 @@ from frostline.cli.common import (
     fail_with,
     json_arg_text,
     json_option,
+    relocation_option,
 )
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.url import parse, resolve
@@ -132,11 +133,12 @@ def worker(store_url: str | None, concurrency: int, config_file: str | None, run
 @click.option("--key", default=None, metavar="KEY",
               help="Idempotency key: submitting again with the same KEY (after a timeout or "
                    "an error) returns the first submission's job instead of queueing another.")
+@relocation_option
 @config_option
 @json_option
 def submit(script: Path, run_id: str, store_url: str | None, args_text: str | None,
            envelope_file: Path | None, wait: bool, timeout_s: float | None, key: str | None,
-           config_file: str | None, as_json: bool) -> None:
+           relocation: str | None, config_file: str | None, as_json: bool) -> None:
     """Queue SCRIPT as the next attempt of RUN_ID for a worker to run."""
     import json
 
@@ -154,7 +156,7 @@ def submit(script: Path, run_id: str, store_url: str | None, args_text: str | No
     try:
         outcome = _submit(url, run_id, source, args, envelope, catalog,
                           (float("inf") if timeout_s is None else timeout_s) if wait else None,
-                          as_json, key)
+                          as_json, key, relocation)
     except FrostlineError as err:
         code = EXIT_REJECTED if err.code == "rejected" else None
         fail_with(err, as_json, code)
@@ -162,12 +164,13 @@ def submit(script: Path, run_id: str, store_url: str | None, args_text: str | No
 
 
 def _submit(url: str, run_id: str, source: str, args: Any, envelope: dict[str, Any] | None,
-            catalog: Any, wait_s: float | None, as_json: bool, key: str | None = None) -> int:
+            catalog: Any, wait_s: float | None, as_json: bool, key: str | None = None,
+            relocation: str | None = None) -> int:
     from frostline.worker.submit import submit_attempt
 
     with _store(url) as store:
         sub = submit_attempt(store, run_id, source, args=args, envelope=envelope,
-                             catalog=catalog, key=key)
+                             catalog=catalog, key=key, relocation=relocation)
         if wait_s is None:
             if as_json:
                 emit_json(sub.to_dict())

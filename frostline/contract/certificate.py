@@ -202,6 +202,47 @@ def build(slots: Iterable[SlotRecord], run_id: str, attempt: int, *,
             "entries": len(ordered), "items": items}
 
 
+REBINDING_DOMAIN = b"frostline/rebinding/v1"
+
+
+def rebinding_digest(chain_digest: str, rows: Iterable[Mapping[str, Any]]) -> str:
+    """The digest that binds an attempt's rebinding (rows of {identity, bound_to}, issue 30)
+    to the chain it was certified with: SHA-256 over a domain, the chain digest and the rows'
+    canonical JSON in identity order."""
+    body = [{"bound_to": r["bound_to"], "identity": r["identity"]}
+            for r in sorted(rows, key=itemgetter("identity"))]
+    return hashlib.sha256(REBINDING_DOMAIN + chain_digest.encode("ascii")
+                          + canonical(body)).hexdigest()
+
+
+def with_rebinding(cert: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """`cert` covering the rebinding its attempt ran with (unchanged when there is none)."""
+    if not rows:
+        return cert
+    body = [{"identity": r["identity"], "bound_to": r["bound_to"]}
+            for r in sorted(rows, key=itemgetter("identity"))]
+    return {**cert, "rebinding": body,
+            "rebinding_digest": rebinding_digest(cert["chain_digest"], body)}
+
+
+def _check_rebinding(cert: Mapping[str, Any], run_id: str | None) -> None:
+    """A certified rebinding must match its digest and point only at certified entries."""
+    rows = cert.get("rebinding")
+    if not isinstance(rows, list):
+        raise corrupted(run_id, "its rebinding is not a list")
+    try:
+        ok = rebinding_digest(cert["chain_digest"], rows) == cert.get("rebinding_digest")
+        targets = {r["bound_to"] for r in rows}
+    except (TypeError, KeyError, AttributeError, UnicodeEncodeError):
+        raise corrupted(run_id, "its rebinding is malformed") from None
+    if not ok:
+        raise corrupted(run_id, "its rebinding digest does not match its rebinding")
+    unknown = sorted(targets - set(cert["items"]))
+    if unknown:
+        raise corrupted(run_id, f"its rebinding points at {unknown[0]}, which it does not "
+                        "certify as committed")
+
+
 def _all_int(path: Iterable[Any]) -> bool:
     for i in path:  # noqa: SIM110 -- a plain loop is cheaper than all() over a generator
         if type(i) is not int:
@@ -283,6 +324,8 @@ def check_chain_of(cert: dict[str, Any], run_id: str | None) -> dict[str, Any]:
         frozen.setdefault(row[0], row[3])
     if frozen != dict(cert["frozen_sites"]):
         raise corrupted(run_id, "its frozen-site map does not match its own entries")
+    if "rebinding" in cert or "rebinding_digest" in cert:
+        _check_rebinding(cert, run_id)
     return cert
 
 

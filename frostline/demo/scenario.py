@@ -1,5 +1,10 @@
 """The brand-video demo: a failed fanout, a repair the gate stops, a repair it accepts.
 
+It also shows the relocation policy (issue 30) on a run of its own: the repair the gate
+stops only moves the image call into a helper, payloads unchanged, so under `relocation =
+"stop"` it is stopped, and under `"rebind"` the dry replay admits it and the three committed
+shots replay for free (only the failed fourth is paid).
+
 Everything runs on the embedded default (a SQLite store under ./.frostline/, local providers
 that render real PNGs, scripted repair-model replies shipped with the package — no network). The
 same repaired script is also run the naive way (a fresh run, no prefix) so the two paths can be
@@ -28,7 +33,8 @@ from frostline.store.base import Store
 
 BRIEF = "Thirty-second spot for Aurora, a trail running shoe: dawn, mountains, motion"
 ARGS = {"brief": BRIEF}
-ENVELOPE = {"budget": {"usd": 1.0, "calls": 40}, "concurrency": 4, "max_fanout": 8}
+ENVELOPE = {"budget": {"usd": 1.0, "calls": 40}, "concurrency": 4, "max_fanout": 8,
+            "relocation": "stop"}  # the story: the callsite gate; then both, on a run of its own
 
 
 def script_text(name: str) -> str:
@@ -57,6 +63,8 @@ class DemoResult:
     byte_identical: bool = False  # every shot attempt 1 committed reached attempt 2 unchanged
     byte_identical_shots: int = 0  # how many shots that comparison covered and found equal
     counterexamples: list[dict[str, Any]] = field(default_factory=list)
+    # the moved repair under each relocation policy: status, replayed, executed, paid calls
+    relocation: dict[str, dict[str, Any]] = field(default_factory=dict)
     images: list[str] = field(default_factory=list)
     out_dir: str = ""
     elapsed_s: float = 0.0
@@ -85,6 +93,7 @@ class DemoResult:
             "byte_identical": self.byte_identical,
             "byte_identical_shots": self.byte_identical_shots,
             "counterexamples": self.counterexamples,
+            "relocation": self.relocation,
             "attempts": self.attempts,
             "repair": self.repair,
             "image_files": self.images,
@@ -120,13 +129,12 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
 
     started = time.perf_counter()
     say = progress or (lambda _msg: None)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    (out := Path(out_dir)).mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="frostline-demo-"))
     providers: Any = None
     try:
         store = open_store(store_url)
-        run_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+        run_id = name = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
         contract_log = ProviderLog(workdir / "contract-provider.log")
         runner, runner_label = engine.make_runner(runner_name)
         result = DemoResult(run_id=run_id, store_url=store.url, runner=runner_label)
@@ -149,8 +157,7 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         second = engine.execute(store, run_id, candidate, ARGS, envelope, providers, runner,
                                 catalog)
         result.attempts.append(second)
-        result.replayed = int(second.get("replayed", 0))
-        result.executed = int(second.get("executed", 0))
+        result.replayed, result.executed = (int(second.get(k, 0)) for k in ("replayed", "executed"))
         result.contract = _figures(contract_log.read(), catalog)
 
         say("checking that the replayed shots are byte-identical")
@@ -161,6 +168,8 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         result.naive = _naive_path(engine, workdir, candidate, envelope, runner, latency_s,
                                    config)
 
+        result.relocation = _relocation_path(engine, store, f"{name}-moved", result.repair,
+                                             workdir, runner, latency_s, config, owner, say)
         result.out_dir = str(out.resolve())
         result.elapsed_s = time.perf_counter() - started
         _write_report(result, candidate, out)
@@ -195,6 +204,42 @@ def _repair(engine: Any, store: Store, run_id: str, result: DemoResult) -> str:
     if not candidate:
         raise RuntimeError("the scripted model replies produced no accepted repair")
     return str(candidate)
+
+
+def _relocation_path(engine: Any, store: Store, name: str, repair: dict[str, Any],
+                     workdir: Path, runner: Any, latency_s: float, config: str | Path | None,
+                     owner: str | None, say: Any) -> dict[str, dict[str, Any]]:
+    """A run of its own (its own provider log): attempt 1, then the repair the gate stopped
+    (it only moved the image call), under `stop` and then under `rebind`; what each did and
+    what it paid. Nothing when no rewrite was stopped."""
+    moved = next((r.get("candidate") for r in repair.get("rewrites", [])
+                  if r.get("counterexamples") and r.get("candidate")), None)
+    if not moved:
+        return {}
+    say("relocation: the moved repair under stop, then under rebind")
+    log = ProviderLog(workdir / "relocation-provider.log")
+    providers = _providers(engine, config, log.path, latency_s)
+    catalog = getattr(providers, "catalog", DEFAULT_CATALOG)
+    envelope = Envelope.from_dict({**ENVELOPE, "relocation": "stop"})
+    run_id = store.create_run(name, envelope.to_dict(), owner=owner).run_id
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        engine.execute(store, run_id, script_text("brand_video_v1.py"), ARGS, envelope,
+                       providers, runner, catalog)
+        for policy in ("stop", "rebind"):
+            before = len(log.read())
+            got = engine.execute(store, run_id, moved, ARGS, envelope, providers, runner,
+                                 catalog, relocation=policy)
+            trace = (got.get("gate") or {}).get("trace") or {}
+            out[policy] = {"run_id": name, "status": got.get("status"),
+                           "replayed": got.get("replayed", 0),
+                           "executed": got.get("executed", 0),
+                           "rebound": trace.get("rebound", 0),
+                           "provider_calls": len(log.read()) - before}
+    finally:
+        if hasattr(providers, "close"):
+            providers.close()
+    return out
 
 
 def _naive_path(engine: Any, workdir: Path, candidate: str, envelope: Envelope, runner: Any,
@@ -282,4 +327,11 @@ def _write_report(result: DemoResult, candidate: str, out: Path) -> None:
     for c in result.counterexamples:
         lines.append(f"- gate counterexample: `{c.get('kind')}` at frozen site `{c.get('site')}`"
                      f" (`{(c.get('source_line') or '').strip()}`)")
+    if result.relocation:
+        lines += ["", "The repair that only moved the image call, on a run of its own:", "",
+                  "| relocation | status | replayed | rebound (moved) | executed | "
+                  "provider calls |", "|---|---|---|---|---|---|"]
+        for policy, r in result.relocation.items():
+            lines.append(f"| {policy} | {r['status']} | {r['replayed']} | {r['rebound']} | "
+                         f"{r['executed']} | {r['provider_calls']} |")
     (out / "report.md").write_text("\n".join(lines) + "\n")

@@ -61,13 +61,15 @@ def make_runner(name: str = "auto") -> tuple[Any, str]:
 
 def execute(store: Store, run_id: str, source: str, args: dict[str, Any] | None,
             envelope: Envelope | dict[str, Any] | None, providers: Any, runner: Any,
-            catalog: Catalog = DEFAULT_CATALOG, *, interrupts: Any = None) -> dict[str, Any]:
+            catalog: Catalog = DEFAULT_CATALOG, *, interrupts: Any = None,
+            relocation: str | None = None) -> dict[str, Any]:
     """One attempt, blocking; under `interrupts` (an `Interrupts`) it can be stopped from
     another thread (JobCancelled when the run is cancelled)."""
     from frostline.runtime.execute import execute_async
 
     coro = execute_async(store, run_id, source, args=args, envelope=envelope,
-                         providers=providers, runner=runner, catalog=catalog)
+                         providers=providers, runner=runner, catalog=catalog,
+                         relocation=relocation)
     if interrupts is None:
         import asyncio
 

@@ -118,11 +118,13 @@ def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CA
     stops = interrupts if interrupts is not None else Interrupts()
 
     def attempt(store: Store, run_id: str, source: str, args: Any,
-                envelope: dict[str, Any] | None) -> dict[str, Any]:
+                envelope: dict[str, Any] | None,
+                relocation: str | None = None) -> dict[str, Any]:
         from frostline.runtime.execute import execute_async
 
         outcome = stops.run(execute_async(store, run_id, source, args=args, envelope=envelope,
-                                          providers=providers, runner=runner, catalog=catalog),
+                                          providers=providers, runner=runner, catalog=catalog,
+                                          relocation=relocation),
                             run_id=run_id)
         if (outcome.error or {}).get("code") == "store_unavailable":
             # The store stopped answering: this host cannot finish (nor even record) the
@@ -143,7 +145,7 @@ def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CA
             return attempt(store, spec.run_id, source, None, None)
         if spec.kind == "attempt":
             return attempt(store, spec.run_id, str(p["source"]), p.get("args"),
-                           p.get("envelope"))
+                           p.get("envelope"), p.get("relocation"))
         if spec.kind == "repair":
             from frostline.embedded import repair
 

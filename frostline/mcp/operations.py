@@ -34,6 +34,7 @@ from frostline.embedded.reconcile import NOT_GIVEN, reconcile
 from frostline.errors import RunBusy, RunNotFound
 from frostline.providers.registry import CapabilityRegistry
 from frostline.runtime.describe import describe_run
+from frostline.runtime.dry_replay import gate_with_trace
 from frostline.runtime.execute import execute, execute_async
 from frostline.runtime.gate_check import gate_source
 from frostline.runtime.runners import Runner
@@ -57,8 +58,8 @@ def check_script(registry: CapabilityRegistry, script: str) -> dict[str, Any]:
 
 def run_script(store: Store, registry: CapabilityRegistry, runner: Runner, run_id: str,
                script: str, args: Any = None, envelope: dict[str, Any] | None = None, *,
-               owner: str | None = None, interrupts: Interrupts | None = None
-               ) -> dict[str, Any]:
+               owner: str | None = None, interrupts: Interrupts | None = None,
+               relocation: str | None = None) -> dict[str, Any]:
     """One attempt of `script` under the owner's run `run_id` (a new run, or the next attempt
     of a failed one: committed calls replay, a changed frozen call is a gate counterexample).
     Under `interrupts`, `cancel_run` can stop it: it then ends `cancelled`."""
@@ -67,12 +68,13 @@ def run_script(store: Store, registry: CapabilityRegistry, runner: Runner, run_i
     key = run_key(owner, run_id)
     if interrupts is None:
         outcome = execute(store, key, script, args=args, envelope=env, providers=registry,
-                          runner=runner, catalog=registry.catalog, owner=owner)
+                          runner=runner, catalog=registry.catalog, owner=owner,
+                          relocation=relocation)
         return key_as_name(key, run_id, dict(outcome.to_dict()))
     try:
         outcome = interrupts.run(execute_async(
             store, key, script, args=args, envelope=env, providers=registry, runner=runner,
-            catalog=registry.catalog, owner=owner), run_id=key)
+            catalog=registry.catalog, owner=owner, relocation=relocation), run_id=key)
     except JobCancelled as stop:
         number = None
         try:
@@ -102,13 +104,17 @@ def cancel_run(store: Store, run_id: str, *, owner: str | None = None,
     return owner_view(run, settled(store, found, wait_s, local=local))
 
 
-def gate_script(store: Store, run_id: str, script: str, *,
-                owner: str | None = None) -> dict[str, Any]:
-    """Whether `script` keeps every frozen site of `run_id`; counterexamples if not. Spends
-    nothing and records nothing."""
+def gate_script(store: Store, run_id: str, script: str, *, owner: str | None = None,
+                runner: Runner | None = None, relocation: str | None = None) -> dict[str, Any]:
+    """Whether `script` keeps every frozen site of `run_id`; counterexamples if not. Under
+    relocation `rebind` (the run's, or `relocation`) and with a `runner`, a candidate that
+    only moves committed calls gets the dry replay. Spends nothing and records nothing."""
     run = _existing(store, run_id, owner)
     frozen = frozen_map(store.list_slots(run.run_id), store.list_attempts(run.run_id))
     result: dict[str, Any] = gate_source(frozen, script).to_dict()
+    if not result["accepted"] and runner is not None:
+        result = gate_with_trace(store, run.run_id, script, runner=runner,
+                                 relocation=relocation)
     result["frozen_sites"] = len(frozen)
     return owner_view(run, result)
 

@@ -65,6 +65,10 @@ _RUN_ID = {"type": "string", "pattern": RUN_NAME_PATTERN,
            "description": "The run; reuse it to send a repair of a failed run."}
 _SCRIPT = {"type": "string", "minLength": 1, "maxLength": 262144,
            "description": "The script: async def orchestrate(ctx, args): ..."}
+_RELOCATION = {"type": "string", "enum": ["stop", "rebind"],
+               "description": "What a gate stop caused only by moved committed calls becomes "
+                              "(default: the run's envelope): 'rebind' lets a dry replay admit "
+                              "a moved call whose request is unchanged"}
 Handler = Callable[[dict[str, Any], str | None], Awaitable[Any]]  # (arguments, principal)
 
 INSTRUCTIONS = (
@@ -103,12 +107,15 @@ def tools(registry: CapabilityRegistry) -> list[types.Tool]:
               "counterexamples, divergences, result).",
               {"run_id": _RUN_ID, "script": _SCRIPT,
                "args": {"description": "JSON passed as args (default: the run's last args)"},
-               "envelope": {"type": "object", "description": "grants, budget, ... (only when "
-                            "the run is created)"}},
+               "envelope": {"type": "object", "description": "grants, budget, relocation "
+                            "('stop' | 'rebind'), ... (only when the run is created)"},
+               "relocation": _RELOCATION},
               ["run_id", "script"], read_only=False, idempotent=False,
               destructive=destructive, open_world=open_world),
         _tool("gate_script", "Whether a candidate script keeps every frozen call of run_id; "
-              "counterexamples if not. Spends nothing.", {"run_id": _RUN_ID, "script": _SCRIPT},
+              "counterexamples if not. Under relocation 'rebind', a candidate that only moves "
+              "committed calls gets a dry replay (no provider reachable). Spends nothing.",
+              {"run_id": _RUN_ID, "script": _SCRIPT, "relocation": _RELOCATION},
               ["run_id", "script"], read_only=True, idempotent=True),
         _tool("show_run", "A run's attempts, each identity's outcome per attempt, unresolved "
               "calls and catalog changes.", {"run_id": _RUN_ID}, ["run_id"], read_only=True,
@@ -268,7 +275,8 @@ def _handlers(store: Store, registry: CapabilityRegistry, runner: Runner, admit:
                                  lambda script: ops.check_script(registry, script),
                                  owned=False),
         "run_script": blocking("run_script", run_script),
-        "gate_script": blocking("gate_script", functools.partial(ops.gate_script, store)),
+        "gate_script": blocking("gate_script", functools.partial(ops.gate_script, store,
+                                                                  runner=runner)),
         "show_run": blocking("show_run", functools.partial(ops.show_run, store)),
         "reconcile_call": blocking("reconcile_call",
                                    functools.partial(ops.reconcile_call, store)),

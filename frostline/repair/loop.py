@@ -19,7 +19,7 @@ the loop gives up. Executing an accepted candidate is a separate decision of the
 from __future__ import annotations
 
 import ast
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -33,6 +33,7 @@ from frostline.repair.prompt import Message, build_messages
 from frostline.script import check, sites
 
 if TYPE_CHECKING:
+    from frostline.runtime.runners import Runner
     from frostline.store.base import Store
 
 
@@ -61,6 +62,11 @@ class RepairTask:
     catalog: Catalog = DEFAULT_CATALOG
     envelope: Envelope | None = None
     max_rewrites: int = 3
+    # relocation "rebind": a candidate the gate stops only because committed calls moved is
+    # given to `trace` (candidate source → the gate verdict with the dry replay's, see
+    # frostline.runtime.dry_replay.gate_with_trace); admitted, it needs no rewrite
+    relocation: str = "stop"
+    trace: Callable[[str], Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_rewrites, int) or self.max_rewrites < 1:
@@ -90,7 +96,8 @@ def repair_loop(task: RepairTask) -> Generator[list[Message], str | Reply, Repai
     for n in range(1, task.max_rewrites + 1):
         reply = yield build_messages(catalog=task.catalog, frozen=task.frozen,
                                      committed_source=task.committed_source,
-                                     failure=task.failure, previous=previous, grants=grants)
+                                     failure=task.failure, previous=previous, grants=grants,
+                                     relocation=task.relocation)
         text, usage = _unpack(reply)
         feedback = judge(n, text, usage, task, committed_calls, committed_shape)
         rewrites.append(feedback)
@@ -122,15 +129,34 @@ def judge(n: int, text: str, usage: Usage, task: RepairTask, committed_calls: in
                            f"expression(s), the committed script {committed_calls}")
         result = gate(task.frozen, report.facts.sites)
         if not result.accepted:
-            kinds = sorted({c.kind for c in result.counterexamples})
-            reasons.append(f"gate stopped it ({', '.join(kinds)} frozen site)")
             counterexamples = [c.to_dict() for c in result.counterexamples]
+            traced = (_traced(task, code, counterexamples) if report.valid and not reasons
+                      else None)
+            if traced is None or not traced.get("accepted"):
+                kinds = sorted({c.kind for c in result.counterexamples})
+                reasons.append(f"gate stopped it ({', '.join(kinds)} frozen site)"
+                               + (" and the dry replay did not admit it" if traced else ""))
+                counterexamples += [{**c, "kind": f"trace {c['kind']}"} for c in
+                                    ((traced or {}).get("trace") or {}).get("counterexamples", [])]
+            else:
+                counterexamples = []
         if not reasons and committed_shape is not None and _shape(code) == committed_shape:
             reasons.append("unchanged: the candidate is the committed script, which failed")
     if reasons:
         return RewriteFeedback(n, False, "; ".join(reasons), violations, counterexamples,
                                usage, code)
     return RewriteFeedback(n, True, "accepted", violations, [], usage, code)
+
+
+def _traced(task: RepairTask, code: str,
+            counterexamples: list[dict[str, Any]]) -> Mapping[str, Any] | None:
+    """The trace check's verdict on a candidate the gate stopped only because committed calls
+    moved, under relocation `rebind`; None when it does not apply."""
+    if task.trace is None or task.relocation != "rebind":
+        return None
+    if any(c["kind"] not in ("removed", "call_changed") for c in counterexamples):
+        return None
+    return task.trace(code)
 
 
 def repair(client: ModelClientLike, task: RepairTask) -> RepairResult:
@@ -185,8 +211,12 @@ _NOT_RUN = frozenset({"rejected", "gate_stopped"})
 
 
 def task_from_store(store: Store, run_id: str, *, catalog: Catalog = DEFAULT_CATALOG,
-                    max_rewrites: int = 3) -> RepairTask:
+                    max_rewrites: int = 3, relocation: str | None = None,
+                    runner: Runner | None = None) -> RepairTask:
     """Build the repair task of a run: its last executed script, failure and frozen sites.
+
+    Under relocation `rebind` (`relocation`, else the run's envelope) and with a `runner` for
+    the dry replay, a candidate that only moves committed calls is judged by the trace check.
 
     Raises RunNotFound for an unknown run and DefinitionError when there is nothing to repair
     (no attempt ran, or the last one succeeded).
@@ -213,8 +243,17 @@ def task_from_store(store: Store, run_id: str, *, catalog: Catalog = DEFAULT_CAT
                     _sites_or_empty(last.source))
     envelope = Envelope.from_dict(run.envelope, catalog) if run.envelope else None
     failure = dict(last.error) if last.error else {"status": last.status}
+    policy = relocation or (envelope or Envelope()).relocation.value
+    trace = None
+    if policy == "rebind" and runner is not None:
+        from frostline.runtime.dry_replay import gate_with_trace
+
+        def trace(candidate: str) -> Mapping[str, Any]:
+            return gate_with_trace(store, run_id, candidate, runner=runner, catalog=catalog,
+                                   relocation="rebind")
     return RepairTask(committed_source=last.source, frozen=frozen, failure=failure,
-                      catalog=catalog, envelope=envelope, max_rewrites=max_rewrites)
+                      catalog=catalog, envelope=envelope, max_rewrites=max_rewrites,
+                      relocation=policy, trace=trace)
 
 
 def _sites_or_empty(source: str) -> list[CandidateSite]:

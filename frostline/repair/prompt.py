@@ -93,10 +93,21 @@ def render_feedback(feedback: RewriteFeedback) -> str:
     return "\n".join(parts)
 
 
+# The prompt's note on a run whose relocation policy is `rebind` (docs/contract.md).
+RELOCATION_REBIND = (
+    "## Relocation policy of this run: rebind\n\n"
+    "Moving a frozen call is allowed when its request is unchanged: you may move it into a "
+    "helper, wrap it in a block, or compute its payload another way, as long as it sends the "
+    "same capability with the same payload, and every moved call is reached before any new "
+    "call. A dry replay checks this before anything is spent and replays the moved calls for "
+    "free; a changed payload is still refused.")
+
+
 def build_messages(*, catalog: Catalog, frozen: Mapping[str, FrozenSite],
                    committed_source: str, failure: Mapping[str, Any] | None,
                    previous: RewriteFeedback | None = None,
-                   grants: Collection[str] | None = None) -> list[Message]:
+                   grants: Collection[str] | None = None,
+                   relocation: str = "stop") -> list[Message]:
     """The chat messages for one rewrite.
 
     Example: ``client.complete(build_messages(catalog=cat, frozen=fm, committed_source=src,
@@ -116,6 +127,8 @@ def build_messages(*, catalog: Catalog, frozen: Mapping[str, FrozenSite],
         "## Committed script\n\n```python\n" + committed_source.rstrip("\n") + "\n```",
         "## Failure of the last attempt\n\n```json\n" + failure_text + "\n```",
     ]
+    if relocation == "rebind":
+        sections.append(RELOCATION_REBIND)
     if previous is not None:
         sections.append("## Feedback on your previous candidate\n\n" + render_feedback(previous))
     sections.append("Reply with the complete revised script in one ```python code block.")

@@ -47,11 +47,16 @@ class AuditTrail:
                                 "append_event", self._run_id, kind,
                                 storable_copy({"attempt": self._attempt, **data}))
 
-    def replay(self, identity: str, capability: str, digest: str, committed_in: int) -> None:
-        """Buffer the event of a replay; a full batch is queued at once."""
-        self.note("replay", {"attempt": self._attempt, "identity": identity,
-                             "capability": capability, "digest": digest,
-                             "committed_in": committed_in})
+    def replay(self, identity: str, capability: str, digest: str, committed_in: int,
+               moved_from: str | None = None) -> None:
+        """Buffer the event of a replay (of a rebound slot: `moved_from`, the committed
+        identity it replays); a full batch is queued at once."""
+        data: dict[str, Any] = {"attempt": self._attempt, "identity": identity,
+                                "capability": capability, "digest": digest,
+                                "committed_in": committed_in}
+        if moved_from is not None:
+            data["moved_from"] = moved_from
+        self.note("replay", data)
 
     def note(self, kind: str, data: dict[str, Any]) -> None:
         """Buffer an event that precedes no effect of its own, as given (`data` as is); it is

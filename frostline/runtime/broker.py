@@ -92,7 +92,8 @@ class Broker:
                  unresolved: Mapping[Identity, CallRecord] | None = None,
                  prior_calls: int = 0, prior_spend_usd: float = 0.0,
                  nonce: str | None = None, fail_open: bool = False,
-                 waits: bool = True) -> None:
+                 waits: bool = True,
+                 rebinding: Mapping[Identity, Identity] | None = None) -> None:
         self.store = store
         self.run_id = run_id
         self.attempt = attempt
@@ -114,7 +115,8 @@ class Broker:
                       sum(usage_tokens(s.usage) for s in prefix.slots()))
         self._rule = Rule(run_id=run_id, prefix=prefix, catalog=catalog, providers=providers,
                           unresolved=unresolved or {}, spend=spend, stats=self.stats,
-                          stop=self._stop, trail=self._trail)
+                          stop=self._stop, trail=self._trail, rebinding=rebinding)
+        self.rebinding = self._rule.rebinding
         self.ledger = self._rule.ledger
         self.unresolved = self._rule.unresolved
         # The waits of this attempt (approvals, events, timers); off for a graph run's tools.

@@ -50,6 +50,7 @@ class CallRow(TypedDict, total=False):
     identity: Required[str]
     capability: Required[str]
     digest: str
+    moved_from: str  # a rebound replay: the committed identity it replays (issue 30)
     retry_of: int  # the pending call record this call retries
     semantic_repeat: str  # the ledger's action on a repeated payload
     outcome: Outcome

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from frostline.contract.certificate import build, check_chain_of, check_shape
+from frostline.contract.certificate import build, check_chain_of, check_shape, with_rebinding
 from frostline.contract.certificate_verify import compare
 from frostline.errors import RunNotFound
 from frostline.store.base import Store
@@ -23,7 +23,8 @@ def _known(store: Store, run_id: str) -> None:
 def current(store: Store, run_id: str, attempt: int) -> dict[str, Any]:
     """The certificate of the run's current slots for `attempt`, not written (see `persist`)."""
     _known(store, run_id)
-    return build(store.list_slot_digests(run_id), run_id, attempt)
+    return with_rebinding(build(store.list_slot_digests(run_id), run_id, attempt),
+                          store.list_rebindings(run_id, attempt))
 
 
 def persist(store: Store, run_id: str, attempt: int) -> dict[str, Any]:
@@ -57,4 +58,17 @@ def verify(store: Store, run_id: str, *, deep: bool = False) -> dict[str, Any]:
     """
     _known(store, run_id)
     slots = store.list_slots(run_id) if deep else store.list_slot_digests(run_id)
-    return compare(latest(store, run_id, check_chain=False), slots, run_id, deep=deep)
+    cert = latest(store, run_id, check_chain=False)
+    out = compare(cert, slots, run_id, deep=deep)
+    if cert is not None:  # the rebinding it certifies (issue 30) against the store's
+        certified = cert.get("rebinding") or []
+        if certified or "rebinding_digest" in cert:
+            check_chain_of(dict(cert), run_id)  # its rebinding digest must hold
+        stored = [{"identity": r["identity"], "bound_to": r["bound_to"]}
+                  for r in store.list_rebindings(run_id, cert["attempt"])]
+        if sorted(certified, key=str) != sorted(stored, key=str):
+            out["differences"] = [*out["differences"], {
+                "kind": "rebinding_changed", "attempt": cert["attempt"],
+                "certified": certified, "store": stored}]
+            out["consistent"] = False
+    return out

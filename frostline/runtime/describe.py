@@ -12,7 +12,8 @@ from frostline.store.base import Store
 
 
 def describe_run(store: Store, run_id: str) -> dict[str, Any]:
-    """The JSON of `frostline show`: run, attempts, identity × attempt outcomes, unresolved
+    """The JSON of `frostline show`: run, attempts, identity × attempt outcomes (with, for a
+    replay of a moved committed call, the committed identity it was moved from), unresolved
     calls, and the waits the run reached with their answers."""
     run = store.get_run(run_id)
     if run is None:
@@ -21,6 +22,7 @@ def describe_run(store: Store, run_id: str) -> dict[str, Any]:
     slots = {str(s.identity) for s in store.list_slots(run_id)}
     found: dict[str, dict[str, str]] = {ident: {} for ident in slots}
     first_seen: dict[str, int] = {}
+    moved: dict[str, dict[str, str]] = {}  # a rebound replay: what it was moved from
     rows = []
     for a in attempts:
         stats = a.stats or {}
@@ -29,6 +31,8 @@ def describe_run(store: Store, run_id: str) -> dict[str, Any]:
         for call in stats.get("calls", []):
             first_seen.setdefault(call["identity"], len(first_seen))
             found.setdefault(call["identity"], {})[str(a.number)] = call.get("outcome", "?")
+            if call.get("moved_from"):
+                moved.setdefault(call["identity"], {})[str(a.number)] = call["moved_from"]
         for ident in a.orphans:
             found.setdefault(ident, {})[str(a.number)] = "orphan"
         rows.append({"number": a.number, "status": a.status,
@@ -46,6 +50,7 @@ def describe_run(store: Store, run_id: str) -> dict[str, Any]:
                     "kind": run.kind},
             "spend_usd": run_spent_usd(store, run_id),
             "attempts": rows, "committed": len(slots), "identities": identities,
+            "moved_from": moved,
             "unresolved": unresolved,
             "catalog_changes": [e.data for e in store.list_events(run_id)
                                 if e.kind == "catalog_changed"],

@@ -41,6 +41,7 @@ from frostline.errors import (
     StoreUnavailable,
     ValueNotStorable,
 )
+from frostline.runtime import dry_replay as trace
 from frostline.runtime import tracing
 from frostline.runtime.broker import Broker
 from frostline.runtime.outcome import AttemptOutcome as AttemptOutcome  # re-exported
@@ -73,7 +74,8 @@ def fail_open_requested(flag: bool | None) -> bool:
 def execute(store: Store, run_id: str, source: str, *, args: Any = None,
             envelope: Envelope | Mapping[str, Any] | None = None, providers: Provider,
             runner: Runner, catalog: Catalog = DEFAULT_CATALOG, skip_checker: bool = False,
-            fail_open: bool | None = None, owner: str | None = None) -> AttemptOutcome:
+            fail_open: bool | None = None, owner: str | None = None,
+            relocation: str | None = None) -> AttemptOutcome:
     """Run one attempt of `source` under `run_id` (blocking); see `execute_async`.
 
     Example::
@@ -85,19 +87,21 @@ def execute(store: Store, run_id: str, source: str, *, args: Any = None,
     return asyncio.run(execute_async(store, run_id, source, args=args, envelope=envelope,
                                      providers=providers, runner=runner, catalog=catalog,
                                      skip_checker=skip_checker, fail_open=fail_open,
-                                     owner=owner))
+                                     owner=owner, relocation=relocation))
 
 
 async def execute_async(store: Store, run_id: str, source: str, *, args: Any = None,
                         envelope: Envelope | Mapping[str, Any] | None = None,
                         providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CATALOG,
                         skip_checker: bool = False, fail_open: bool | None = None,
-                        owner: str | None = None) -> AttemptOutcome:
+                        owner: str | None = None, relocation: str | None = None
+                        ) -> AttemptOutcome:
     """Run one attempt of `source` under `run_id` inside a running event loop.
 
     A new run is created with `envelope` (default: every capability, default budget) for
     `owner` (default: the local principal); an existing run keeps the envelope and owner it was
-    created with. `run_id` is the run's store key, `run_key(owner, name)`: for the local
+    created with (`relocation` overrides its policy for this attempt; a new run keeps it).
+    `run_id` is the run's store key, `run_key(owner, name)`: for the local
     principal, the run's name. `args=None` on an existing run means "the args of its latest
     attempt" (so a repair runs on the same inputs); on a new run, {}.
     """
@@ -112,7 +116,7 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
             refused = _refuse_new_run(run_id, source, envelope, catalog)
             if refused is not None:  # a run is created only for a script the checker accepts
                 return refused
-        run_envelope = _ensure_run(store, run_id, envelope, catalog, owner)
+        run_envelope = _ensure_run(store, run_id, envelope, catalog, owner, relocation)
         with store.run_lock(run_id):
             close_crashed_attempts(store, run_id)
             if args is None:
@@ -137,8 +141,6 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
         log.error("store unavailable for run %s: %s (nothing was dispatched after the failure)",
                   run_id, exc.message)
         return AttemptOutcome(run_id, None, "failed", error=exc.to_dict())
-
-
 
 
 def _previous_args(store: Store, run_id: str) -> Any:
@@ -172,9 +174,12 @@ def _new_envelope(envelope: Envelope | Mapping[str, Any] | None, catalog: Catalo
 
 
 def _ensure_run(store: Store, run_id: str, envelope: Envelope | Mapping[str, Any] | None,
-                catalog: Catalog, owner: str | None) -> Envelope:
+                catalog: Catalog, owner: str | None, relocation: str | None) -> Envelope:
+    """The run's envelope, the run created if new; `relocation` overrides its policy (a new
+    run keeps it, an existing one uses it for this attempt)."""
     run = store.get_run(run_id)
     if run is None:
+        envelope = trace.with_relocation(_new_envelope(envelope, catalog), relocation)
         prefix = run_key(owner, "")
         if not run_id.startswith(prefix):
             raise DefinitionError(f"run key {run_id!r} is not one of {owner!r}'s: expected "
@@ -185,7 +190,7 @@ def _ensure_run(store: Store, run_id: str, envelope: Envelope | Mapping[str, Any
         # a graph run's calls are not a script's sites: its prefix would mean nothing here
         raise DefinitionError(f"run {run_id!r} is a {run.kind} run; a script attempt needs a "
                               "script run: pick another run id", run_id=run_id, kind=run.kind)
-    return Envelope.from_dict(run.envelope, catalog)
+    return trace.with_relocation(Envelope.from_dict(run.envelope, catalog), relocation)
 
 
 def _refuse_new_run(run_id: str, source: str, envelope: Envelope | Mapping[str, Any] | None,
@@ -225,11 +230,10 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     report, site_infos = checked
 
     # 2. the gate against the frozen prefix (before any process starts)
-    gate_result: dict[str, Any] | None = None
-    if len(prefix):
-        gate_result = gate_against_prefix(store, run_id, prefix, site_infos)
-        if not gate_result.get("accepted", False):
-            return _refuse(store, run_id, source, report, "gate_stopped", None, gate=gate_result)
+    gate_result, rebinding = await trace.gated(store, run_id, source, args, env, runner,
+                                               catalog, prefix, site_infos)
+    if rebinding is None:
+        return _refuse(store, run_id, source, report, "gate_stopped", None, gate=gate_result)
 
     # 3. annotate and open the attempt
     annotated = annotate(source)
@@ -241,6 +245,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     attempt = store.start_attempt(run_id, source=source, annotated=annotated, report=report,
                                   args=args, catalog_digest=catalog_digest)
     number = attempt.number
+    trace.record_rebinding(store, run_id, number, rebinding)  # durable before the first call
     # Not waited for: durable with the next write (queue order), checked as the attempt ends.
     pending = [store.write_nowait("append_event", run_id, "attempt_started", {
         "attempt": number, "frozen": len(prefix), "catalog": catalog_digest})]
@@ -256,7 +261,8 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     # 5. run the script against the broker
     broker = Broker(store, run_id, number, envelope=env, providers=providers,
                     whitelist=whitelist, prefix=prefix, catalog=catalog, unresolved=unresolved,
-                    prior_calls=prior.calls, prior_spend_usd=prior.usd, fail_open=fail_open)
+                    prior_calls=prior.calls, prior_spend_usd=prior.usd, fail_open=fail_open,
+                    rebinding=rebinding)
     job = Job(annotated, args, concurrency=env.concurrency, max_fanout=env.max_fanout)
     try:
         script = await runner.run(job, broker)
@@ -350,7 +356,8 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
 
     # 6. orphans and the certificate (a waiting attempt has not reached its end: the
     # identities after its wait are not orphans yet)
-    invoked = broker.invoked if status != "waiting" else prefix.identities()
+    invoked = ([broker.rebinding.get(i, i) for i in broker.invoked]  # rebound: slot invoked
+               if status != "waiting" else prefix.identities())
     report_o = orphan_report(prefix.identities(), invoked, env.orphan_policy)
     if report_o.orphans:
         store.append_event(run_id, "orphans", {"attempt": number, **report_o.to_dict()})
@@ -376,15 +383,6 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
 
 
 # the contract steps ---------------------------------------------------------------------
-def gate_against_prefix(store: Store, run_id: str, prefix: Prefix,
-                        candidate: list[Any]) -> dict[str, Any]:
-    """The static gate: every frozen site must remain with its capability and call expression."""
-    from frostline.contract import gate as gate_mod
-
-    frozen = gate_mod.frozen_map(prefix.slots(), store.list_attempts(run_id))
-    return dict(gate_mod.gate(frozen, candidate).to_dict())
-
-
 def note_catalog_changes(store: Store, run_id: str, attempt: AttemptRecord,
                          prefix: Prefix) -> list[dict[str, Any]]:
     """Record a `catalog_changed` event when a capability with committed calls changed its
@@ -416,6 +414,7 @@ def _refuse(store: Store, run_id: str, source: str, report: dict[str, Any], stat
             "type": "GateStopped", "code": "gate_stopped",
             "message": "the candidate changes or removes frozen callsites ("
             + ", ".join(kinds) + "); nothing was spent"}
+        err_dict.update(trace.trace_refusal(gate, err_dict["message"]))
     else:
         err_dict = err.to_dict() if err is not None else {}
     return _finish(store, run_id, attempt.number, status, error=err_dict, gate=gate)

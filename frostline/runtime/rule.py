@@ -6,7 +6,14 @@ For ι = (σ, π, ω) and h = digest(payload):
         ι committed, same capability and h   → replay the stored result (no provider call)
         ι committed, other capability or h   → Divergence: stop before any new effect
         ι not committed                      → unresolved check → occurrence ledger →
-                                               budget → dispatch
+                                               rebinding guard → budget → dispatch
+
+An attempt the trace check admitted (relocation = "rebind") carries a rebinding, new identity
+→ committed identity: a rebound ι is decided against the slot it is bound to (replayed with
+the digest checked, a Divergence otherwise), its slot counts as committed at ι for the
+occurrence ledger, and no call is dispatched while a rebound slot with the same (capability,
+digest) is still to be replayed — a schedule other than the dry replay's could otherwise pay
+for a committed request again (frostline.contract.rebind).
 
 The rule only decides: it records what it found in the call's row, queues the audit
 events of its decisions, and stops the run where the contract says so. Dispatch is
@@ -106,13 +113,23 @@ class Rule:
 
     def __init__(self, *, run_id: str, prefix: Prefix, catalog: Catalog, providers: Provider,
                  unresolved: Mapping[Identity, CallRecord], spend: Spend, stats: BrokerStats,
-                 stop: RunStop, trail: AuditTrail) -> None:
+                 stop: RunStop, trail: AuditTrail,
+                 rebinding: Mapping[Identity, Identity] | None = None) -> None:
         self._run_id = run_id
         self.prefix = prefix
+        self.rebinding = dict(rebinding or {})
+        # (capability, digest) → rebound slots of that request not replayed yet
+        self._awaited: dict[tuple[str, str], int] = {}
         self.catalog = catalog
         self.providers = providers
         self.unresolved = dict(unresolved)
         self.ledger = OccurrenceLedger(prefix.slots())
+        for new, old in self.rebinding.items():
+            bound = prefix.get(old)
+            if bound is not None:
+                self.ledger.add(new, bound.digest)
+                request = (bound.capability, bound.digest)
+                self._awaited[request] = self._awaited.get(request, 0) + 1
         self.spend = spend
         self._stats = stats
         self._stop = stop
@@ -130,7 +147,7 @@ class Rule:
         one, which passed the input schema when it executed, so it is not validated again;
         every other call takes the whole rule (schema included) in `decide`.
         """
-        slot = self.prefix.get(call.identity)
+        slot = self.slot_of(call.identity)
         capability = call.capability
         if slot is None or slot.capability != capability:
             return None
@@ -154,11 +171,25 @@ class Rule:
         self._stats.replayed += 1
         row = call.row
         row["digest"] = h
+        moved_from: str | None = None
+        if self.rebinding and call.identity in self.rebinding:
+            moved_from = row["moved_from"] = str(slot.identity)
+            request = (capability, h)
+            self._awaited[request] = self._awaited.get(request, 1) - 1
         row["outcome"] = "replayed"
         # No effect happened, so the reply need not wait for the audit write: it joins the
         # next batch. drain() writes it at the latest; a failed write stops the run.
-        self._trail.replay(call.text, capability, h, slot.attempt)
+        self._trail.replay(call.text, capability, h, slot.attempt, moved_from)
         return {"ok": True, "result": slot.result}
+
+    def slot_of(self, identity: Identity) -> SlotRecord | None:
+        """The committed slot a call at `identity` answers to: the slot it is rebound to, if
+        any, else its own."""
+        if self.rebinding:
+            bound = self.rebinding.get(identity)
+            if bound is not None:
+                return self.prefix.get(bound)
+        return self.prefix.get(identity)
 
     def decide(self, call: Call, envelope: Envelope) -> Reply | None:
         """The reply the rule gives `call`, or None when it is to be dispatched: then its
@@ -180,7 +211,7 @@ class Rule:
         invalid = self._digest(call, cap)
         if invalid is not None:
             return invalid
-        slot = self.prefix.get(call.identity)
+        slot = self.slot_of(call.identity)
         if slot is not None:  # committed, but not a replay hit (see replay_hit)
             return self._diverged(call, slot)
         honours = self.providers.honours_idempotency_keys(capability)
@@ -196,6 +227,8 @@ class Rule:
             denied = self._repeat(call, repeat)
             if denied is not None:
                 return denied
+        if self._awaited.get((capability, call.digest), 0) > 0:
+            return self._diverged(call, None)
         price = float(cap.price_usd)
         # Reserved before the first await, so concurrent calls cannot overshoot together.
         over = self.spend.claim(call, price, envelope.budget)
@@ -233,13 +266,24 @@ class Rule:
         call.digest = call.row["digest"] = h
         return None
 
-    def _diverged(self, call: Call, slot: SlotRecord) -> Reply:
-        div = Divergence(
-            f"{call.text} was committed as {slot.capability} with digest {slot.digest[:12]}… "
-            f"and is now reached as {call.capability} with digest {call.digest[:12]}…; the "
-            "committed payload cannot change — revert the payload or start a new run",
-            identity=call.text, recorded={"capability": slot.capability, "digest": slot.digest},
-            received={"capability": call.capability, "digest": call.digest})
+    def _diverged(self, call: Call, slot: SlotRecord | None) -> Reply:
+        if slot is None:  # the rebinding guard: a rebound request not replayed yet
+            div = Divergence(
+                f"{call.text} would send {call.capability} with digest {call.digest[:12]}…, a "
+                "request committed earlier and rebound in this attempt but not replayed yet; "
+                "it would be paid again, so nothing was dispatched — keep the moved call "
+                "before new work", identity=call.text,
+                received={"capability": call.capability, "digest": call.digest})
+        else:
+            div = Divergence(
+                f"{call.text} was committed as {slot.capability} with digest "
+                f"{slot.digest[:12]}… and is now reached as {call.capability} with digest "
+                f"{call.digest[:12]}…; the committed payload cannot change — revert the "
+                "payload or start a new run", identity=call.text,
+                recorded={"capability": slot.capability, "digest": slot.digest},
+                received={"capability": call.capability, "digest": call.digest})
+        if slot is not None and slot.identity != call.identity:
+            div.fields["bound_to"] = str(slot.identity)
         call.row["outcome"] = "diverged"
         self._stats.divergences.append(div.to_dict())
         self._stop.stop(div)

@@ -164,6 +164,8 @@ def timeline(store: Store, run_id: str,
         # A later, more specific outcome wins (e.g. failed after dispatch).
         if previous is None or OUTCOMES.index(outcome) >= OUTCOMES.index(previous):
             row["attempts"][str(number)] = outcome
+        if isinstance(ev.data.get("moved_from"), str):  # a rebound replay (issue 30)
+            row.setdefault("moved_from", {})[str(number)] = ev.data["moved_from"]
     for a in attempts:
         for ident in a.orphans:
             cell(ident)["attempts"].setdefault(str(a.number), "orphan")
@@ -264,7 +266,8 @@ class Services:
     is what `execute` runs its attempts under, so the pool can stop one (a cancellation).
     """
 
-    execute: Callable[[Store, str, str, dict[str, Any] | None], dict[str, Any]]
+    # (store, run_id, source, args) and, for an attempt that names one, relocation=...
+    execute: Callable[..., dict[str, Any]]
     repair: Callable[[Store, str, str, int, bool], dict[str, Any]]
     extra: dict[str, Any] = field(default_factory=dict)
     make_queue: Callable[[Store], JobQueue] | None = None
@@ -283,7 +286,9 @@ class Services:
                     return {"run_id": spec.run_id, "status": None, "skipped": "not waiting"}
                 return self.execute(store, spec.run_id, source, None)
             if spec.kind == "attempt":
-                return self.execute(store, spec.run_id, str(p["source"]), p.get("args"))
+                policy = {"relocation": p["relocation"]} if p.get("relocation") else {}
+                return self.execute(store, spec.run_id, str(p["source"]), p.get("args"),
+                                    **policy)
             if spec.kind == "repair":
                 return self.repair(store, spec.run_id, str(p["model"]),
                                    int(p.get("max_rewrites", 3)), bool(p.get("execute")))
@@ -318,12 +323,13 @@ class Services:
         runner, label = embedded.make_runner(runner_name)
         stops = Interrupts()
 
-        def execute(store: Store, run_id: str, source: str,
-                    args: dict[str, Any] | None) -> dict[str, Any]:
+        def execute(store: Store, run_id: str, source: str, args: dict[str, Any] | None,
+                    relocation: str | None = None) -> dict[str, Any]:
             run = store.get_run(run_id)
             # args=None: the run's latest recorded args (execute() resolves it under the lock)
             return embedded.execute(store, run_id, source, args, run.envelope if run else None,
-                                    providers, runner, catalog, interrupts=stops)
+                                    providers, runner, catalog, interrupts=stops,
+                                    relocation=relocation)
 
         def repair(store: Store, run_id: str, spec: str, max_rewrites: int,
                    run_it: bool) -> dict[str, Any]:

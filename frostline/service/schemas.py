@@ -6,7 +6,7 @@ Every body is validated here, at the edge: a bad request is a 4xx with a message
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
@@ -34,6 +34,9 @@ class CreateRun(_Strict):
 class AddAttempt(_Strict):
     script: str = Field(min_length=1, max_length=MAX_SCRIPT_CHARS)
     args: dict[str, Any] | None = None
+    relocation: Literal["stop", "rebind"] | None = Field(
+        default=None, description="this attempt's relocation policy (default: the run's "
+                                  "envelope); see docs/contract.md")
 
 
 class RepairRequest(_Strict):

@@ -201,6 +201,18 @@ class Store(abc.ABC):
                 latest = body
         return latest
 
+    # rebindings (issue 30) -----------------------------------------------------------------
+    @abc.abstractmethod
+    def put_rebinding(self, run_id: str, attempt: int, rows: list[dict[str, str]]) -> None:
+        """Record the rebinding of `attempt` (rows of {identity, bound_to}), all or nothing;
+        a second binding of one new identity in one attempt is refused (StoreUnavailable is
+        not raised for that: DefinitionError)."""
+
+    @abc.abstractmethod
+    def list_rebindings(self, run_id: str, attempt: int | None = None) -> list[dict[str, Any]]:
+        """The rebinding rows of one attempt (or of every attempt), each {attempt, identity,
+        bound_to}, ordered by attempt and identity."""
+
     @abc.abstractmethod
     def decide(self, run_id: str, key: str, value: Any) -> Any:
         """Record a decision (e.g. a race winner) if absent; return the stored value."""

@@ -174,6 +174,12 @@ class FaultyStore(Store):
     def latest_certificate(self, run_id: str) -> Any:
         return self._r("latest_certificate", lambda: self.inner.latest_certificate(run_id))
 
+    def put_rebinding(self, run_id: str, attempt: int, rows: list[dict[str, str]]) -> None:
+        self._w("put_rebinding", lambda: self.inner.put_rebinding(run_id, attempt, rows))
+
+    def list_rebindings(self, run_id: str, attempt: int | None = None) -> list[dict[str, Any]]:
+        return self._r("list_rebindings", lambda: self.inner.list_rebindings(run_id, attempt))
+
     def decide(self, run_id: str, key: str, value: Any) -> Any:
         return self._w("decide", lambda: self.inner.decide(run_id, key, value))
 

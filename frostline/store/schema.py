@@ -337,6 +337,19 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE tokens ADD COLUMN roles TEXT NOT NULL DEFAULT 'runner'",
         "ALTER TABLE signals ADD COLUMN sent_by TEXT",
     )),
+    # Refactor-safe repairs (issue 30): the rebinding an attempt admitted by the trace check
+    # replays, new identity → committed identity, written before the attempt's first call and
+    # never changed (its primary key refuses a second binding of one new identity).
+    Migration(14, "rebindings of moved committed calls", common=(
+        """CREATE TABLE rebindings (
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt INTEGER NOT NULL,
+            identity TEXT NOT NULL,
+            bound_to TEXT NOT NULL,
+            created_at {real} NOT NULL,
+            PRIMARY KEY (run_id, attempt, identity)
+        )""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

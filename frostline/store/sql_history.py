@@ -103,6 +103,29 @@ class HistoryQueries(SqlBackend):
             c, "SELECT body FROM certificates WHERE run_id = ? ORDER BY id", (run_id,)).fetchall())
         return [self._load(r[0]) for r in rows]
 
+    def put_rebinding(self, run_id: str, attempt: int, rows: list[dict[str, str]]) -> None:
+        now = self._clock()
+        values = [(run_id, attempt, str(r["identity"]), str(r["bound_to"]), now) for r in rows]
+        if len({v[2] for v in values}) != len(values):
+            raise DefinitionError("a rebinding binds each new identity once",
+                                  run_id=run_id, attempt=attempt)
+
+        def op(conn: Any) -> None:
+            for row in values:
+                self._x(conn, "INSERT INTO rebindings (run_id, attempt, identity, bound_to, "
+                        "created_at) VALUES (?, ?, ?, ?, ?)", row)
+
+        self._write("put_rebinding", op)
+
+    def list_rebindings(self, run_id: str, attempt: int | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT attempt, identity, bound_to FROM rebindings WHERE run_id = ?"
+        params: tuple[Any, ...] = (run_id,)
+        if attempt is not None:
+            sql, params = sql + " AND attempt = ?", (run_id, attempt)
+        rows = self._read("list_rebindings", lambda c: self._x(
+            c, sql + " ORDER BY attempt, identity", params).fetchall())
+        return [{"attempt": int(r[0]), "identity": r[1], "bound_to": r[2]} for r in rows]
+
     def decide(self, run_id: str, key: str, value: Any) -> Any:
         return self._write("decide", self._decide_op(run_id, key, value))
 

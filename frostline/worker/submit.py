@@ -19,8 +19,10 @@ from frostline.worker.queue import ProcrastinateQueue
 
 def submit_attempt(store: Store, run_id: str, source: str, *, args: Any = None,
                    envelope: dict[str, Any] | None = None,
-                   catalog: Catalog = DEFAULT_CATALOG, key: str | None = None) -> Submission:
-    """Queue `source` as the next attempt of `run_id` (created with `envelope` if new).
+                   catalog: Catalog = DEFAULT_CATALOG, key: str | None = None,
+                   relocation: str | None = None) -> Submission:
+    """Queue `source` as the next attempt of `run_id` (created with `envelope` if new; the
+    attempt runs under `relocation` when given, see `execute`).
 
     The checker runs first, against the run's envelope: a rejected script raises ScriptRejected
     and nothing is queued. AlreadyQueued if the run has a job waiting or running. With an
@@ -32,8 +34,10 @@ def submit_attempt(store: Store, run_id: str, source: str, *, args: Any = None,
                     store=store, run_id=run_id if run is not None else None)
     queue = ProcrastinateQueue(store)
     try:
-        return queue.submit(store, JobSpec("attempt", run_id, {
-            "source": source, "args": args, "envelope": envelope}, _ticket(run_id, key)))
+        params: dict[str, Any] = {"source": source, "args": args, "envelope": envelope}
+        if relocation is not None:
+            params["relocation"] = relocation
+        return queue.submit(store, JobSpec("attempt", run_id, params, _ticket(run_id, key)))
     finally:
         queue.close()
 

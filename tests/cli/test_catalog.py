@@ -109,7 +109,7 @@ api_key_env = "FAST_KEY"
 model = "fast-model"
 """)
         code, out = invoke("repair", "e5", "--model", "fast", "--store", sqlite_url, "--config",
-                           cfg, "--json", env={"FAST_KEY": "sk-configured"})
+                           cfg, "--json", "--relocation", "stop", env={"FAST_KEY": "sk-configured"})
         requests = list(server.requests)
     assert code == 0, out
     assert json.loads(out)["accepted"] is not None

@@ -62,7 +62,9 @@ def test_gate_accepts_a_tail_fix(failed_run: str, tmp_path: Path) -> None:
 
 
 def test_gate_stops_a_relocation(failed_run: str, tmp_path: Path) -> None:
-    code, out = invoke(gate_command, "e5", write(tmp_path, RELOCATED), "--store", failed_run, "--json")
+    # the callsite gate (relocation stop); under rebind, the default, see tests/rebind
+    code, out = invoke(gate_command, "e5", write(tmp_path, RELOCATED), "--store", failed_run,
+                       "--relocation", "stop", "--json")
     assert code == 3
     data = json.loads(out)
     assert data["accepted"] is False
@@ -71,7 +73,8 @@ def test_gate_stops_a_relocation(failed_run: str, tmp_path: Path) -> None:
     assert ce["capability"] == "image.generate" and ce["line"] == 9
     assert ce["source_line"].strip().startswith("image = await ctx.run(")
     assert ce["nearest"]["site"] == "gen/#0"
-    code, out = invoke(gate_command, "e5", write(tmp_path, RELOCATED), "--store", failed_run)
+    code, out = invoke(gate_command, "e5", write(tmp_path, RELOCATED), "--store", failed_run,
+                       "--relocation", "stop")
     assert code == 3 and "gate stopped the candidate" in out and "removed" in out
 
 
@@ -86,8 +89,8 @@ def test_gate_bad_input(failed_run: str, tmp_path: Path) -> None:
 
 
 def test_gate_reads_stdin(failed_run: str) -> None:
-    result = CliRunner().invoke(gate_command, ["e5", "-", "--store", failed_run, "--json"],
-                                input=RELOCATED)
+    result = CliRunner().invoke(gate_command, ["e5", "-", "--store", failed_run, "--json",
+                                               "--relocation", "stop"], input=RELOCATED)
     assert result.exit_code == 3
 
 

@@ -57,8 +57,10 @@ def snapshot(store_url: str) -> tuple[list[object], list[int]]:
 
 def test_repair_accepts_after_a_gate_stop(failed_run: str, tmp_path: Path) -> None:
     before = snapshot(failed_run)
+    # the callsite gate (relocation stop); under rebind a moved call may pass (tests/rebind)
     code, out = invoke("e5", "--model", recorded(tmp_path, RELOCATED, FIXED), "--store",
-                       failed_run, "--json", "--out", str(tmp_path / "fixed.py"))
+                       failed_run, "--json", "--out", str(tmp_path / "fixed.py"),
+                       "--relocation", "stop")
     assert code == 0
     data = json.loads(out)
     assert [r["ok"] for r in data["rewrites"]] == [False, True]
@@ -72,7 +74,8 @@ def test_repair_accepts_after_a_gate_stop(failed_run: str, tmp_path: Path) -> No
 
 
 def test_repair_human_output(failed_run: str, tmp_path: Path) -> None:
-    code, out = invoke("e5", "--model", recorded(tmp_path, RELOCATED, FIXED), "--store", failed_run)
+    code, out = invoke("e5", "--model", recorded(tmp_path, RELOCATED, FIXED), "--store",
+                       failed_run, "--relocation", "stop")
     assert code == 0 and "refused" in out and "accepted" in out and "1024x1024" in out
 
 
@@ -166,7 +169,7 @@ def test_openai_compatible_endpoint_end_to_end(failed_run: str) -> None:
         server.script(chat(RELOCATED), chat(FIXED))
         env = {"FROSTLINE_MODEL_BASE_URL": server.url, "FROSTLINE_MODEL_API_KEY": server.api_key or "k"}
         code, out = invoke("e5", "--model", "openai:fake-model", "--store", failed_run, "--json",
-                           env=env)
+                           "--relocation", "stop", env=env)
         requests = list(server.requests)
     assert code == 0 and json.loads(out)["accepted"] is not None
     assert len(requests) == 2

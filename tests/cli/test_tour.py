@@ -56,7 +56,9 @@ def test_the_tour_runs_as_written(checkout: Path) -> None:
         assert (attempts[1].stats["replayed"], attempts[1].stats["executed"]) == (4, 1)
         assert [a.status for a in store.list_attempts("r2")] == ["failed", "succeeded"]
         repair = [e.data for e in store.list_events("r2") if e.kind == "repair"]
-        assert [r["ok"] for r in repair[0]["rewrites"]] == [False, True]
+        # relocation rebind (the default, issue 30): the first reply only moves the image
+        # call, payloads unchanged, so the dry replay admits it and no second rewrite is needed
+        assert [r["ok"] for r in repair[0]["rewrites"]] == [True]
     assert len(list((checkout / "shots").glob("*.png"))) == 4
     assert (checkout / "graph.svg").read_text().startswith("<svg")
 
@@ -69,8 +71,10 @@ def test_the_tour_script_fails_at_the_fourth_shot_and_its_repairs_differ(checkou
     first = run("run", "examples/tour/brand.py", "--run", "t", "--args", '{"brief": "x"}')
     assert (first["code"], first["executed"]) == (1, 4)
     assert first["error"]["status"] == 400 and "2048x2048" in first["error"]["message"]
-    moved = run("gate", "t", "examples/tour/moved.py")
+    moved = run("gate", "t", "examples/tour/moved.py", "--relocation", "stop")
     assert moved["code"] == 3 and moved["counterexamples"][0]["site"] == "orchestrate.render/#0"
+    admitted = run("gate", "t", "examples/tour/moved.py", "--runner", "process")  # rebind
+    assert admitted["code"] == 0 and admitted["trace"]["rebound"] == 3
     assert run("gate", "t", "examples/tour/repaired.py")["code"] == 0
 
 
@@ -78,7 +82,8 @@ def test_check_shows_code_derived_text_literally(checkout: Path):
     result = CliRunner().invoke(main, ["run", "examples/tour/brand.py", "--run", "t",
                                        "--args", '{"brief": "x"}'])
     assert result.exit_code == 1
-    result = CliRunner().invoke(main, ["gate", "t", "examples/tour/moved.py"])
+    result = CliRunner().invoke(main, ["gate", "t", "examples/tour/moved.py",
+                                       "--relocation", "stop"])
     assert result.exit_code == 3
     # A committed line quoting SIZES[i] keeps its brackets, and no line is cut at 80 columns.
     assert '"size": SIZES[i], "seed": i})' in result.output

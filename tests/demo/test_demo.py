@@ -37,11 +37,28 @@ def test_demo_json_figures(tmp_path, monkeypatch):
     assert (tmp_path / ".frostline").is_dir()
 
 
+def test_issue30_demo_moved_repair_stops_under_stop_and_replays_three_shots_under_rebind(
+        tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(demo, ["--json", "--runner", "process"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout.strip().splitlines()[-1])
+    stop, rebind = data["relocation"]["stop"], data["relocation"]["rebind"]
+    assert (stop["status"], stop["provider_calls"]) == ("gate_stopped", 0)
+    # the storyboard and the three committed shots replay; only the failed fourth is paid
+    assert (rebind["status"], rebind["rebound"], rebind["replayed"]) == ("succeeded", 3, 4)
+    assert (rebind["executed"], rebind["provider_calls"]) == (1, 1)
+    assert data["contract_calls"] == 6  # the main run's figures are its own
+    report = (tmp_path / "frostline-demo" / "report.md").read_text()
+    assert "| rebind | succeeded | 4 | 3 | 1 | 1 |" in report
+
+
 def test_demo_human_output(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(demo, ["--runner", "process"])
     assert res.exit_code == 0, res.output
     assert "stopped by the gate" in res.output and "naive full rerun" in res.output
+    assert "relocation rebind: the moved repair is succeeded (3 moved" in res.output
 
 
 def test_demo_run_belongs_to_its_owner(tmp_path, monkeypatch):
@@ -54,7 +71,9 @@ def test_demo_run_belongs_to_its_owner(tmp_path, monkeypatch):
     with open_store(None, create=False) as store:
         run = store.find_run("alice", name)
         assert run is not None and run.run_id == f"@alice/{name}"
-        assert [r.run_id for r in store.list_runs(owner="alice")] == [run.run_id]
+        # the demo's run, and the run of its own that shows the relocation policies
+        assert sorted(r.run_id for r in store.list_runs(owner="alice")) == [
+            run.run_id, f"{run.run_id}-moved"]
 
 
 def test_demo_with_an_out_path_that_is_a_file(tmp_path, monkeypatch):

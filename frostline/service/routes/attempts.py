@@ -29,8 +29,10 @@ def add_attempt(body: AddAttempt, run: OwnedRun, who: Principal, state: State,
     operations.precheck(body.script, run.envelope, state.catalog, store=state.store,
                         run_id=run.run_id)
     operations.precheck_args(body.args)
-    return accept(state, who, run, JobSpec("attempt", run.run_id, {"source": body.script,
-                                                                   "args": body.args}), wait,
+    params: dict[str, Any] = {"source": body.script, "args": body.args}
+    if body.relocation is not None:
+        params["relocation"] = body.relocation
+    return accept(state, who, run, JobSpec("attempt", run.run_id, params), wait,
                   idempotency_key)
 
 

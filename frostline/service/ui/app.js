@@ -82,7 +82,9 @@ function timelineTable(run) {
     el("td", { class: "mono" }, row.identity), el("td", {}, row.capability || ""),
     tl.attempts.map((n) => {
       const o = row.attempts[String(n)];
-      return el("td", {}, o ? el("span", { class: "cell " + o, "data-outcome": o }, o.replace("_", " ")) : el("span", { class: "cell none" }, "·"));
+      const moved = (row.moved_from || {})[String(n)];
+      const label = o ? o.replace("_", " ") + (moved ? " (moved from " + moved + ")" : "") : "";
+      return el("td", {}, o ? el("span", { class: "cell " + o, "data-outcome": o, title: label }, label) : el("span", { class: "cell none" }, "·"));
     })));
   const legend = el("p", { class: "legend muted" }, OUTCOMES.map((o) => el("span", {}, el("span", { class: "cell " + o }, o.replace("_", " ")))));
   return el("section", { class: "card" }, el("h2", {}, "Identity timeline"),
