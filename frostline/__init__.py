@@ -17,7 +17,8 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["AsyncFrostline", "Authored", "Frostline", "__version__", "open", "open_async"]
+__all__ = ["AsyncFrostline", "Authored", "Client", "Frostline", "__version__", "open",
+           "open_async"]
 
 _API = {"AsyncFrostline", "Authored", "Frostline", "open", "open_async"}
 
@@ -27,4 +28,6 @@ def __getattr__(name: str) -> Any:
         # By name, not an import statement: the facade sits on top of every layer, and the
         # modules below that read `frostline.__version__` must not depend on it.
         return getattr(importlib.import_module("frostline.api"), name)
+    if name == "Client":
+        return importlib.import_module("frostline.client").Client
     raise AttributeError(f"module 'frostline' has no attribute {name!r}")

@@ -34,8 +34,8 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_issue29_the_public_names_are_pinned() -> None:
-    assert frostline.__all__ == ["AsyncFrostline", "Authored", "Frostline", "__version__",
-                                 "open", "open_async"]
+    assert frostline.__all__ == ["AsyncFrostline", "Authored", "Client", "Frostline",
+                                 "__version__", "open", "open_async"]
     for name in frostline.__all__:
         assert getattr(frostline, name) is not None
     with pytest.raises(AttributeError):
