@@ -24,6 +24,7 @@ from typing import Any, Self
 from frostline.capabilities.envelope import Envelope
 from frostline.contract.gate import GateResult, frozen_map
 from frostline.contract.records import LOCAL_PRINCIPAL
+from frostline.embedded.jobs import Submission
 from frostline.errors import RunNotFound
 from frostline.repair.author import DEFAULT_MAX_REWRITES, AuthorResult, AuthorTask
 from frostline.repair.loop import RepairResult
@@ -147,6 +148,21 @@ class Frostline:
 
         return signal(self._store, run_id, name, data)
 
+    def submit(self, source: str, run_id: str, *, args: dict[str, Any] | None = None,
+               envelope: dict[str, Any] | None = None, key: str | None = None) -> Submission:
+        """Queue `source` as the run's next attempt for a worker (`frostline worker`) to run:
+        a PostgreSQL store only. Checked first: a rejected script queues nothing. With an
+        idempotency `key`, a second submission returns the first one's Submission."""
+        from frostline.errors import DefinitionError
+        from frostline.worker.submit import submit_attempt
+
+        if not self._store.url.startswith("postgresql"):
+            raise DefinitionError("submit queues a job for workers, which share a PostgreSQL "
+                                  f"store; {self._store.url} is not one (run it here with "
+                                  "run())", store=self._store.url)
+        return submit_attempt(self._store, run_id, source, args=args, envelope=envelope,
+                              catalog=self._registry.catalog, key=key)
+
     def close(self) -> None:
         self._registry.close()
         self._store.close()
@@ -207,6 +223,9 @@ class AsyncFrostline:
 
     async def signal(self, run_id: str, name: str, data: Any) -> dict[str, Any]:
         return await asyncio.to_thread(self._inner.signal, run_id, name, data)
+
+    async def submit(self, source: str, run_id: str, **options: Any) -> Submission:
+        return await asyncio.to_thread(lambda: self._inner.submit(source, run_id, **options))
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self._inner.close)

@@ -89,3 +89,19 @@ def test_issue29_docs_python_api_examples_run_as_written(tmp_path: Path) -> None
     assert blocks
     for block in blocks:
         exec(compile(block, "docs/python-api.md", "exec"), {})
+
+
+def test_issue29_submit_queues_a_job_for_workers(store_url: str) -> None:
+    from frostline.errors import DefinitionError, ScriptRejected
+
+    with frostline.open(store=store_url, runner="process") as fl:
+        if not store_url.startswith("postgresql"):
+            with pytest.raises(DefinitionError, match="PostgreSQL"):
+                fl.submit(FAILING, "q1")
+            return
+        queued = fl.submit(FAILING, "q1", args={"brief": "fox"}, key="k1")
+        again = fl.submit(FAILING, "q1", args={"brief": "fox"}, key="k1")
+        assert queued.to_dict()["state"] == "queued" and again.ticket == queued.ticket
+        with pytest.raises(ScriptRejected):
+            fl.submit("import os\n", "q2")
+        assert queued.run_id == "q1" and queued.queue_job_id is not None
