@@ -98,3 +98,14 @@ def test_issue29_a_server_without_models_says_so(tmp_path: Path) -> None:
             r = http.post("/v1/runs", json={"task": TASK, "model": "fast"})
         assert r.status_code == 400 and "send `script`" in r.json()["error"]["message"]
         assert live.store.list_runs() == []
+
+
+def test_issue29_a_taken_run_id_is_refused_before_the_model_is_paid(
+        api: Live, model: FakeOpenAIServer) -> None:
+    model.script(chat(BOUNDED))
+    body = {"task": TASK, "model": "fast", "run_id": "fox", "args": {"brief": "a fox"}}
+    with api.client(api.alice) as http:
+        assert http.post("/v1/runs", json=body).status_code == 202
+        again = http.post("/v1/runs", json=body)
+    assert again.status_code == 409 and again.json()["error"]["code"] == "exists"
+    assert len(model.requests) == 1  # the second request never reached the model
