@@ -18,6 +18,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from frostline.capabilities.catalog import Catalog
+from frostline.repair.signatures import render_signatures
 
 if TYPE_CHECKING:
     from frostline.contract.gate import FrozenSite
@@ -38,7 +39,8 @@ def skill() -> str:
 
 
 def render_catalog(catalog: Catalog, grants: Collection[str] | None = None) -> str:
-    """One line per granted capability: name, effect class, price and payload fields."""
+    """One line per granted capability: name, effect class, price and payload fields (a
+    compact listing; the prompts show `render_signatures`, the typed stubs)."""
     lines = []
     for cap in catalog:
         if grants is not None and cap.name not in grants:
@@ -105,7 +107,9 @@ def build_messages(*, catalog: Catalog, frozen: Mapping[str, FrozenSite],
     system = "\n\n".join([
         _SYSTEM_HEAD,
         skill().strip(),
-        "## Capability catalog (granted to this run)\n\n" + render_catalog(catalog, grants),
+        "## Capability catalog (granted to this run)\n\nEach stub documents one capability; "
+        "call it as its docstring's `Call:` line shows.\n\n```python\n"
+        + render_signatures(catalog, grants).rstrip("\n") + "\n```",
     ])
     failure_text = (json.dumps(dict(failure), indent=2, sort_keys=True, default=str)
                     if failure else "(no structured failure was recorded)")
