@@ -105,3 +105,25 @@ def test_issue29_submit_queues_a_job_for_workers(store_url: str) -> None:
         with pytest.raises(ScriptRejected):
             fl.submit("import os\n", "q2")
         assert queued.run_id == "q1" and queued.queue_job_id is not None
+
+
+def test_issue29_to_dict_is_the_command_lines_json(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from frostline.cli import main
+
+    store = f"sqlite:///{tmp_path / 'same.db'}"
+    script = tmp_path / "failing.py"
+    script.write_text(FAILING)
+    candidate = tmp_path / "relocated.py"
+    candidate.write_text(RELOCATED.split("```python\n")[1].split("```")[0])
+
+    def cli(*args: str) -> dict[str, object]:
+        return json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+
+    with frostline.open(store=store, runner="process") as fl:
+        assert fl.check(FAILING).to_dict() == cli("check", str(script))
+        fl.run(FAILING, run_id="e5", args={"brief": "fox"})
+        assert fl.gate("e5", candidate.read_text()).to_dict() == cli(
+            "gate", "e5", str(candidate), "--store", store)
+        assert fl.show("e5") == cli("show", "e5", "--store", store)
