@@ -36,6 +36,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cert": ("frostline.cli.contract", "cert_command"),
     "orphans": ("frostline.cli.contract", "orphans_command"),
     "repair": ("frostline.cli.repair", "repair_command"),
+    "author": ("frostline.cli.author", "author_command"),
+    "do": ("frostline.cli.author", "do_command"),
     "graph": ("frostline.cli.graph", "graph"),
     "tasks": ("frostline.cli.tasks", "tasks"),
     "ab": ("frostline.cli.ab", "ab"),

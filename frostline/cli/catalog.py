@@ -1,7 +1,9 @@
-"""`frostline catalog [--json]` and `frostline catalog check`: what a configuration yields.
+"""`frostline catalog [--json|--python]` and `frostline catalog check`: what a configuration yields.
 
 `catalog` lists every capability of the configured catalog with its provider, effect class,
-price and schemas (MCP servers are started to list their tools, then stopped). `catalog check`
+price and schemas (MCP servers are started to list their tools, then stopped); `--python` prints
+the catalog as the typed, documented stubs a model reads when it writes or repairs a script
+(frostline.repair.signatures). `catalog check`
 validates the file and starts each MCP server once, reporting each provider; it exits 2 for a
 bad file (naming the file and key) and 1 for a provider that cannot be started.
 """
@@ -29,13 +31,23 @@ _EFFECT_STYLE = {"read_only": "green", "idempotent": "cyan", "side_effecting": "
 @click.group("catalog", cls=Group, invoke_without_command=True)
 @config_option
 @json_option
+@click.option("--python", "as_python", is_flag=True,
+              help="Print the catalog as typed Python signatures with docstrings (payload, "
+                   "price, effect, approval): what a model reads when it writes a script.")
 @click.pass_context
-def catalog(ctx: click.Context, config_file: str | None, as_json: bool) -> None:
+def catalog(ctx: click.Context, config_file: str | None, as_json: bool, as_python: bool) -> None:
     """List the capabilities the configuration yields: name, provider, effect, price, schema."""
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"config_file": config_file, "as_json": as_json}
         return
+    if as_python and as_json:
+        raise click.UsageError("--python and --json are two renderings; pick one")
     with opened_capabilities(config_file, as_json) as registry:
+        if as_python:
+            from frostline.repair.signatures import render_signatures
+
+            click.echo(render_signatures(registry.catalog), nl=False)
+            return
         rows = registry.describe()
         data: dict[str, Any] = {"config": _source(registry),
                                 "digest": registry.catalog.digest(), "capabilities": rows}

@@ -58,11 +58,20 @@ def _render(console: Console, d: dict[str, Any]) -> None:
     first, second = d["attempts"][0], d["attempts"][-1]
     console.print(Panel.fit(
         "[b]Brand video[/b]: a storyboard, then four shots rendered in parallel.\n"
-        "Local providers render real PNGs; the repair model's replies are [b]scripted[/b] "
-        "(written by hand, shipped with frostline, no network).\n"
+        "Local providers render real PNGs; the authoring and repair model's replies are "
+        "[b]scripted[/b] (written by hand, shipped with frostline, no network).\n"
         f"Run [cyan]{text(d['run_id'])}[/cyan] · runner: {text(d['runner'])} · "
         f"store: {text(d['store'])}",
         title="frostline demo"))
+    for rw in d.get("authoring", {}).get("rewrites", []):
+        if rw.get("ok"):
+            console.print(f"0.{rw['n']} Scripted draft {rw['n']} [green]accepted[/green] by the "
+                          "checker: it becomes attempt 1.")
+        else:
+            found = "; ".join(f"{v['rule']} line {v['line']}" for v in rw.get("violations", [])
+                              if v.get("severity", "error") == "error")
+            console.print(f"0.{rw['n']} Scripted draft {rw['n']} [magenta]refused by the "
+                          f"checker[/magenta] ({text(found)}): the counterexample goes back.")
     console.print(f"1. Attempt 1 [red]{text(first['status'])}[/red]: {first.get('executed', 0)} calls committed, "
                   f"then the provider rejected shot 4: "
                   f"{text((first.get('error') or {}).get('message') or '')}")

@@ -1,12 +1,14 @@
-"""The brand-video demo: a failed fanout, a repair the gate stops, a repair it accepts.
+"""The brand-video demo: a model writes the script (its first draft refused by the checker,
+the second accepted), a failed fanout, a repair the gate stops, a repair it accepts.
 
-It also shows the relocation policy (issue 30) on a run of its own: the repair the gate
+It also shows the relocation policy on a run of its own: the repair the gate
 stops only moves the image call into a helper, payloads unchanged, so under `relocation =
 "stop"` it is stopped, and under `"rebind"` the dry replay admits it and the three committed
 shots replay for free (only the failed fourth is paid).
 
 Everything runs on the embedded default (a SQLite store under ./.frostline/, local providers
-that render real PNGs, scripted repair-model replies shipped with the package — no network). The
+that render real PNGs, scripted authoring and repair model replies shipped with the package, labelled `scripted`:
+written by hand, no model is called, no network). The
 same repaired script is also run the naive way (a fresh run, no prefix) so the two paths can be
 compared on provider calls, images and spend. Provider calls are counted from the provider's
 own invocation log, which is independent of the run store.
@@ -35,6 +37,10 @@ BRIEF = "Thirty-second spot for Aurora, a trail running shoe: dawn, mountains, m
 ARGS = {"brief": BRIEF}
 ENVELOPE = {"budget": {"usd": 1.0, "calls": 40}, "concurrency": 4, "max_fanout": 8,
             "relocation": "stop"}  # the story: the callsite gate; then both, on a run of its own
+TASK = ("A brand video for args.brief: plan a storyboard of four shots, then render the four "
+        "shots in parallel, each in its own format (1024x1024, 1536x1024, 1024x1536, "
+        "2048x2048) with its index as the seed; return the brief as the title and the shots' "
+        "artifact refs.")
 
 
 def script_text(name: str) -> str:
@@ -54,6 +60,7 @@ class DemoResult:
     store_url: str
     runner: str
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    authoring: dict[str, Any] = field(default_factory=dict)
     repair: dict[str, Any] = field(default_factory=dict)
     contract: PathFigures = field(default_factory=PathFigures)
     naive: PathFigures = field(default_factory=PathFigures)
@@ -95,6 +102,7 @@ class DemoResult:
             "counterexamples": self.counterexamples,
             "relocation": self.relocation,
             "attempts": self.attempts,
+            "authoring": self.authoring,
             "repair": self.repair,
             "image_files": self.images,
             "out_dir": self.out_dir,
@@ -144,9 +152,10 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         if owner is not None:  # e.g. shown in the web UI of a served store
             run_id = store.create_run(run_id, envelope.to_dict(), owner=owner).run_id
 
+        say("authoring: the scripted model replies write the script, the checker vets it")
+        script = _author(store, result, catalog, envelope)
         say("attempt 1: storyboard, then four shots in parallel")
-        first = engine.execute(store, run_id, script_text("brand_video_v1.py"), ARGS, envelope,
-                               providers, runner, catalog)
+        first = engine.execute(store, run_id, script, ARGS, envelope, providers, runner, catalog)
         result.attempts.append(first)
         shots_before = committed_shot_bytes(store, run_id, int(first["attempt"]))
 
@@ -163,7 +172,6 @@ def run_demo(*, store_url: str | None = None, out_dir: str | Path = "frostline-d
         say("checking that the replayed shots are byte-identical")
         result.compare_shots(shots_before, received_shot_bytes(store, second))
         result.images = _export_images(store, second, out)
-
         say("naive path: the first attempt, then a full rerun of the repaired script")
         result.naive = _naive_path(engine, workdir, candidate, envelope, runner, latency_s,
                                    config)
@@ -187,6 +195,27 @@ def _providers(engine: Any, config: str | Path | None, log: Path, latency_s: flo
     if config is None:
         return engine.local_providers(log, latency_s)
     return engine.open_capabilities(config, log_path=log, latency_s=latency_s)
+
+
+def _author(store: Store, result: DemoResult, catalog: Catalog, envelope: Envelope) -> str:
+    """The authoring loop on the shipped scripted replies (written by hand, labelled
+    `scripted`): the first draft fans out over a list of unknown length and the checker
+    refuses it (R05); its counterexample goes back, and the second draft is accepted."""
+    from frostline.repair.author import AuthorTask, author
+    from frostline.repair.clients import client_from_spec
+
+    model_file = resources.files("frostline.demo").joinpath("scripts", "scripted_author.json")
+    with resources.as_file(model_file) as model_path:
+        policy = ReplayPolicy.for_cli(store_files=store.local_files(), also=(model_path.parent,))
+        client = client_from_spec(f"replay:{model_path}", replay=policy)
+        authored = author(client, AuthorTask(TASK, catalog=catalog, envelope=envelope,
+                                             args=ARGS, max_rewrites=2))
+    result.authoring = {**authored.to_dict(), "model": {
+        "name": getattr(client, "model", "scripted"),
+        "source": getattr(client, "source", "scripted")}}
+    if authored.accepted is None:
+        raise RuntimeError("the scripted authoring replies produced no accepted script")
+    return authored.accepted
 
 
 def _repair(engine: Any, store: Store, run_id: str, result: DemoResult) -> str:

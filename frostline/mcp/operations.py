@@ -183,3 +183,24 @@ def _existing(store: Store, run_id: str, owner: str | None) -> RunRecord:
         raise RunNotFound(f"no run {run_id!r}; run_script creates it", run_id=run_id)
     return run
 
+
+
+def write_script_prompt(catalog: Any, task: str = "") -> str:
+    """The `write_script` prompt: what the authoring loop shows a model (the skill document,
+    the catalog as typed stubs, the default envelope, the task), as one text for a client agent
+    that writes the script itself and checks and runs it with this server's tools."""
+    from frostline.repair.author import AuthorTask
+    from frostline.repair.prompt import build_author_messages
+    from frostline.repair.signatures import render_signatures
+
+    if task:
+        AuthorTask(task)  # the same bounds as a task the server's own model is given
+    envelope = Envelope().to_dict()
+    envelope["grants"] = "every capability of the catalog (a run's envelope may grant fewer)"
+    system, user = build_author_messages(
+        task=task or "(the user's task: ask for it if it is not given)",
+        catalog_python=render_signatures(catalog), envelope=envelope, args=None)
+    return (system["content"] + "\n\n" + user["content"] + "\n\nThen call `check_script` with "
+            "the script, fix what it reports (each violation has a rule, a line and a hint), "
+            "and run it with `run_script` under a new run id. If the run fails, send the "
+            "repaired script under the SAME run id: committed calls replay for free.")

@@ -17,6 +17,10 @@ written here as the contract they are:
 `run_script` also declares whether it may be destructive or reach the open world: true when the
 configured catalog has a side-effecting capability, or a provider outside this host.
 
+Prompts: ``write_script`` (argument ``task``, optional) renders the skill document and this
+configuration's catalog as typed Python stubs (frostline.repair.signatures), for a client agent
+that writes scripts itself, then checks and runs them with the tools.
+
 Resources: ``frostline://runs/{run_id}`` (JSON) and ``frostline://artifacts/{sha256}`` (the
 bytes with their MIME type: an image is an image). A run's result that references images also
 returns them as image content, so a client can show what the run made.
@@ -194,9 +198,40 @@ def build_server(store: Store, registry: CapabilityRegistry, runner: Runner, *,
     return Server(
         "frostline", version=__version__, instructions=INSTRUCTIONS,
         get_tool_input_schema=schemas.get, on_list_tools=list_tools, on_call_tool=call_tool,
+        on_list_prompts=_list_prompts, on_get_prompt=_get_prompt(registry),
         on_list_resources=_list_resources(store, admit),
         on_list_resource_templates=_list_templates,
         on_read_resource=_read_resource(store, admit))
+
+
+WRITE_SCRIPT = types.Prompt(
+    name="write_script",
+    description="Write a frostline script: the skill document (the language and rules "
+                "R00-R12) and this server's capability catalog as typed Python stubs.",
+    arguments=[types.PromptArgument(name="task", required=False,
+                                    description="What the script should do.")])
+
+
+async def _list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+    return types.ListPromptsResult(prompts=[WRITE_SCRIPT])
+
+
+def _get_prompt(registry: CapabilityRegistry
+                ) -> Callable[[Any, types.GetPromptRequestParams], Awaitable[types.GetPromptResult]]:
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        from mcp.shared.exceptions import MCPError
+
+        if params.name != WRITE_SCRIPT.name:
+            raise MCPError(code=types.INVALID_PARAMS,
+                           message=f"no prompt {params.name!r}; prompts: {WRITE_SCRIPT.name}")
+        task = (params.arguments or {}).get("task") or ""
+        try:
+            text = ops.write_script_prompt(registry.catalog, str(task))
+        except FrostlineError as err:
+            raise MCPError(code=types.INVALID_PARAMS, message=err.message) from err
+        return types.GetPromptResult(description=WRITE_SCRIPT.description, messages=[
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))])
+    return get_prompt
 
 
 def principal_of(ctx: Any) -> str | None:

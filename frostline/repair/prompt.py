@@ -18,6 +18,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from frostline.capabilities.catalog import Catalog
+from frostline.repair.signatures import render_signatures
 
 if TYPE_CHECKING:
     from frostline.contract.gate import FrozenSite
@@ -38,7 +39,8 @@ def skill() -> str:
 
 
 def render_catalog(catalog: Catalog, grants: Collection[str] | None = None) -> str:
-    """One line per granted capability: name, effect class, price and payload fields."""
+    """One line per granted capability: name, effect class, price and payload fields (a
+    compact listing; the prompts show `render_signatures`, the typed stubs)."""
     lines = []
     for cap in catalog:
         if grants is not None and cap.name not in grants:
@@ -116,7 +118,9 @@ def build_messages(*, catalog: Catalog, frozen: Mapping[str, FrozenSite],
     system = "\n\n".join([
         _SYSTEM_HEAD,
         skill().strip(),
-        "## Capability catalog (granted to this run)\n\n" + render_catalog(catalog, grants),
+        "## Capability catalog (granted to this run)\n\nEach stub documents one capability; "
+        "call it as its docstring's `Call:` line shows.\n\n```python\n"
+        + render_signatures(catalog, grants).rstrip("\n") + "\n```",
     ])
     failure_text = (json.dumps(dict(failure), indent=2, sort_keys=True, default=str)
                     if failure else "(no structured failure was recorded)")
@@ -134,3 +138,72 @@ def build_messages(*, catalog: Catalog, frozen: Mapping[str, FrozenSite],
     sections.append("Reply with the complete revised script in one ```python code block.")
     return [{"role": "system", "content": system},
             {"role": "user", "content": "\n\n".join(sections)}]
+
+
+# ------------------------------------------------------------------------------- authoring
+_AUTHOR_HEAD = (
+    "You write orchestration scripts for frostline, a runtime that executes model-written "
+    "workflow scripts and charges for every capability call. Follow the skill document "
+    "exactly; the checker rejects a script that breaks a rule, and you will be shown why.")
+
+# What the prompt quotes back of a refused draft and of its findings: each prompt is rebuilt
+# from scratch, and these caps keep it bounded whatever the model wrote.
+MAX_QUOTED_DRAFT = 16_000
+MAX_QUOTED_VIOLATIONS = 20
+
+
+def authoring_skill() -> str:
+    """The skill document without its repair section (there is nothing frozen to keep yet)."""
+    return skill().split("\n## Revising", 1)[0].strip()
+
+
+def build_author_messages(*, task: str, catalog_python: str, envelope: Mapping[str, Any],
+                          args: Mapping[str, Any] | None,
+                          previous: RewriteFeedback | None = None) -> list[Message]:
+    """The chat messages for one authoring draft: the skill, the catalog as typed stubs, the
+    envelope, the task and, after a refusal, the refused draft with the checker's findings.
+
+    Example: ``build_author_messages(task="a fox video", catalog_python=render_signatures(cat),
+    envelope=Envelope().to_dict(), args=None)``
+    """
+    system = "\n\n".join([
+        _AUTHOR_HEAD,
+        authoring_skill(),
+        "## Capability catalog (granted to this run)\n\nEach stub documents one capability; "
+        "call it as its docstring's `Call:` line shows.\n\n```python\n"
+        + catalog_python.rstrip("\n") + "\n```",
+    ])
+    sections = [
+        "## Task\n\n" + task.strip(),
+        "## Envelope (what the run may spend)\n\n```json\n"
+        + json.dumps(dict(envelope), indent=2, sort_keys=True, default=str) + "\n```",
+        "## Arguments\n\n"
+        + ("The script receives `args` =\n```json\n"
+           + json.dumps(dict(args), indent=2, sort_keys=True, default=str) + "\n```"
+           if args else "The script receives `args` = {} (no arguments were given)."),
+    ]
+    if previous is not None:
+        sections.append("## Why your previous draft was refused\n\n"
+                        + render_counterexample(previous))
+    sections.append("Write `async def orchestrate(ctx, args)` for the task. Reply with the "
+                    "complete script in one ```python code block.")
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": "\n\n".join(sections)}]
+
+
+def render_counterexample(feedback: RewriteFeedback) -> str:
+    """A refused draft as the checker saw it: each finding's rule, line and hint, then the
+    draft (both capped)."""
+    parts = [f"Draft {feedback.n} was refused: {feedback.reason}."]
+    errors = [v for v in feedback.violations if v.get("severity", "error") == "error"]
+    for v in errors[:MAX_QUOTED_VIOLATIONS]:
+        hint = f" Fix: {v['hint']}" if v.get("hint") else ""
+        parts.append(f"- {v.get('rule')} at line {v.get('line')}: {v.get('message')}.{hint}")
+    if len(errors) > MAX_QUOTED_VIOLATIONS:
+        parts.append(f"- … and {len(errors) - MAX_QUOTED_VIOLATIONS} more finding(s)")
+    if feedback.candidate is not None:
+        draft = feedback.candidate.rstrip("\n")
+        if len(draft) > MAX_QUOTED_DRAFT:
+            draft = draft[:MAX_QUOTED_DRAFT] + "\n# … (cut: the draft was longer)"
+        parts.append("The refused draft was:\n```python\n" + draft + "\n```")
+    return "\n".join(parts)

@@ -131,6 +131,11 @@ class Report:
     def errors(self) -> list[Violation]:
         return [v for v in self.violations if v.severity == "error"]
 
+    @property
+    def ok(self) -> bool:
+        """The same as `valid`: the script may run (the Python API's spelling)."""
+        return self.valid
+
     def rules(self) -> set[str]:
         """The rule ids that fired (any severity)."""
         return {v.rule for v in self.violations}

@@ -36,6 +36,7 @@ from frostline.errors import (
     UnknownWait,
     ValueNotStorable,
 )
+from frostline.repair.completion import ModelError
 from frostline.service.auth import bearer_token, unauthorized
 from frostline.service.dependencies import principal
 from frostline.service.limits import LimitExceeded
@@ -59,6 +60,7 @@ _STATUS: dict[type[FrostlineError], int] = {
     RunBusy: 409,
     NothingToCancel: 409,
     StoreUnavailable: 503,
+    ModelError: 502,  # the model endpoint the server called failed: a bad gateway
 }
 
 

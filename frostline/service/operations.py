@@ -18,6 +18,7 @@ from frostline.embedded.jobs import JobBody, JobQueue, JobSpec, precheck_script
 from frostline.embedded.reconcile import NOT_GIVEN as NOT_GIVEN  # re-exported for the route
 from frostline.embedded.reconcile import reconcile as reconcile_call
 from frostline.errors import DefinitionError
+from frostline.repair.author import AuthorResult, AuthorTask
 from frostline.store.base import Store
 
 # Outcome of one identity in one attempt, as the timeline shows it.
@@ -272,6 +273,9 @@ class Services:
     extra: dict[str, Any] = field(default_factory=dict)
     make_queue: Callable[[Store], JobQueue] | None = None
     interrupts: Interrupts = field(default_factory=Interrupts)
+    # A task to a script (`POST /v1/runs` with `task` and `model`): the authoring loop with
+    # the model endpoint the spec names. None: this server writes no scripts.
+    author: Callable[[AuthorTask, str], AuthorResult] | None = None
 
     def body(self) -> JobBody:
         """The job body of the in-process pool: attempts and repairs through these services."""
@@ -331,6 +335,13 @@ class Services:
                                     providers, runner, catalog, interrupts=stops,
                                     relocation=relocation)
 
+        def author(task: AuthorTask, spec: str) -> AuthorResult:
+            from frostline.repair.author import author as run_author
+            from frostline.repair.endpoints import model_client
+
+            # No replay policy: a client's spec never becomes a path the server opens.
+            return run_author(model_client(spec, config), task)
+
         def repair(store: Store, run_id: str, spec: str, max_rewrites: int,
                    run_it: bool) -> dict[str, Any]:
             result = embedded.repair(store, run_id, spec, max_rewrites=max_rewrites,
@@ -340,4 +351,4 @@ class Services:
             return result
 
         return cls(execute=execute, repair=repair, extra={"runner": label, "catalog": catalog},
-                   interrupts=stops)
+                   interrupts=stops, author=author)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from frostline.contract.records import RUN_NAME_PATTERN
 
@@ -24,11 +24,54 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# What a model is asked to write a script for (frostline.repair.author.MAX_TASK_CHARS).
+MAX_TASK_CHARS = 20_000
+
+
+def configured_endpoint(spec: str) -> str:
+    """A model spec a client may send: a configured [models.NAME] (or model:NAME), or
+    openai:MODEL. Replaying stored replies reads a file the spec names: never for a client."""
+    kind, sep, name = spec.partition(":")
+    configured = CONFIGURED_NAME.fullmatch(name if kind == "model" else spec)
+    if not ((sep and kind == "openai" and MODEL_NAME.fullmatch(name))
+            or (configured and (not sep or kind == "model"))):
+        raise ValueError("name a model endpoint configured on the server, e.g. "
+                         "'openai:gpt-4o-mini'; replaying stored replies from a file is a "
+                         "command-line facility")
+    return spec
+
+
 class CreateRun(_Strict):
-    script: str = Field(min_length=1, max_length=MAX_SCRIPT_CHARS)
+    """A run from a `script`, or from a `task` a configured `model` writes the script for."""
+
+    script: str | None = Field(default=None, min_length=1, max_length=MAX_SCRIPT_CHARS)
+    task: str | None = Field(default=None, min_length=1, max_length=MAX_TASK_CHARS,
+                             description="what the script should do; the server's `model` "
+                                         "writes it (instead of `script`)")
+    model: str | None = Field(default=None, min_length=1, max_length=256,
+                              description="with `task`: a model endpoint configured on the "
+                                          "server, as for a repair")
+    max_rewrites: int = Field(default=2, ge=0, le=10,
+                              description="with `task`: rewrites after the first draft")
     args: dict[str, Any] = Field(default_factory=dict)
     envelope: dict[str, Any] = Field(default_factory=dict)
     run_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN)
+
+    @field_validator("model")
+    @classmethod
+    def _endpoint(cls, spec: str | None) -> str | None:
+        return None if spec is None else configured_endpoint(spec)
+
+    @model_validator(mode="after")
+    def _script_or_task(self) -> CreateRun:
+        if (self.script is None) == (self.task is None):
+            raise ValueError("send either `script` (the script to run) or `task` with "
+                             "`model` (a configured model writes the script), not both")
+        if self.task is not None and self.model is None:
+            raise ValueError("`task` needs `model`: a model endpoint configured on the server")
+        if self.script is not None and self.model is not None:
+            raise ValueError("`model` goes with `task`; a `script` runs as it is")
+        return self
 
 
 class AddAttempt(_Strict):
@@ -48,16 +91,8 @@ class RepairRequest(_Strict):
 
     @field_validator("model")
     @classmethod
-    def configured_endpoint(cls, spec: str) -> str:
-        # Replaying stored replies reads a file the spec names: never on behalf of a client.
-        kind, sep, name = spec.partition(":")
-        configured = CONFIGURED_NAME.fullmatch(name if kind == "model" else spec)
-        if not ((sep and kind == "openai" and MODEL_NAME.fullmatch(name))
-                or (configured and (not sep or kind == "model"))):
-            raise ValueError("name a model endpoint configured on the server, e.g. "
-                             "'openai:gpt-4o-mini'; replaying stored replies from a file is a "
-                             "command-line facility")
-        return spec
+    def _endpoint(cls, spec: str) -> str:
+        return configured_endpoint(spec)
 
 
 class ReconcileRequest(_Strict):

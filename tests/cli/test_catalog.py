@@ -118,3 +118,37 @@ model = "fast-model"
     code, out = invoke("repair", "e5", "--model", "model:slow", "--store", sqlite_url,
                        "--config", cfg, "--json")
     assert code == 2 and "not configured" in json.loads(out)["error"]["message"]
+
+
+TOOLS = '''
+from frostline.capability import capability
+
+@capability("mine.slugify", price_usd=0.003, effect="read_only")
+def slugify(text: str, sep: str = "-") -> dict:
+    """Lowercase words joined by a separator."""
+    return {"slug": sep.join(text.lower().split())}
+'''
+
+
+def test_issue29_catalog_python_renders_the_configured_catalog(tmp_path, monkeypatch):
+    import ast
+
+    name = f"tools_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(TOOLS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = config(tmp_path, f'[providers.mine]\nkind = "python"\nmodule = "{name}"\n\n'
+                            '[capabilities."mine.slugify"]\napproval = "required"\n')
+    try:
+        code, out = invoke("catalog", "--python", "--config", path)
+    finally:
+        sys.modules.pop(name, None)
+    assert code == 0, out
+    tree = ast.parse(out)  # valid Python
+    names = {n.name for n in tree.body if isinstance(n, ast.AsyncFunctionDef)}
+    assert "mine_slugify" in names and "image_generate" in names and "echo" in names
+    assert len(names) == 13  # the built-in twelve and the configured one
+    assert 'await ctx.run("mine.slugify", {"text": ...})' in out
+    assert "Price: $0.003 per call." in out and "Approval: a person approves each call" in out
+    assert "async def mine_slugify(*, text: str, sep: str = ...)" in out
+    code, out = invoke("catalog", "--python", "--json", "--config", path)
+    assert code == 2 and "pick one" in out

@@ -92,6 +92,8 @@ STORE_COMMANDS = [
     ("cert", "r"),
     ("orphans", "r"),
     ("repair", "r", "--model", "replay:none.json"),
+    ("author", "a task", "--model", "replay:none.json", "--run", "r", "--runner", "process"),
+    ("do", "a task", "--model", "replay:none.json", "--run", "r", "--runner", "process"),
     ("runs",),
     ("artifacts", "r"),
     ("token", "create", "alice"),

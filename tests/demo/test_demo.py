@@ -132,3 +132,22 @@ def test_issue27_the_demo_prints_the_provider_s_whole_message(tmp_path, monkeypa
     flat = " ".join(res.output.split())
     assert "supported values: " + ", ".join(IMAGE_SIZES) in flat
     assert "…" not in flat.split("rejected shot 4:", 1)[1].split("2.1")[0]
+
+
+def test_issue29_demo_authors_its_script_from_scripted_replies(tmp_path, monkeypatch):
+    """The demo's authoring step (plumbing: the replies are scripted, labelled so, no model
+    is called): draft 1 is refused by the checker, its counterexample goes back, draft 2 is
+    accepted and becomes attempt 1."""
+    from frostline.demo.scenario import script_text
+
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(demo, ["--json", "--runner", "process"])
+    assert res.exit_code == 0, res.output
+    authoring = json.loads(res.stdout.strip().splitlines()[-1])["authoring"]
+    assert authoring["model"]["source"] == "scripted"
+    first, second = authoring["rewrites"]
+    assert not first["ok"] and "R05" in {v["rule"] for v in first["violations"]}
+    assert second["ok"] and authoring["accepted"] == script_text("brand_video_v1.py")
+    assert authoring["usage_total"]["total_tokens"] == 2828 + 3341
+    res = CliRunner().invoke(demo, ["--runner", "process"])
+    assert "refused by the checker" in res.output and "Scripted draft 2" in res.output

@@ -88,7 +88,8 @@ def test_prompts_carry_context_and_previous_feedback(task: RepairTask) -> None:
         system, user = messages[0]["content"], messages[1]["content"]
         assert [m["role"] for m in messages] == ["system", "user"]
         assert "Frozen sites must stay exactly as they are; add new work after them." in system
-        assert "`image.generate` (side-effecting" in system and "ctx.parallel" in system
+        assert "async def image_generate(" in system and "ctx.parallel" in system
+        assert "Effect: side_effecting" in system  # the catalog as typed stubs (issue 29)
         assert "orchestrate/for#0.body/#0 — image.generate, line 9" in user
         assert 'image = await ctx.run("image.generate", {"prompt": plan' in user
         assert FAILING.rstrip() in user

@@ -74,7 +74,9 @@ def test_messages_shape_and_sections():
                               grants={"image.generate", "storyboard.plan"})
     assert [m["role"] for m in messages] == ["system", "user"]
     system, user = messages[0]["content"], messages[1]["content"]
-    assert "`image.generate`" in system and "`echo`" not in system  # only granted capabilities
+    # Only granted capabilities, as typed stubs (issue 29).
+    assert 'await ctx.run("image.generate"' in system and "async def image_generate(" in system
+    assert "async def echo(" not in system and "async def video_generate(" not in system
     assert user.index("## Frozen sites") < user.index("## Committed script") < user.index("## Failure")
     assert '"message": "HTTP 400"' in user and "```python\n" + SOURCE in user
     assert "Feedback" not in user

@@ -9,12 +9,14 @@ not; see `frostline.service.limits`.
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import JSONResponse
 
+from frostline.capabilities import Envelope
 from frostline.embedded.cancel import cancel_run
 from frostline.embedded.jobs import (
     JobSpec,
@@ -25,6 +27,8 @@ from frostline.embedded.jobs import (
     ticket_for,
     wait_job,
 )
+from frostline.errors import DefinitionError
+from frostline.repair.author import AuthorResult, AuthorTask
 from frostline.service import operations
 from frostline.service.dependencies import OwnedRun, Principal, State
 from frostline.service.jobs import ACCEPTED, MAX_WAIT_S, IdempotencyKey, Wait, answer, job_slot
@@ -33,14 +37,25 @@ from frostline.service.schemas import CreateRun
 router = APIRouter(tags=["runs"])
 
 
-@router.post("/v1/runs", status_code=202, responses=ACCEPTED)
+@router.post("/v1/runs", status_code=202, responses={
+    **ACCEPTED, 422: {"description": "The script was rejected, or (with `task`) no draft the "
+                                     "model wrote was accepted within `max_rewrites`"},
+    502: {"description": "(with `task`) the model endpoint failed; no run was stored"}})
 def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0,
                idempotency_key: IdempotencyKey = None) -> JSONResponse:
     """Create a run with a script, args and envelope, and queue its first attempt. Sent again
-    with the same `Idempotency-Key`, it answers for the run and job the first one made."""
+    with the same `Idempotency-Key`, it answers for the run and job the first one made.
+
+    With `task` and `model` instead of `script`, a model endpoint configured on the server
+    writes the script first (the authoring loop, docs/authoring.md), within this request; the
+    answer carries `author`, every draft's verdict. A model that fails or whose drafts are all
+    refused stores no run."""
     store, catalog = state.store, state.catalog
     name = body.run_id or _run_name(who, idempotency_key)
-    operations.precheck(body.script, body.envelope, catalog)
+    if body.script is not None:
+        operations.precheck(body.script, body.envelope, catalog)
+    else:
+        operations.envelope_dict(body.envelope, catalog)  # a bad envelope costs no model call
     operations.precheck_args(body.args)
     # Names are per principal: only the caller's own runs can be in the way.
     existing = store.find_run(who, name)
@@ -53,14 +68,51 @@ def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0,
                               known, wait)
         raise HTTPException(409, {"code": "exists", "message": f"run {name!r} already exists"})
     # Both limits are checked before anything is stored: a refused run leaves no trace.
+    authored = None
     with job_slot(state, who):
         state.limits.admit_run(who)
+        source = body.script
+        if source is None:
+            authored = _author(state, body)
+            source = authored.accepted
         run = store.create_run(name, operations.envelope_dict(body.envelope, catalog), owner=who)
-        spec = JobSpec("attempt", run.run_id, {"source": body.script, "args": body.args},
+        spec = JobSpec("attempt", run.run_id, {"source": source, "args": body.args},
                        ticket_for(run.run_id, idempotency_key) if idempotency_key
                        else new_ticket())
+        if authored is not None:
+            store.append_event(run.run_id, "author", {
+                "model": body.model, "accepted": True, "usage": authored.usage_total,
+                "rewrites": [{"n": d.n, "ok": d.ok, "reason": d.reason}
+                             for d in authored.rewrites]})
         submission = state.queue.submit(store, spec)
-    return answer(state, run, spec, submission, wait)
+    response = answer(state, run, spec, submission, wait)
+    if authored is None:
+        return response
+    data = json.loads(bytes(response.body))
+    data["author"] = authored.to_dict()
+    return JSONResponse(data, status_code=response.status_code,
+                        headers={"Location": response.headers["Location"]})
+
+
+def _author(state: Any, body: CreateRun) -> AuthorResult:
+    """The script a configured model writes for `body.task` (422 when no draft is accepted;
+    a model error is a 502 through the error handlers)."""
+    if state.services.author is None:
+        raise DefinitionError("this server writes no scripts (its jobs run on workers, which "
+                              "hold the model endpoints); send `script` instead of `task`",
+                              field="task")
+    assert body.task is not None and body.model is not None
+    task = AuthorTask(body.task, catalog=state.catalog,
+                      envelope=Envelope.from_dict(body.envelope, state.catalog)
+                      if body.envelope else None,
+                      args=body.args or None, max_rewrites=body.max_rewrites)
+    result: AuthorResult = state.services.author(task, body.model)
+    if result.accepted is None:
+        raise HTTPException(422, {"code": "not_authored", "message": (
+            f"the model wrote no script the checker accepts in {len(result.rewrites)} "
+            "draft(s); rephrase the task, raise max_rewrites, or send a script"),
+            "rewrites": [d.to_dict() for d in result.rewrites]})
+    return result
 
 
 def _run_name(who: str, key: str | None) -> str:

@@ -1,0 +1,111 @@
+"""`POST /v1/runs` with `{"task", "model"}` instead of a script (issue 29), over real HTTP,
+against the fake OpenAI-compatible server. Plumbing tests: no model is reachable here, the
+drafts are written by hand; what is tested is the route, what the model is sent, and that a
+model that fails or writes nothing acceptable leaves no run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from frostline.config import parse_config
+from frostline.providers.registry import open_registry
+from frostline.service.operations import Services
+from frostline.store import open_store
+from tests.fakes.openai_server import FakeOpenAIServer, chat, malformed, server_error
+from tests.service.conftest import Live, serving
+
+DRAFTS = Path(__file__).parents[1] / "repair" / "authoring"
+WHILE = (DRAFTS / "1_while.md").read_text()
+BOUNDED = (DRAFTS / "2_bounded.md").read_text()
+TASK = "Plan a 3-shot storyboard for args.brief and generate one 512x512 image per shot."
+
+
+@pytest.fixture
+def model() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(api_key="sk-server-side") as server:
+        yield server
+
+
+@pytest.fixture
+def api(store_url: str, model: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+        ) -> Iterator[Live]:
+    monkeypatch.setenv("FAST_KEY", "sk-server-side")
+    config = parse_config({"models": {"fast": {"base_url": model.url, "api_key_env": "FAST_KEY",
+                                               "model": "fast-model", "max_retries": 0}}})
+    with open_registry(config) as registry:
+        services = Services.default(runner_name="process", capabilities=registry)
+        with serving(open_store(store_url), services=services,
+                     catalog=registry.catalog) as live:
+            yield live
+
+
+def test_issue29_a_task_and_a_model_make_a_run(api: Live, model: FakeOpenAIServer) -> None:
+    model.script(chat(WHILE), chat(BOUNDED))
+    with api.client(api.alice) as http:
+        r = http.post("/v1/runs?wait=60", json={"task": TASK, "model": "fast", "run_id": "fox",
+                                                "args": {"brief": "a fox"}})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["outcome"]["status"] == "succeeded"
+        assert [d["ok"] for d in body["author"]["rewrites"]] == [False, True]
+        assert body["author"]["rewrites"][0]["violations"][0]["rule"] == "R03"
+        run = http.get("/v1/runs/fox").json()
+    assert run["status"] == "succeeded"
+    first, second = (req.body for req in model.requests)
+    assert first["model"] == "fast-model"
+    assert "async def image_generate(" in first["messages"][0]["content"]
+    assert "- R03 at line 5:" in second["messages"][1]["content"]
+    events = [e.kind for e in api.store.list_events(api.store.find_run("alice", "fox").run_id)]
+    assert "author" in events
+
+
+@pytest.mark.parametrize("reply, status, code", [
+    (server_error(500), 502, "model"), (malformed(), 502, "model"),
+    (chat("I would rather not write code."), 422, "not_authored")])
+def test_issue29_a_failing_model_stores_no_run(api: Live, model: FakeOpenAIServer, reply: object,
+                                               status: int, code: str) -> None:
+    model.script(*[reply] * 3)  # type: ignore[list-item]
+    with api.client(api.alice) as http:
+        r = http.post("/v1/runs", json={"task": TASK, "model": "fast", "run_id": "r1"})
+    assert r.status_code == status, r.text
+    assert r.json()["error"]["code"] == code
+    assert api.store.list_runs() == []
+
+
+@pytest.mark.parametrize("body", [
+    {"task": TASK, "model": "replay:/etc/passwd"},
+    {"task": TASK},
+    {"task": TASK, "model": "fast", "script": "async def orchestrate(ctx, args):\n  return 1\n"},
+    {"script": "async def orchestrate(ctx, args):\n  return 1\n", "model": "fast"},
+    {"task": "x" * 20_001, "model": "fast"},
+])
+def test_issue29_bad_task_bodies_are_refused_before_any_model_call(
+        api: Live, model: FakeOpenAIServer, body: dict[str, object]) -> None:
+    with api.client(api.alice) as http:
+        r = http.post("/v1/runs", json=body)
+    assert r.status_code == 422, r.text
+    assert model.requests == [] and api.store.list_runs() == []
+
+
+def test_issue29_a_server_without_models_says_so(tmp_path: Path) -> None:
+    services = Services.default(runner_name="process")
+    services.author = None  # as on an API host whose jobs run on workers
+    with serving(open_store(f"sqlite:///{tmp_path / 'api.db'}"), services=services) as live:
+        with live.client(live.alice) as http:
+            r = http.post("/v1/runs", json={"task": TASK, "model": "fast"})
+        assert r.status_code == 400 and "send `script`" in r.json()["error"]["message"]
+        assert live.store.list_runs() == []
+
+
+def test_issue29_a_taken_run_id_is_refused_before_the_model_is_paid(
+        api: Live, model: FakeOpenAIServer) -> None:
+    model.script(chat(BOUNDED))
+    body = {"task": TASK, "model": "fast", "run_id": "fox", "args": {"brief": "a fox"}}
+    with api.client(api.alice) as http:
+        assert http.post("/v1/runs", json=body).status_code == 202
+        again = http.post("/v1/runs", json=body)
+    assert again.status_code == 409 and again.json()["error"]["code"] == "exists"
+    assert len(model.requests) == 1  # the second request never reached the model
