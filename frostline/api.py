@@ -33,6 +33,32 @@ from frostline.script.report import Report
 
 
 @dataclass(frozen=True)
+class GateVerdict:
+    """What the gate decides before any spend: the callsite gate's result and, where it
+    stopped a candidate that only moves committed calls, the dry replay's verdict."""
+
+    static: GateResult
+    verdict: dict[str, Any]
+
+    @property
+    def accepted(self) -> bool:
+        return bool(self.verdict["accepted"])
+
+    @property
+    def counterexamples(self) -> tuple[Any, ...]:
+        return self.static.counterexamples
+
+    @property
+    def trace(self) -> dict[str, Any] | None:
+        trace = self.verdict.get("trace")
+        return trace if isinstance(trace, dict) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The object `frostline gate --json` prints."""
+        return self.verdict
+
+
+@dataclass(frozen=True)
 class Authored:
     """What `author` returns: the drafts and, when a run id was given, its first attempt."""
 
@@ -90,13 +116,23 @@ class Frostline:
                        providers=self._registry, runner=self._make_runner(),
                        catalog=self._registry.catalog)
 
-    def gate(self, run_id: str, candidate: str) -> GateResult:
-        """Gate `candidate` against the run's frozen sites: `.accepted`, `.counterexamples`."""
+    def gate(self, run_id: str, candidate: str, *,
+             relocation: str | None = None) -> GateVerdict:
+        """Gate `candidate` against the run's frozen sites, as `frostline gate` does: under
+        relocation `rebind` (the run's envelope, or `relocation`) a candidate stopped only
+        because committed calls moved gets the dry replay. `.accepted`, `.counterexamples`
+        (the callsite gate's), `.trace` (the dry replay's, if it ran)."""
+        from frostline.runtime.dry_replay import gate_with_trace
         from frostline.runtime.gate_check import gate_source
 
         self._require(run_id)
         frozen = frozen_map(self._store.list_slots(run_id), self._store.list_attempts(run_id))
-        return gate_source(frozen, candidate)
+        static = gate_source(frozen, candidate)
+        if static.accepted:
+            return GateVerdict(static, static.to_dict())
+        return GateVerdict(static, gate_with_trace(
+            self._store, run_id, candidate, runner=self._make_runner(), relocation=relocation,
+            catalog=self._registry.catalog))
 
     def repair(self, run_id: str, model: str, *, max_rewrites: int = 3) -> RepairResult:
         """The repair loop on the run's last failed attempt, with the model `model` names
@@ -206,8 +242,8 @@ class AsyncFrostline:
     async def run(self, source: str, run_id: str, **options: Any) -> AttemptOutcome:
         return await asyncio.to_thread(lambda: self._inner.run(source, run_id, **options))
 
-    async def gate(self, run_id: str, candidate: str) -> GateResult:
-        return await asyncio.to_thread(self._inner.gate, run_id, candidate)
+    async def gate(self, run_id: str, candidate: str, **options: Any) -> GateVerdict:
+        return await asyncio.to_thread(lambda: self._inner.gate(run_id, candidate, **options))
 
     async def repair(self, run_id: str, model: str, **options: Any) -> RepairResult:
         return await asyncio.to_thread(lambda: self._inner.repair(run_id, model, **options))

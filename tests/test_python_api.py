@@ -47,11 +47,17 @@ def test_issue29_check_run_gate_repair_show(store_url: str, tmp_path: Path) -> N
         report = fl.check("async def orchestrate(ctx, args):\n    while True:\n        pass\n")
         assert not report.ok and report.violations[0].rule == "R03"
         assert report.violations[0].line == 2 and report.violations[0].hint
-        attempt = fl.run(FAILING, run_id="e5", args={"brief": "fox"})
+        # The callsite gate's story: the run's envelope says relocation = stop.
+        attempt = fl.run(FAILING, run_id="e5", args={"brief": "fox"},
+                         envelope={"relocation": "stop"})
         assert attempt.status == "failed" and attempt.executed == 4 and attempt.replayed == 0
         assert attempt.to_dict()["status"] == "failed"
-        relocated = fl.gate("e5", RELOCATED.split("```python\n")[1].split("```")[0])
-        assert not relocated.accepted and relocated.counterexamples
+        moved = RELOCATED.split("```python\n")[1].split("```")[0]
+        relocated = fl.gate("e5", moved)
+        assert not relocated.accepted and relocated.counterexamples and relocated.trace is None
+        # Under rebind, the dry replay admits the same candidate: it only moves the calls.
+        rebound = fl.gate("e5", moved, relocation="rebind")
+        assert rebound.accepted and rebound.counterexamples and rebound.trace is not None
         fixed = fl.repair("e5", model=replies(tmp_path, RELOCATED, FIXED))
         assert fixed.accepted is not None and [r.ok for r in fixed.rewrites] == [False, True]
         second = fl.run(fixed.accepted, run_id="e5")
