@@ -64,7 +64,13 @@ executing_attempts = 2
 runs_per_minute = 40
 """
 SERVE_LIMITS = ["--max-executing-attempts", "6", "--max-event-streams", "8",
-                "--max-runs-per-minute", "60", "--max-answers-per-minute", "40"]
+                "--max-answers-per-minute", "40"]
+
+
+def runs_per_minute(runs: int) -> int:
+    """The server's runs-per-minute bound: room for the honest principal's own runs (warm-up,
+    alone, under attack, after), which the hostile principal's floods then exceed."""
+    return 2 * runs + 20
 
 
 def deep(levels: int) -> Any:
@@ -152,6 +158,10 @@ def _until(check: Callable[[], bool], what: str, procs: list[subprocess.Popen[by
         time.sleep(0.1)
 
 
+def _logged(path: Path, line: str) -> Callable[[], bool]:
+    return lambda: path.exists() and line in path.read_text(errors="replace")
+
+
 def _answers(url: str) -> Callable[[], bool]:
     import httpx
 
@@ -165,7 +175,7 @@ def _answers(url: str) -> Callable[[], bool]:
 
 
 @contextmanager
-def stack(base: str, folder: Path) -> Iterator[Stack]:
+def stack(base: str, folder: Path, runs: int) -> Iterator[Stack]:
     """serve + two workers + the MCP server over a scratch PostgreSQL schema; all stopped (and
     reaped) on exit, the schema and its jobs schema dropped."""
     import psycopg
@@ -182,7 +192,8 @@ def stack(base: str, folder: Path) -> Iterator[Stack]:
         api_port, mcp_port = free_port(), free_port()
         procs: list[subprocess.Popen[bytes]] = []
         try:
-            procs.append(_start(["serve", *common, "--port", str(api_port), *SERVE_LIMITS],
+            procs.append(_start(["serve", *common, "--port", str(api_port), *SERVE_LIMITS,
+                                 "--max-runs-per-minute", str(runs_per_minute(runs))],
                                 folder, "serve"))
             for name in ("w1", "w2"):
                 procs.append(_start(["worker", *common, "--name", name, "--concurrency", "2",
@@ -193,8 +204,7 @@ def stack(base: str, folder: Path) -> Iterator[Stack]:
             _until(_answers(api + "/v1/catalog"), "frostline serve", procs)
             _until(_answers(mcp), "frostline mcp", procs)
             for name in ("w1", "w2"):
-                _until(lambda n=name: "frostline worker" in
-                       (folder / f"{n}.log").read_text(errors="replace"), name, procs)
+                _until(_logged(folder / f"{name}.log", "frostline worker"), name, procs)
             yield Stack(url, api, mcp, alice, mallory, procs, folder)
         finally:
             for proc in procs:
@@ -447,7 +457,7 @@ class Report:
 
 def campaign(base: str, folder: Path, runs: int) -> Report:
     """The whole campaign: alice alone, alice under attack, alice after; the findings."""
-    with stack(base, folder) as live:
+    with stack(base, folder, runs) as live:
         honest_runs(live, 2, "warm")
         alone = honest_runs(live, runs, "a")
         with attacking(live) as log:
