@@ -81,7 +81,11 @@ def test_issue26_poison_signals_and_reasons_are_a_422_and_reads_stay_200(
             assert c.get(path).status_code == 200, path
         waits = c.get("/v1/runs/w/waits").json()["waits"]
         assert [w["answer"] for w in waits] == [None]  # nothing was taken
-        r = c.post(f"/v1/runs/w/{APPROVAL}", json={"reason": "fine"})
+    # the approval is still open: a second party (an approver) answers it
+    ops = live_any.store.create_token("ops", roles=["approver"])
+    with live_any.client(ops) as approver:
+        r = approver.post(f"/v1/runs/w/{APPROVAL}", json={"reason": "fine"},
+                          params={"owner": "alice"})
         assert r.status_code == 200, r.text
 
 
