@@ -84,7 +84,7 @@ class BearerTokens:
         user = AuthenticatedUser(AccessToken(token="", client_id=who.principal,
                                              scopes=list(who.roles)))
         response = _Response(send)
-        revoked = False
+        revoked, failure = False, None
         async with anyio.create_task_group() as tg:
             async def watch() -> None:
                 nonlocal revoked
@@ -97,8 +97,13 @@ class BearerTokens:
                         return
 
             tg.start_soon(watch)
-            await self.app({**scope, "user": user}, receive, response.send)
+            try:
+                await self.app({**scope, "user": user}, receive, response.send)
+            except Exception as exc:  # raised as it came, not wrapped in a task group's
+                failure = exc
             tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
         if revoked:
             await response.end_revoked()
 
