@@ -272,13 +272,13 @@ def workers(store_url: str | None, as_json: bool) -> None:
         with _store(url) as store:
             queue = ProcrastinateQueue(store)
             try:
-                found = queue.workers()
+                found, failed = queue.workers(), queue.failed_jobs()
             finally:
                 queue.close()
     except FrostlineError as err:
         fail_with(err, as_json)
     if as_json:
-        emit_json({"workers": found})
+        emit_json({"workers": found, "failed": failed})
         return
     table = Table(title=f"{len(found)} worker(s)", title_justify="left")
     for col in ("name", "host", "pid", "state", "heartbeat", "sandbox", "jobs"):
@@ -290,3 +290,19 @@ def workers(store_url: str | None, as_json: bool) -> None:
         table.add_row(str(w["name"] or w["worker_id"]), str(w["host"] or "?"), str(w["pid"]),
                       state, f"{w['silent_s']:.1f}s ago", str(w["sandbox"] or "?"), jobs)
     Console().print(table)
+    if failed:
+        Console().print(_failed_table(failed))
+
+
+def _failed_table(failed: list[dict[str, Any]]) -> Any:
+    """The jobs that failed for good (the queue does not run them again), newest first."""
+    table = Table(title=f"{len(failed)} recent job(s) failed for good", title_justify="left")
+    for col in ("failed", "run", "job", "worker", "tries", "error"):
+        table.add_column(col)
+    for f in failed:
+        at = f["failed_at"]
+        when = "?" if at is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
+        error = f["error"] or {}
+        table.add_row(when, str(f["run_id"]), f"{f['kind']} {f['job']}", str(f["worker"] or "?"),
+                      str(f["tries"]), f"[red]{error.get('code')}[/] {error.get('message', '')}")
+    return table

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from frostline.capabilities.approvals import ApprovalPolicy
+from frostline.contract.jsonshape import check_storable
 from frostline.contract.records import LOCAL_PRINCIPAL, RunRecord
 from frostline.contract.waits import WaitRecord, approval_value, check_signal, iso
 from frostline.errors import AnswerInvalid, ApprovalForbidden, NoEventWait, RunNotFound
@@ -101,6 +102,8 @@ def signal(store: Store, run_id: str, name: str, data: Any, *,
     except (TypeError, ValueError) as exc:
         raise AnswerInvalid(f"the event body must be JSON data: {exc}") from None
     check_signal(name, data, size)
+    # A value no store holds is refused for what it is, before whether the run takes events.
+    check_storable(data, "event body")
     if run.status not in FINISHED_STATUSES:  # a finished one: the store says so
         _takes_events(store, run_id)
     sent = store.send_signal(run_id, name, data, by=by)

@@ -33,6 +33,7 @@ log = logging.getLogger("frostline.jobs")
 JOB_KINDS = ("attempt", "repair", "graph")
 EVENT_PREFIX = "job."
 TERMINAL = ("finished", "interrupted", "cancelled")
+FAILED_SHOWN = 20  # jobs that failed for good, as `frostline workers` and /v1/workers list them
 
 
 def new_ticket() -> str:
@@ -142,6 +143,9 @@ class JobQueue(Protocol):
         attempt ends `cancelled`); one entry per job: its ticket and the state it was in."""
 
     def workers(self) -> list[dict[str, Any]]: ...
+
+    def failed_jobs(self, limit: int = FAILED_SHOWN) -> list[dict[str, Any]]:
+        """Jobs that failed for good, newest first (job, kind, run_id, worker, tries, error)."""
 
     def stats(self) -> QueueStats: ...
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import (
+    FAILED_SHOWN,
     HandBack,
     JobBody,
     JobSpec,
@@ -41,7 +42,7 @@ from frostline.embedded.jobs import (
     run_job,
 )
 from frostline.embedded.queue_stats import Observations, QueueStats
-from frostline.errors import AlreadyQueued, RunBusy
+from frostline.errors import AlreadyQueued, FrostlineError, RunBusy, StoreUnavailable
 from frostline.store.base import Store
 
 log = logging.getLogger("frostline.pool")
@@ -88,6 +89,7 @@ class LocalPool:
         self._interrupts = interrupts if interrupts is not None else Interrupts()
         self._started = Observations()
         self._runs = Observations()
+        self._failed: deque[dict[str, Any]] = deque(maxlen=FAILED_SHOWN)
         self._since = clock()
         self.interrupted = close_interrupted(store)
         self._executor = ThreadPoolExecutor(workers, thread_name_prefix="frostline-pool")
@@ -147,13 +149,18 @@ class LocalPool:
 
     def _run(self, spec: JobSpec) -> None:
         try:
-            run_job(self.store, spec, self._body, worker=self.name)
+            outcome = run_job(self.store, spec, self._guarded, worker=self.name)
+            error = outcome.get("error")
+            if isinstance(error, dict) and error.get("code") == "store_refused":
+                self._gave_up(spec, error)
         except HandBack as exc:
             self.store.append_event(spec.run_id, "job.interrupted", {
                 "job": spec.ticket, "kind": spec.kind, "worker": self.name,
                 "error": {"code": "interrupted", "message": str(exc)}})
-        except Exception:  # the store failed while recording: logged, the thread lives on
+        except Exception as exc:  # the store failed while recording: logged, the thread lives on
             log.exception("job %s of run %s could not be recorded", spec.ticket, spec.run_id)
+            self._gave_up(spec, exc.to_dict() if isinstance(exc, FrostlineError) else {
+                "code": "internal", "message": f"{type(exc).__name__}: the job failed"})
         finally:
             self._interrupts.forget(spec.run_id)
             with self._lock:
@@ -221,6 +228,28 @@ class LocalPool:
                      "jobs": [{"job": e.spec.ticket, "kind": e.spec.kind,
                                "run_id": e.spec.run_id, "started_at": e.started_at}
                               for e in running]}]
+
+    def failed_jobs(self, limit: int = FAILED_SHOWN) -> list[dict[str, Any]]:
+        """The jobs that failed for good in this pool since it started, most recent first: the
+        store failed under one (the pool does not retry), refused what its attempt wrote, or
+        failed while the job was recorded (the next pool marks that one interrupted)."""
+        with self._lock:
+            return list(self._failed)[:limit]
+
+    def _guarded(self, store: Store, spec: JobSpec) -> dict[str, Any]:
+        """The job's body; a store failure under it fails the job for good (the pool does
+        not hand jobs back), so it is listed with the pool's failed jobs."""
+        try:
+            return self._body(store, spec)
+        except StoreUnavailable as exc:
+            self._gave_up(spec, exc.to_dict())
+            raise
+
+    def _gave_up(self, spec: JobSpec, error: dict[str, Any]) -> None:
+        with self._lock:
+            self._failed.appendleft({"job": spec.ticket, "kind": spec.kind,
+                                     "run_id": spec.run_id, "worker": self.name,
+                                     "failed_at": self._clock(), "tries": 1, "error": error})
 
     def stats(self) -> QueueStats:
         with self._lock:

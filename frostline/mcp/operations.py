@@ -33,7 +33,7 @@ from frostline.embedded.jobs import JobCancelled, JobQueue, close_cancelled
 from frostline.embedded.reconcile import NOT_GIVEN, reconcile
 from frostline.errors import RunBusy, RunNotFound
 from frostline.providers.registry import CapabilityRegistry
-from frostline.runtime.describe import describe_run
+from frostline.runtime.describe import INLINE_RESULT_BYTES, describe_run
 from frostline.runtime.dry_replay import gate_with_trace
 from frostline.runtime.execute import execute, execute_async
 from frostline.runtime.gate_check import gate_source
@@ -119,9 +119,29 @@ def gate_script(store: Store, run_id: str, script: str, *, owner: str | None = N
     return owner_view(run, result)
 
 
+RUN_URI = "frostline://runs/"  # a run's resource; + NAME/attempts/N/result, one result
+
+
 def show_run(store: Store, run_id: str, *, owner: str | None = None) -> dict[str, Any]:
+    """The run as `frostline show` describes it, each attempt with its result; a result over
+    INLINE_RESULT_BYTES is left out (never read whole) with `result_bytes` and `result_uri`,
+    the resource that reads it on its own."""
     run = _existing(store, run_id, owner)
-    return owner_view(run, describe_run(store, run.run_id))
+    shown = describe_run(store, run.run_id, inline_bytes=INLINE_RESULT_BYTES)
+    for row in shown["attempts"]:
+        if "result_bytes" in row:
+            row["result_uri"] = f"{RUN_URI}{run.name}/attempts/{row['number']}/result"
+    return owner_view(run, shown)
+
+
+def attempt_result(store: Store, run_id: str, number: int, *,
+                   owner: str | None = None) -> Any:
+    """One attempt's result, whole (the resource `show_run` points to for a large one)."""
+    run = _existing(store, run_id, owner)
+    attempt = store.get_attempt(run.run_id, number)
+    if attempt is None:
+        raise RunNotFound(f"run {run_id!r} has no attempt {number}", run_id=run_id)
+    return attempt.result
 
 
 def reconcile_call(store: Store, run_id: str, identity: str, *, result: Any = NOT_GIVEN,

@@ -44,6 +44,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -62,7 +63,8 @@ from frostline.providers.registry import CapabilityRegistry
 from frostline.runtime.runners import Runner
 from frostline.store.base import Store
 
-RUN_URI, ARTIFACT_URI = "frostline://runs/", "frostline://artifacts/"
+RUN_URI, ARTIFACT_URI = ops.RUN_URI, "frostline://artifacts/"
+RESULT_URI = re.compile(r"(?P<run>[^/]+)/attempts/(?P<number>[0-9]{1,9})/result")
 MAX_IMAGES = 4
 TOOL_THREADS = 4  # per principal, for every tool but run_script
 _RUN_ID = {"type": "string", "pattern": RUN_NAME_PATTERN,
@@ -382,6 +384,10 @@ async def _list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesR
         types.ResourceTemplate(uri_template=RUN_URI + "{run_id}", name="run",
                                mime_type="application/json",
                                description="A run as show_run describes it."),
+        types.ResourceTemplate(uri_template=RUN_URI + "{run_id}/attempts/{number}/result",
+                               name="attempt result", mime_type="application/json",
+                               description="One attempt's result, whole (show_run leaves out "
+                                           "a result over 64 KiB and points here)."),
         types.ResourceTemplate(uri_template=ARTIFACT_URI + "{sha256}", name="artifact",
                                description="An artifact's bytes (an image is an image).")])
 
@@ -395,6 +401,13 @@ def _read_resource(store: Store, admit: _Admission
         uri, who = str(params.uri), principal_of(ctx)
         threads = admit.threads(who or LOCAL_PRINCIPAL, "resources")
         try:
+            result = RESULT_URI.fullmatch(uri[len(RUN_URI):]) if uri.startswith(RUN_URI) else None
+            if result is not None:
+                value = await anyio.to_thread.run_sync(functools.partial(
+                    ops.attempt_result, store, result["run"], int(result["number"]), owner=who),
+                    limiter=threads)
+                return types.ReadResourceResult(contents=[types.TextResourceContents(
+                    uri=uri, mime_type="application/json", text=json.dumps(value))])
             if uri.startswith(RUN_URI):
                 run = await anyio.to_thread.run_sync(functools.partial(
                     ops.show_run, store, uri[len(RUN_URI):], owner=who), limiter=threads)

@@ -10,16 +10,25 @@ from frostline.errors import RunNotFound
 from frostline.runtime.spent import run_spent_usd
 from frostline.store.base import Store
 
+# A result larger than this (as JSON) is left out of a run's description, with its size: a
+# read of a run never holds more than this per attempt (GET /v1/runs/{id}, MCP show_run).
+INLINE_RESULT_BYTES = 64 * 1024
 
-def describe_run(store: Store, run_id: str) -> dict[str, Any]:
+
+def describe_run(store: Store, run_id: str, *,
+                 inline_bytes: int | None = None) -> dict[str, Any]:
     """The JSON of `frostline show`: run, attempts, identity × attempt outcomes (with, for a
     replay of a moved committed call, the committed identity it was moved from), unresolved
-    calls, and the waits the run reached with their answers."""
+    calls, and the waits the run reached with their answers. With `inline_bytes`, each
+    attempt also carries its `result`, or `result_bytes` when the result is larger; without,
+    no result is read at all (nor any call's result)."""
     run = store.get_run(run_id)
     if run is None:
         raise RunNotFound(f"no run {run_id!r} in the store {store.url}", run_id=run_id)
-    attempts = store.list_attempts(run_id)
-    slots = {str(s.identity) for s in store.list_slots(run_id)}
+    heads = store.list_attempt_heads(run_id, inline_bytes or 0)
+    left_out = {h.record.number: h.result_bytes for h in heads}
+    attempts = [h.record for h in heads]
+    slots = {str(s.identity) for s in store.list_slot_usages(run_id)}
     found: dict[str, dict[str, str]] = {ident: {} for ident in slots}
     first_seen: dict[str, int] = {}
     moved: dict[str, dict[str, str]] = {}  # a rebound replay: what it was moved from
@@ -41,6 +50,9 @@ def describe_run(store: Store, run_id: str) -> dict[str, Any]:
                      "spend_usd": stats.get("spend_usd", 0.0), "orphans": list(a.orphans),
                      "error": a.error, "gate": a.gate, "started_at": a.started_at,
                      "finished_at": a.finished_at, "catalog": a.catalog_digest})
+        if inline_bytes is not None:
+            size = left_out[a.number]
+            rows[-1].update({"result": a.result} if size is None else {"result_bytes": size})
     # One order everywhere: the program's (the UI's timeline and `frostline run` use it too).
     identities = {ident: found[ident] for ident in program_order(found, first_seen)}
     unresolved = [{"identity": str(c.identity), "capability": c.capability,

@@ -19,6 +19,7 @@ from frostline.embedded.reconcile import NOT_GIVEN as NOT_GIVEN  # re-exported f
 from frostline.embedded.reconcile import reconcile as reconcile_call
 from frostline.errors import DefinitionError
 from frostline.repair.author import AuthorResult, AuthorTask
+from frostline.runtime.describe import INLINE_RESULT_BYTES as INLINE_RESULT_BYTES
 from frostline.store.base import Store
 
 # Outcome of one identity in one attempt, as the timeline shows it.
@@ -47,10 +48,9 @@ def envelope_dict(envelope: dict[str, Any], catalog: Catalog = DEFAULT_CATALOG) 
     return Envelope.from_dict(envelope, catalog).to_dict()
 
 
-# A run's page inlines an attempt's result up to this many bytes of JSON; a larger one is
+# A run's page inlines an attempt's result up to INLINE_RESULT_BYTES of JSON; a larger one is
 # read on its own (`GET /v1/runs/{id}/attempts/{n}/result`), so a page of a run whose
 # attempts returned 4 MiB each stays small, and so does what the server holds to build it.
-INLINE_RESULT_BYTES = 64 * 1024
 # At most this many artifact refs are listed on a run's page.
 MAX_LISTED_ARTIFACTS = 1000
 

@@ -6,17 +6,23 @@ keep-alive timer only runs between requests), so 400 clients sending a byte now 
 headers, the first request's and each later one's on a kept-alive connection; the request body
 has its own deadline (`frostline.service.body_limit`); idle keep-alive connections close after
 `keep_alive_s`; a request's headers may not exceed `max_header_bytes`; and past
-`max_connections` open connections a new request is answered 503 at once.
+`max_connections` open connections (or requests in progress) a new request is answered 503 at
+once, in the one JSON error shape (`server_busy`, with `Retry-After`), where uvicorn's own
+answer to its `limit_concurrency` would be a plain-text page.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+log = logging.getLogger("frostline.service.server")
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,23 @@ class _HeaderDeadline(H11Protocol):
 
     header_timeout_s = ConnectionLimits.header_timeout_s
     _header_timer: asyncio.TimerHandle | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The connection cap is answered here, in JSON, rather than by uvicorn in plain text:
+        # uvicorn then sees no cap of its own and hands every request to `_capped`.
+        self._cap, self.limit_concurrency = self.limit_concurrency, None
+        if self._cap is not None:
+            self._app, self.app = self.app, self._capped
+
+    async def _capped(self, scope: Any, receive: Any, send: Any) -> None:
+        # The same test as uvicorn's, made once this request's task is counted.
+        cap = self._cap or 0
+        if len(self.connections) >= cap or len(self.tasks) > cap:
+            log.warning("past the connection cap (%d): answered 503", cap)
+            await _server_busy(send, cap)
+            return
+        await self._app(scope, receive, send)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -68,6 +91,15 @@ class _HeaderDeadline(H11Protocol):
         self._header_timer = None
         if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
             self.transport.close()
+
+
+async def _server_busy(send: Any, cap: int) -> None:
+    body = json.dumps({"error": {"code": "server_busy", "message": (
+        f"the server holds its maximum of {cap} connections; retry in a moment")}}).encode()
+    await send({"type": "http.response.start", "status": 503, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"retry-after", b"1"), (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def protocol_with(limits: ConnectionLimits) -> type[H11Protocol]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from frostline.embedded.jobs import (
+    FAILED_SHOWN,
     JobSpec,
     Submission,
     next_attempt,
@@ -63,6 +65,23 @@ _RUNNING = """
 SELECT j.worker_id, j.id, j.lock, j.args, extract(epoch FROM (
        SELECT max(e.at) FROM procrastinate_events e WHERE e.job_id = j.id AND e.type = 'started'))
   FROM procrastinate_jobs j WHERE j.status = 'doing' ORDER BY j.id"""
+
+# Jobs that failed for good, among the queue's latest finished jobs, newest first: the queue
+# gave them up (retries exhausted, a bug: status 'failed'), or the store refused what the
+# attempt wrote (the job ended, its attempt failed `store_refused`).
+RECENT_JOBS = 500
+_FAILED = """
+SELECT j.id, j.lock, j.args, j.attempts, ev.data, extract(epoch FROM (
+       SELECT max(e.at) FROM procrastinate_events e WHERE e.job_id = j.id
+          AND e.type IN ('failed', 'succeeded')))
+  FROM (SELECT * FROM procrastinate_jobs WHERE queue_name = %s
+           AND status IN ('failed', 'succeeded') ORDER BY id DESC LIMIT {recent}) j
+  LEFT JOIN LATERAL (SELECT data FROM {events} e WHERE e.run_id = j.lock
+           AND e.kind = 'job.finished' AND e.data->>'job' = j.args->'job'->>'ticket'
+         ORDER BY e.seq DESC LIMIT 1) ev ON true
+ WHERE j.status = 'failed' OR ev.data->'error'->>'code' = 'store_refused'
+    OR ev.data->'outcome'->'error'->>'code' = 'store_refused'
+ ORDER BY j.id DESC LIMIT %s"""
 
 
 def _latencies(column: str) -> str:
@@ -285,6 +304,24 @@ class ProcrastinateQueue:
                         "jobs": jobs.get(r[0], [])})
         return out
 
+    def failed_jobs(self, limit: int = FAILED_SHOWN) -> list[dict[str, Any]]:
+        """Jobs that failed for good among the queue's latest `RECENT_JOBS` finished ones,
+        newest first, with the error and the worker their `job.finished` event recorded
+        (`retries_exhausted`, `store_refused`, …)."""
+        query = sql.SQL(_FAILED).format(recent=sql.Literal(RECENT_JOBS), events=self._events)
+        rows = self._read(lambda c: c.execute(query, (self.queue, limit)).fetchall())
+        out = []
+        for job_id, lock, args, tries, data, failed_at in rows:
+            job, finished = (args or {}).get("job", {}), _as_dict(data)
+            error = finished.get("error") or _as_dict(finished.get("outcome")).get("error")
+            out.append({"job": job.get("ticket"), "queue_job_id": job_id,
+                        "kind": job.get("kind"), "run_id": lock,
+                        "worker": finished.get("worker"),
+                        "failed_at": None if failed_at is None else float(failed_at),
+                        "tries": int(tries), "error": error or {
+                            "code": "internal", "message": "the job failed; see the worker's log"}})
+        return out
+
     def stats(self) -> QueueStats:
         def read(conn: psycopg.Connection[Any]) -> QueueStats:
             depth = {"queued": 0, "running": 0}
@@ -320,6 +357,12 @@ def _histogram(conn: psycopg.Connection[Any], column: str) -> Histogram:
     buckets = (*zip(finite, (int(v) for v in row[:len(finite)]), strict=True),
                (float("inf"), count))
     return Histogram(tuple(buckets), count, float(row[len(finite) + 1]))
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        value = json.loads(value)
+    return value if isinstance(value, dict) else {}
 
 
 def _key(run_id: str) -> int:

@@ -259,3 +259,20 @@ def test_fairness_bench_rows_on_the_embedded_pool(tmp_path: Path) -> None:
         assert len(row.rounds) == 1 and row.median_s >= 0
         assert 0 <= row.before <= fairness.BACKLOG
     assert "| embedded pool (SQLite) |" in fairness.table(rows)
+
+
+def test_hostile_bench_rows_alone_and_under_attack(tmp_path: Path) -> None:
+    from bench import hostile
+    from bench.common import pg_base_url, pg_reachable
+
+    base = pg_base_url(None)
+    if pg_reachable(base):
+        pytest.skip("PostgreSQL unreachable")
+    report = hostile.campaign(base, tmp_path, 2)
+    for phase in (report.alone, report.attacked):
+        assert len(phase.latencies) == 2 and all(sane(x) for x in phase.latencies)
+    table = report.table()
+    assert table.splitlines()[0].split() == ["honest", "principal", "runs", "wrong", "p50",
+                                             "(s)", "p95", "(s)"]
+    assert [line.split()[0] for line in table.splitlines()[2:]] == ["alone", "under", "ratio"]
+    assert "POST runs args nul 422" in report.attacks()

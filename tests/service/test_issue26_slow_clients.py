@@ -7,6 +7,7 @@ its request's headers and one for its body, and past the connection cap a reques
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -116,7 +117,7 @@ def test_issue26_a_trickled_body_is_answered_408(tmp_path):
         assert b'"code": "request_timeout"' in answer
 
 
-def test_issue26_connections_past_the_cap_are_refused(tmp_path):
+def test_issue26_connections_past_the_cap_are_refused_in_json(tmp_path):
     limits = ConnectionLimits(header_timeout_s=30.0, max_connections=20)
     with served(tmp_path, limits) as (port, token):
         idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(25)]
@@ -131,6 +132,10 @@ def test_issue26_connections_past_the_cap_are_refused(tmp_path):
                 if answer.startswith(b"HTTP/1.1 503") or time.monotonic() > deadline:
                     break
             assert answer.startswith(b"HTTP/1.1 503"), answer[:100]
+            head, _, body = answer.partition(b"\r\n\r\n")
+            assert b"content-type: application/json" in head.lower()
+            assert b"retry-after: 1" in head.lower()
+            assert json.loads(body)["error"]["code"] == "server_busy"  # the JSON shape
         finally:
             for s in idle:
                 s.close()

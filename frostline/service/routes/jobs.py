@@ -28,14 +28,17 @@ def get_job(job: str, run: OwnedRun, state: State) -> dict[str, Any]:
 @router.get("/v1/workers")
 def list_workers(who: Principal, state: State) -> dict[str, Any]:
     """The workers taking this server's jobs, with their last heartbeat and current jobs (the
-    caller sees its own runs' jobs; others are counted, not named)."""
+    caller sees its own runs' jobs; others are counted, not named), and the caller's jobs
+    that failed for good lately (`failed`: retries exhausted, refused by the store)."""
     out = []
     for worker in state.queue.workers():
         jobs = worker.get("jobs", [])
         mine = [{**j, "run_id": run.name} for j in jobs
                 if (run := _owned(state, j.get("run_id"), who)) is not None]
         out.append({**worker, "jobs": mine, "busy": len(jobs)})
-    return {"workers": out}
+    failed = [{**f, "run_id": run.name} for f in state.queue.failed_jobs()
+              if (run := _owned(state, f.get("run_id"), who)) is not None]
+    return {"workers": out, "failed": failed}
 
 
 def _owned(state: Any, run_id: Any, who: str) -> Any:
