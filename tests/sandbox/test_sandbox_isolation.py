@@ -111,15 +111,17 @@ def _socket_allowed() -> SeccompPolicy:
 
 
 def test_read_only_root_only_tmp_writable(profile):
+    # Names no bind under /tmp can take: a checkout or a venv under /tmp (/tmp/x, say) is
+    # mounted read-only over the private /tmp at its own path.
     out = run_json(
         """
         import errno, json, os
         res = {}
         for path in ("/x", "/usr/x", "/etc/x", "/opt/frostline/frostline/x", "/proc/x",
-                     "/dev/x", "/tmp/x", "/tmp/sub/x"):
+                     "/dev/x", "/tmp/.probe-x", "/tmp/.probe-sub/x"):
             try:
-                if path == "/tmp/sub/x":
-                    os.mkdir("/tmp/sub")
+                if path == "/tmp/.probe-sub/x":
+                    os.mkdir("/tmp/.probe-sub")
                 with open(path, "w") as f:
                     f.write("x")
                 res[path] = "written"
@@ -129,8 +131,8 @@ def test_read_only_root_only_tmp_writable(profile):
         """,
         profile,
     )
-    assert out.pop("/tmp/x") == "written"
-    assert out.pop("/tmp/sub/x") == "written"
+    assert out.pop("/tmp/.probe-x") == "written"
+    assert out.pop("/tmp/.probe-sub/x") == "written"
     assert all(v != "written" for v in out.values()), out
 
 
