@@ -33,6 +33,7 @@ from frostline.errors import (
     DefinitionError,
     FrostlineError,
     RunNotFound,
+    SandboxUnavailable,
     StoreNotFound,
 )
 
@@ -341,7 +342,7 @@ def make_runner(kind: str, timeout_s: float, as_json: bool) -> Runner:
         module = importlib.import_module("frostline.runtime.sandbox_runner")
         probe = importlib.import_module("frostline.runtime.sandbox_probe")
     except ImportError:
-        fail_sandbox(FrostlineError("the sandbox runner is not part of this installation"),
+        fail_sandbox(SandboxUnavailable("the sandbox runner is not part of this installation"),
                      as_json)
     runner = module.SandboxRunner(timeout_s=timeout_s)
     try:

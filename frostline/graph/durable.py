@@ -42,7 +42,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from frostline import errors as errors_mod
 from frostline.capabilities.catalog import Capability, Catalog
 from frostline.capabilities.envelope import Envelope, LedgerPolicy
 from frostline.capabilities.provider import CallContext, ProviderResult
@@ -52,8 +51,11 @@ from frostline.contract.records import run_key
 from frostline.errors import (
     AttemptUnresolved,
     FrostlineError,
+    GraphChanged,
+    GraphToolsInvalid,
     PrefixConflict,
     ProviderError,
+    RunKindMismatch,
     RunStopped,
     StoreUnavailable,
 )
@@ -106,8 +108,8 @@ def as_tools(registry: ToolRegistry) -> dict[str, GraphTool]:
         elif callable(tool):
             out[name] = GraphTool(tool)
         else:
-            raise FrostlineError(f"tool {name!r} must be a callable or a GraphTool, not "
-                                 f"{type(tool).__name__}", tool=name)
+            raise GraphToolsInvalid(f"tool {name!r} must be a callable or a GraphTool, not "
+                                    f"{type(tool).__name__}", tool=name)
     return out
 
 
@@ -211,13 +213,7 @@ class DurableToolRouter:
 
 def _rebuild(error: Mapping[str, Any]) -> FrostlineError:
     """A catchable error reply (provider rejection, invalid payload) as the error it was."""
-    cls = getattr(errors_mod, str(error.get("type", "")), None)
-    if not (isinstance(cls, type) and issubclass(cls, FrostlineError)):
-        cls = ProviderError
-    fields = {k: v for k, v in error.items() if k not in ("type", "code", "message", "kind")}
-    err = cls.__new__(cls)
-    FrostlineError.__init__(err, str(error.get("message", "tool call failed")), **fields)
-    return err
+    return FrostlineError.from_dict(error, ProviderError, "tool call failed")
 
 
 # Ledger kinds an effect outside the broker follows (the slot's model call): durable before
@@ -302,8 +298,8 @@ def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Bo
     registry = as_tools(tools)
     unknown = sorted(set(registry) - set(graph.tools))
     if unknown:
-        raise FrostlineError(f"tool(s) {unknown} are not in graph {graph.name!r}'s vocabulary",
-                             tools=unknown)
+        raise GraphToolsInvalid(f"tool(s) {unknown} are not in graph {graph.name!r}'s "
+                                "vocabulary", tools=unknown)
     catalog = tool_catalog(registry)
     # Refuse bad bodies or a red graph before anything is written to the store.
     Engine(graph, bodies, model=model, limits=limits, run_id=run_id, max_steps=max_steps)
@@ -328,11 +324,11 @@ def _ensure_run(store: Store, run_id: str, graph: Graph, graph_digest: str,
         store.create_run(name, env.to_dict(), kind="graph", owner=owner)
         return env
     if run.kind != "graph":
-        raise FrostlineError(f"run {run_id!r} is a {run.kind} run, not a graph run; pick another "
-                             "run id", run_id=run_id, kind=run.kind)
+        raise RunKindMismatch(f"run {run_id!r} is a {run.kind} run, not a graph run; pick "
+                              "another run id", run_id=run_id, kind=run.kind)
     first = next(iter(store.list_attempts(run_id)), None)
     if first is not None and first.report.get("graph_digest") not in (None, graph_digest):
-        raise FrostlineError(
+        raise GraphChanged(
             f"run {run_id!r} was started with graph {first.report.get('graph')!r} "
             f"({str(first.report.get('graph_digest'))[:12]}…); this graph differs, so its "
             "identities would not mean the same calls. Start a new run id",

@@ -24,7 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from frostline.contract.identity import digest
-from frostline.errors import FrostlineError, RunError
+from frostline.errors import FrostlineError, GraphBodiesInvalid, RunError
 from frostline.graph.allowlist import ToolBoundary, ToolCall, ToolRouter
 from frostline.graph.edges import BudgetState, blocking_inputs, select_edge
 from frostline.graph.errors import GraphRejected, IllegalTool, IllegalTransition
@@ -162,12 +162,13 @@ class Engine:
                                     graph=graph.name, queries=report.to_json()["queries"])
         unknown = sorted(set(bodies) - set(graph.states))
         if unknown:
-            raise FrostlineError(f"bodies for unknown state(s) {unknown}", states=unknown)
+            raise GraphBodiesInvalid(f"bodies for unknown state(s) {unknown}", states=unknown)
         missing = [s for s in graph.states if s not in graph.terminals and s not in bodies
                    and graph.contracts[s].output is not None]
         if missing:
-            raise FrostlineError(f"no body for state(s) {missing}; map each to a function of the "
-                                 "StateContext (use model_body for a pure model judgment)", states=missing)
+            raise GraphBodiesInvalid(f"no body for state(s) {missing}; map each to a function of "
+                                     "the StateContext (use model_body for a pure model "
+                                     "judgment)", states=missing)
         self.graph = graph
         self.bodies = dict(bodies)
         self.model = model

@@ -20,7 +20,17 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from frostline.contract.jsonshape import storable_refusal
-from frostline.errors import FrostlineError, ResultTooDeep, RunStopped
+from frostline.errors import (
+    FrostlineError,
+    ResultTooDeep,
+    RunStopped,
+)
+from frostline.errors import (
+    ResultTooLarge as ResultTooLarge,
+)
+from frostline.errors import (
+    ScriptLoadError as ScriptLoadError,
+)
 from frostline.runtime.ctx import Ctx, Reply
 from frostline.runtime.rpc import MAX_RESULT, Channel, ProtocolError, json_size
 
@@ -36,18 +46,6 @@ SAFE_BUILTIN_NAMES = (
 )
 
 Entry = Callable[[Ctx, Any], Coroutine[Any, Any, Any]]
-
-
-class ScriptLoadError(FrostlineError):
-    """The annotated source did not define a usable `async def orchestrate(ctx, args)`."""
-
-    code = "script_load"
-
-
-class ResultTooLarge(FrostlineError):
-    """orchestrate returned more JSON than a script's result may carry across the boundary."""
-
-    code = "result_too_large"
 
 
 def safe_builtins() -> dict[str, Any]:

@@ -34,6 +34,7 @@ from frostline.errors import (
     BudgetExceeded,
     DefinitionError,
     FrostlineError,
+    OrphansFound,
     PrefixConflict,
     ResultTooDeep,
     ScriptRejected,
@@ -356,9 +357,8 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
         store.append_event(run_id, "orphans", {"attempt": number, **report_o.to_dict()})
     if report_o.fails_run and status == "succeeded":
         status = "failed"
-        error = {"type": "OrphansFound", "code": "orphans", "message":
-                 f"{len(report_o.orphans)} committed identit(ies) were not invoked and the "
-                 "orphan policy is stop", "orphans": report_o.texts()}
+        error = OrphansFound(f"{len(report_o.orphans)} committed identit(ies) were not invoked "
+                             "and the orphan policy is stop", orphans=report_o.texts()).to_dict()
     from frostline.runtime import certificates
 
     # The certificate is written with the attempt's record (see _finish).

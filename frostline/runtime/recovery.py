@@ -16,7 +16,13 @@ from frostline.contract.identity import Identity
 from frostline.contract.jsonshape import storable_copy
 from frostline.contract.prefix import Prefix
 from frostline.contract.records import CallRecord, CallStatus
-from frostline.errors import AttemptUnresolved, StoreRefused, StoreUnavailable, ValueNotStorable
+from frostline.errors import (
+    AttemptUnresolved,
+    HostCrashed,
+    StoreRefused,
+    StoreUnavailable,
+    ValueNotStorable,
+)
 from frostline.store.base import Store
 
 log = logging.getLogger("frostline.execute")
@@ -24,10 +30,9 @@ log = logging.getLogger("frostline.execute")
 
 def close_crashed_attempts(store: Store, run_id: str) -> None:
     """Mark as failed every attempt still 'running': under the run lock, its process is gone."""
-    fail_open_attempts(store, run_id, {
-        "type": "HostCrashed", "code": "crashed",
-        "message": "the process running this attempt stopped before finishing it; any call it "
-                   "dispatched without a commit is reported as unresolved"},
+    fail_open_attempts(store, run_id, HostCrashed(
+        "the process running this attempt stopped before finishing it; any call it "
+        "dispatched without a commit is reported as unresolved").to_dict(),
         event="attempt_crashed")
 
 

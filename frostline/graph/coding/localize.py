@@ -28,7 +28,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from frostline.errors import RunError
+from frostline.errors import (
+    BugDoesNotReproduce as BugDoesNotReproduce,
+)
 from frostline.graph.coding.codegraph import CodeGraph
 from frostline.graph.coding.testrun import TestReport
 
@@ -36,12 +38,6 @@ from frostline.graph.coding.testrun import TestReport
 TOP_K = 64
 #: Statements whose covering tests the result carries (IMPACT reads the plan's sites only).
 COVERING_K = 24
-
-
-class BugDoesNotReproduce(RunError):
-    """The failing tests the task names pass on the buggy tree."""
-
-    code = "bug_does_not_reproduce"
 
 
 @dataclass(frozen=True)

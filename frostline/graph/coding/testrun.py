@@ -24,7 +24,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from frostline.errors import RunError
+from frostline.errors import (
+    TestsDidNotRun as TestsDidNotRun,
+)
 from frostline.graph.coding.interface import Task
 from frostline.runtime.limits import ResourceLimits
 from frostline.runtime.sandbox import SandboxProfile
@@ -40,16 +42,6 @@ _TAIL = 4000
 EXIT_MEANING = {0: "all tests passed", 1: "some tests failed", 2: "the run was interrupted "
                 "(usually a collection error)", 3: "pytest hit an internal error",
                 4: "pytest was called wrongly", 5: "no tests were collected"}
-
-
-class TestsDidNotRun(RunError):
-    """The repository's tests could not be run at all (collection error, crash, timeout)."""
-
-    __test__ = False
-    code = "tests_did_not_run"
-
-    def __init__(self, message: str, **fields: Any) -> None:
-        super().__init__(f"the tests did not run: {message}", **fields)
 
 
 @dataclass(frozen=True)

@@ -23,21 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from frostline.errors import RunError
+from frostline.errors import (
+    BadTask as BadTask,
+)
+from frostline.errors import (
+    PatchRefused as PatchRefused,
+)
 from frostline.graph.coding.interface import Mutation
 from frostline.graph.coding.manifest import SKIP_DIRS, is_test_file
-
-
-class PatchRefused(RunError):
-    """A patch that EDIT must not apply (touches a test, does not parse, does not match)."""
-
-    code = "patch_refused"
-
-
-class BadTask(RunError):
-    """The task itself is unusable (its tree is missing, its mutation does not match)."""
-
-    code = "bad_task"
 
 
 @dataclass(frozen=True)
