@@ -71,7 +71,7 @@ def check_cmd(graph_spec: str, as_json: bool, with_spin: bool) -> None:
     """Prove reachability, safety and liveness of GRAPH ('seed', 'canonical' or a JSON file)."""
     g = _load(graph_spec, as_json)
     result = model_check(g)
-    payload = result.to_json()
+    payload = result.to_dict()
     if with_spin:
         from frostline.graph.promela import spin_check
 
@@ -184,7 +184,7 @@ def _run(g: Graph, bodies_spec: str, as_json: bool, run_id: str, durable_run: st
 
     def show(event: LedgerEvent) -> None:
         if as_json:
-            emit_json({"event": event.to_json()}, indent=None)
+            emit_json({"event": event.to_dict()}, indent=None)
         else:
             click.echo(f"{event.seq:4d} {_describe(event)}")
 
@@ -213,7 +213,7 @@ _DURABLE_CODES = {"diverged": EXIT_DIVERGED, "unresolved": EXIT_UNRESOLVED}
 
 def _report(g: Graph, result: RunResult, as_json: bool) -> None:
     if as_json:
-        emit_json({"result": result.to_json()}, indent=None)
+        emit_json({"result": result.to_dict()}, indent=None)
     else:
         c = result.counters
         click.echo(f"{result.status.value}: {result.terminal or '-'} {result.reason}".rstrip())
@@ -232,7 +232,7 @@ def _run_durable(g: Graph, made: Mapping[str, Any], run_id: str, store_url: str 
         outcome = run_durable(store, run_id, g, made["bodies"], made.get("tools") or {},
                               model=made.get("model"), sinks=[CallbackSink(show)], owner=owner)
     if as_json:
-        emit_json({"durable": {k: v for k, v in outcome.to_json().items() if k != "result"}},
+        emit_json({"durable": {k: v for k, v in outcome.to_dict().items() if k != "result"}},
                   indent=None)
     else:
         click.echo(f"run {run_id} attempt {outcome.attempt}: {outcome.status} "

@@ -48,6 +48,7 @@ from frostline.capabilities.provider import CallContext, ProviderResult
 from frostline.contract.identity import Identity
 from frostline.contract.prefix import load_prefix
 from frostline.contract.records import run_key
+from frostline.contract.status import AttemptStatus, status_of_stop
 from frostline.errors import (
     AttemptUnresolved,
     FrostlineError,
@@ -263,13 +264,10 @@ class DurableOutcome:
     def finished(self) -> bool:
         return self.result is not None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "attempt": self.attempt, "status": self.status,
                 "executed": self.executed, "replayed": self.replayed, "error": self.error,
-                "result": self.result.to_json() if self.result is not None else None}
-
-
-_STOP_STATUS = {"divergence": "diverged", "unresolved": "unresolved"}
+                "result": self.result.to_dict() if self.result is not None else None}
 
 
 def default_envelope() -> Envelope:
@@ -393,7 +391,10 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
 
 def _stopped(store: Store, run_id: str, number: int, stats: BrokerStats,
              error: dict[str, Any]) -> DurableOutcome:
-    status = _STOP_STATUS.get(str(error.get("code", "")), "failed")
+    # the one table (frostline.contract.status); a graph run does not wait: nothing resumes it
+    status = status_of_stop(FrostlineError.from_dict(error))
+    if status is AttemptStatus.WAITING:
+        status = AttemptStatus.FAILED
     return _finish(store, run_id, number, status, None, stats, error)
 
 
@@ -414,7 +415,7 @@ def _finish(store: Store, run_id: str, number: int, status: str, result: RunResu
         store.write_nowait("put_certificate", run_id, number, cert),
         store.write_nowait("finish_attempt", run_id, number, status=status, error=error,
                            stats=totals, invoked=[str(c["identity"]) for c in rows],
-                           result=result.to_json() if result is not None else None),
+                           result=result.to_dict() if result is not None else None),
         store.write_nowait("set_run_status", run_id, status),
         store.write_nowait("append_event", run_id, "attempt_finished", {
             "attempt": number, "status": status, "executed": executed, "replayed": replayed})]

@@ -73,7 +73,7 @@ class RunCounters:
     retry_used: int = 0
     rollback_used: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -87,10 +87,10 @@ class RunResult:
     counters: RunCounters
     ledger: Ledger
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"status": self.status.value, "terminal": self.terminal, "reason": self.reason,
-                "path": list(self.path), "counters": self.counters.to_json(),
-                "artifacts": {k: v.to_json() for k, v in self.artifacts.items()}}
+                "path": list(self.path), "counters": self.counters.to_dict(),
+                "artifacts": {k: v.to_dict() for k, v in self.artifacts.items()}}
 
 
 Body = Callable[["StateContext"], Mapping[str, Any] | None]
@@ -159,7 +159,7 @@ class Engine:
                 failed = [k for k, q in report.queries.items() if not q.ok]
                 raise GraphRejected(f"graph {graph.name!r} fails {', '.join(failed)}; "
                                     f"run `frostline graph check {graph.name}` for counterexamples",
-                                    graph=graph.name, queries=report.to_json()["queries"])
+                                    graph=graph.name, queries=report.to_dict()["queries"])
         unknown = sorted(set(bodies) - set(graph.states))
         if unknown:
             raise GraphBodiesInvalid(f"bodies for unknown state(s) {unknown}", states=unknown)
@@ -315,7 +315,7 @@ class Engine:
         self._started = True
         g = self.graph
         self.ledger.append("run_started", {"graph": g.name, "initial": g.initial,
-                                           "budgets": g.budgets.to_json()})
+                                           "budgets": g.budgets.to_dict()})
         state = g.initial
         path = [state]
         while True:
@@ -333,10 +333,10 @@ class Engine:
             emitted = self._visit(state)
             decision = select_edge(g, state, self.artifacts, self.budget, emitted=emitted)
             for c in decision.considered:
-                self.ledger.append("gate", {"state": state, **c.to_json()})
+                self.ledger.append("gate", {"state": state, **c.to_dict()})
             if decision.edge is None:
                 self.ledger.append("stuck", {"state": state, "emitted": emitted,
-                                             "budget": self.budget.to_json()})
+                                             "budget": self.budget.to_dict()})
                 return self._finish(RunStatus.STUCK, None, "no edge enabled", path)
             edge = decision.edge
             self.traverse(edge.from_, edge.to)
@@ -345,7 +345,7 @@ class Engine:
             self.counters.rollback_used = self.budget.rollback_used
             self.ledger.append("edge", {"from": edge.from_, "to": edge.to, "kind": edge.kind.value,
                                         "reason": edge.reason, "budget_drawn": edge.consumes,
-                                        "budget": self.budget.to_json()})
+                                        "budget": self.budget.to_dict()})
             self._reason = edge.reason
             state = edge.to
             path.append(state)
@@ -353,6 +353,6 @@ class Engine:
     def _finish(self, status: RunStatus, terminal: str | None, reason: str, path: list[str]) -> RunResult:
         if terminal is not None:
             self.ledger.append("terminal", {"state": terminal, "status": status.value, "reason": reason,
-                                            "counters": self.counters.to_json()})
+                                            "counters": self.counters.to_dict()})
         return RunResult(status, terminal, reason, tuple(path), dict(self.artifacts), self.counters,
                          self.ledger)

@@ -29,11 +29,13 @@ from frostline.contract.jsonshape import storable_copy, storable_json, storable_
 from frostline.contract.orphans import orphan_report
 from frostline.contract.prefix import Prefix, load_prefix
 from frostline.contract.records import AttemptRecord, CallRecord, run_key
+from frostline.contract.status import AttemptStatus, status_of_stop
 from frostline.errors import (
     AttemptUnresolved,
     BudgetExceeded,
     DefinitionError,
     FrostlineError,
+    GateStopped,
     OrphansFound,
     PrefixConflict,
     ResultTooDeep,
@@ -332,31 +334,30 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
     would refuse to repeat, is `unresolved`: one word for the run's state, everywhere."""
     stop = broker.stop_error
     if stop is not None:
-        status = {"divergence": "diverged", "unresolved": "unresolved",
-                  "waiting": "waiting"}.get(stop.code, "failed")
+        status = status_of_stop(stop)
         error: dict[str, Any] | None = stop.to_dict()
         if isinstance(stop, StoreUnavailable):  # the record keeps no detail: the log does
             log.error("run %s attempt %s stopped: %s", run_id, number, stop.message)
     elif script.ok and (refused := storable_refusal(
             script.result, "the script's result", too_deep=ResultTooDeep)) is not None:
-        status, error = "failed", refused.to_dict()  # and the result is not stored
+        status, error = AttemptStatus.FAILED, refused.to_dict()  # and the result is not stored
     elif script.ok:
-        status, error = "succeeded", None
+        status, error = AttemptStatus.SUCCEEDED, None
     else:
-        status, error = "failed", script.error
-    if status == "failed":
+        status, error = AttemptStatus.FAILED, script.error
+    if status == AttemptStatus.FAILED:
         left = left_unresolved(store, run_id, number, catalog, providers)
         if left is not None:
-            status, error = "unresolved", {**left.to_dict(), "cause": error}
+            status, error = AttemptStatus.UNRESOLVED, {**left.to_dict(), "cause": error}
 
     # 6. orphans and the certificate (a waiting attempt has not reached its end: the
     # identities after its wait are not orphans yet)
-    invoked = broker.invoked if status != "waiting" else prefix.identities()
+    invoked = broker.invoked if status != AttemptStatus.WAITING else prefix.identities()
     report_o = orphan_report(prefix.identities(), invoked, env.orphan_policy)
     if report_o.orphans:
         store.append_event(run_id, "orphans", {"attempt": number, **report_o.to_dict()})
-    if report_o.fails_run and status == "succeeded":
-        status = "failed"
+    if report_o.fails_run and status == AttemptStatus.SUCCEEDED:
+        status = AttemptStatus.FAILED
         error = OrphansFound(f"{len(report_o.orphans)} committed identit(ies) were not invoked "
                              "and the orphan policy is stop", orphans=report_o.texts()).to_dict()
     from frostline.runtime import certificates
@@ -367,7 +368,7 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
     stats = broker.stats
     return _finish(store, run_id, number, status, error=error, gate=gate_result,
                    invoked=[str(i) for i in broker.invoked], orphans=report_o.texts(),
-                   result=script.result if status == "succeeded" else None,
+                   result=script.result if status == AttemptStatus.SUCCEEDED else None,
                    broker=broker, logs=script.logs, pending=pending, stats_extra={
                        "timed_out": script.timed_out,
                        # the script's own process (None in process, e.g. in-process runner)
@@ -412,10 +413,9 @@ def _refuse(store: Store, run_id: str, source: str, report: dict[str, Any], stat
     attempt = store.start_attempt(run_id, source=source, annotated="", report=report)
     if err is None and gate is not None:
         kinds = sorted({c.get("kind", "?") for c in gate.get("counterexamples", [])})
-        err_dict: dict[str, Any] = {
-            "type": "GateStopped", "code": "gate_stopped",
-            "message": "the candidate changes or removes frozen callsites ("
-            + ", ".join(kinds) + "); nothing was spent"}
+        err_dict: dict[str, Any] = GateStopped(
+            "the candidate changes or removes frozen callsites (" + ", ".join(kinds)
+            + "); nothing was spent").to_dict()
     else:
         err_dict = err.to_dict() if err is not None else {}
     return _finish(store, run_id, attempt.number, status, error=err_dict, gate=gate)

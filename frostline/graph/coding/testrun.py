@@ -73,7 +73,7 @@ class Failure:
     message: str
     text: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, str]:
         return {"test": self.test, "kind": self.kind, "message": self.message,
                 "text": self.text}
 
@@ -97,10 +97,10 @@ class TestReport:
     def passed(self) -> tuple[str, ...]:
         return tuple(sorted(t for t, o in self.outcomes.items() if o == "passed"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"exit_code": self.exit_code, "passed": len(self.passed),
                 "failed": len(self.failed), "failed_tests": list(self.failed),
-                "failures": [f.to_json() for f in self.failures[:20]],
+                "failures": [f.to_dict() for f in self.failures[:20]],
                 "duration": round(self.duration, 3)}
 
 

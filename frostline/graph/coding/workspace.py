@@ -41,16 +41,16 @@ class Edit:
     search: str
     replace: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, str]:
         return {"file": self.file, "search": self.search, "replace": self.replace}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Edit:
+    def from_dict(cls, data: Mapping[str, Any]) -> Edit:
         return cls(str(data["file"]), str(data["search"]), str(data["replace"]))
 
 
 def edits_of(patch: Mapping[str, Any]) -> tuple[Edit, ...]:
-    return tuple(Edit.from_json(e) for e in patch.get("edits", ()))
+    return tuple(Edit.from_dict(e) for e in patch.get("edits", ()))
 
 
 def _safe_rel(rel: str) -> str:
