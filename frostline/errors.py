@@ -102,6 +102,10 @@ class FrostlineError(Exception):
     code: ClassVar[str] = "error"
 
     def __init__(self, message: str, **fields: Any) -> None:
+        if "code" in fields or "type" in fields:
+            # one code per error: its class's (a field would shadow it in to_dict() only)
+            raise TypeError(f"{type(self).__name__}: `code` and `type` are the class's; raise "
+                            "the error class that has the code instead")
         super().__init__(message)
         self.message = message
         self.fields = fields

@@ -112,6 +112,9 @@ def test_issue28_a_provider_exception_has_one_code() -> None:
     err = ProviderCrashed("provider for x failed: KeyError: 'k'")
     assert isinstance(err, ProviderError)
     assert err.code == err.to_dict()["code"] == "provider_exception"
+    # and no error can carry a second code in its fields
+    with pytest.raises(TypeError, match="class's"):
+        ProviderError("x", code="provider_exception")
 
 
 def test_issue28_orphans_and_crashes_are_named_errors() -> None:

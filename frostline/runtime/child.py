@@ -85,7 +85,7 @@ async def run_entry(entry: Entry, ctx: Ctx, args: Any) -> Any:
     """Run orchestrate; check the result can cross the boundary."""
     result = await entry(ctx, args)
     refused = storable_refusal(result, "the script's result", too_deep=ResultTooDeep)
-    if refused is not None and refused.fields.get("reason") != "not_json":
+    if refused is not None and refused.reason != "not_json":
         raise refused  # no store holds it (the host checks again: this side is untrusted)
     try:
         size = json_size(result)

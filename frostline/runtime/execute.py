@@ -159,7 +159,7 @@ def _check_args(args: Any) -> None:
     try:
         size = len(storable_json(args, "args").encode())
     except ValueNotStorable as exc:
-        if exc.fields.get("reason") == "not_json":
+        if exc.reason == "not_json":
             raise DefinitionError(f"args must be JSON data: {exc.__cause__}") from None
         raise
     if size > MAX_ARGS:
