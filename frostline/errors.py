@@ -45,6 +45,7 @@
         ├── InternalError          the broker failed while handling a call
         ├── OrphansFound           committed identities were not invoked; the policy is stop
         ├── HostCrashed            the process running the attempt stopped before its end
+        ├── Interrupted            the server restarted while the attempt ran in its pool
         ├── RunBusy                another process holds the run's lock
         │   └── AlreadyQueued      the run already has a job waiting or running
         ├── NothingToCancel        a cancel named a run with no job queued or running
@@ -415,6 +416,12 @@ class HostCrashed(RunError):
     """The process running the attempt stopped before finishing it."""
 
     code = "crashed"
+
+
+class Interrupted(RunError):
+    """The server restarted while the attempt ran in its process pool."""
+
+    code = "interrupted"
 
 
 class RunBusy(RunError):

@@ -23,7 +23,9 @@ def test_issue28_the_command_line_reads_the_one_exit_table() -> None:
     assert common.EXIT_CODES is status.EXIT_CODES
     assert {str(s): CODE[row] for s, row in status.ATTEMPT_EXIT.items()} == outcome.EXIT_CODES
     # every attempt status but `running` has a row; a run's statuses include the attempt's
-    assert set(status.ATTEMPT_EXIT) == set(AttemptStatus) - {AttemptStatus.RUNNING}
+    assert set(status.ATTEMPT_EXIT) == set(AttemptStatus) - {AttemptStatus.RUNNING,
+                                                             AttemptStatus.CANCELLED}
+    assert outcome.exit_code_of(AttemptStatus.CANCELLED, None) == CODE["failed"]
     assert {str(s) for s in AttemptStatus} <= {str(s) for s in RunStatus}
 
 

@@ -60,6 +60,7 @@ class AttemptStatus(StrEnum):
     UNRESOLVED = "unresolved"
     REJECTED = "rejected"
     WAITING = "waiting"
+    CANCELLED = "cancelled"
 
 
 class RunStatus(StrEnum):
@@ -97,7 +98,8 @@ EXIT_CODES: dict[str, tuple[int, str]] = {
                     "`frostline resume`"),
 }
 
-# The row each attempt status exits with (a running attempt has no exit code yet).
+# The row each attempt status exits with (a running attempt has no exit code yet; a
+# cancelled one exits `failed`, the default).
 ATTEMPT_EXIT: dict[str, str] = {
     AttemptStatus.SUCCEEDED: "ok",
     AttemptStatus.FAILED: "failed",

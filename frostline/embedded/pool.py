@@ -41,7 +41,7 @@ from frostline.embedded.jobs import (
     run_job,
 )
 from frostline.embedded.queue_stats import Observations, QueueStats
-from frostline.errors import AlreadyQueued, RunBusy
+from frostline.errors import AlreadyQueued, Interrupted, RunBusy
 from frostline.store.base import Store
 
 log = logging.getLogger("frostline.pool")
@@ -258,10 +258,9 @@ def _close_running_attempts(store: Store, run_id: str) -> None:
         with store.run_lock(run_id):  # a live process (`frostline run`) still holds it: skip
             for a in store.list_attempts(run_id):
                 if a.status == "running":
-                    store.finish_attempt(run_id, a.number, status="failed", error={
-                        "type": "Interrupted", "code": "interrupted",
-                        "message": "the server restarted while this attempt ran; a call it "
-                                   "dispatched without a commit is reported as unresolved"})
+                    store.finish_attempt(run_id, a.number, status="failed", error=Interrupted(
+                        "the server restarted while this attempt ran; a call it dispatched "
+                        "without a commit is reported as unresolved").to_dict())
                     store.append_event(run_id, "attempt_interrupted", {"attempt": a.number})
     except RunBusy:
         return
