@@ -62,6 +62,15 @@ def test_issue28_exit_code_and_http_status_agree_for_every_code(cls: type[Frostl
     assert answer.json()["error"]["code"] == cls.code
 
 
+def test_issue28_a_graph_traversal_exits_by_the_table() -> None:
+    from frostline.cli import graph as cli_graph
+    from frostline.graph.engine import RunStatus as Traversal
+
+    assert set(status.GRAPH_EXIT) == {str(s) for s in Traversal}
+    assert {Traversal.ACCEPTED: CODE["ok"], Traversal.REJECTED: CODE["failed"],
+                                Traversal.STUCK: CODE["stuck"], Traversal.STEP_LIMIT: CODE["stuck"]} == cli_graph._CODES
+
+
 def test_issue28_every_row_names_a_registered_error() -> None:
     kinds = [row.kind for row in status.ERRORS]
     assert len(kinds) == len(set(kinds))

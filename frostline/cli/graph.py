@@ -18,12 +18,9 @@ import click
 from rich.table import Table
 
 from frostline.cli.common import (
-    EXIT_DIVERGED,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_STORE_UNAVAILABLE,
-    EXIT_STUCK,
-    EXIT_UNRESOLVED,
     EXIT_USAGE,
     Command,
     Group,
@@ -38,6 +35,7 @@ from frostline.cli.common import (
     text,
 )
 from frostline.contract.records import LOCAL_PRINCIPAL
+from frostline.contract.status import ATTEMPT_EXIT, EXIT_CODES, GRAPH_EXIT, AttemptStatus
 from frostline.errors import FrostlineError, GraphLoadError
 from frostline.graph.allowlist import LocalToolRouter
 from frostline.graph.bodies import load_bodies
@@ -205,10 +203,11 @@ def _run(g: Graph, bodies_spec: str, as_json: bool, run_id: str, durable_run: st
     raise SystemExit(_CODES[result.status])
 
 
-# STUCK and STEP_LIMIT: the run ended in no terminal state.
-_CODES = {RunStatus.ACCEPTED: EXIT_OK, RunStatus.REJECTED: EXIT_FAILED,
-          RunStatus.STUCK: EXIT_STUCK, RunStatus.STEP_LIMIT: EXIT_STUCK}
-_DURABLE_CODES = {"diverged": EXIT_DIVERGED, "unresolved": EXIT_UNRESOLVED}
+# From the one table (frostline.contract.status): a traversal's status, and the durable run's
+# statuses that exit with their own row (any other ends `failed`).
+_CODES = {s: EXIT_CODES[GRAPH_EXIT[s]][0] for s in RunStatus}
+_DURABLE_CODES: dict[str, int] = {s: EXIT_CODES[ATTEMPT_EXIT[s]][0]
+                                   for s in (AttemptStatus.DIVERGED, AttemptStatus.UNRESOLVED)}
 
 
 def _report(g: Graph, result: RunResult, as_json: bool) -> None:

@@ -110,6 +110,11 @@ ATTEMPT_EXIT: dict[str, str] = {
     AttemptStatus.WAITING: "waiting",
 }
 
+# The row a phase graph's traversal exits with (frostline.graph.engine.RunStatus's values):
+# stuck and the step limit both end in no terminal state.
+GRAPH_EXIT: dict[str, str] = {
+    "accepted": "ok", "rejected": "failed", "stuck": "stuck", "step_limit": "stuck"}
+
 # Rows whose failed attempt exits with its error's own code: faults of the machine, not of
 # the script (a failed attempt otherwise exits `failed`).
 MACHINE_FAULTS = frozenset({"store_unavailable", "sandbox_unavailable"})
