@@ -1,6 +1,6 @@
 """One root for every error frostline raises, with branches that match how callers react.
 
-    FrostlineError                 (code "error": only for hand-built dicts of old records)
+    FrostlineError                 the root (code "error"): raise a named class below
     ├── DefinitionError            bad declared input: fix the file and try again
     │   ├── EnvelopeError          an envelope key or value is wrong
     │   ├── CatalogError           a capability entry is malformed or unknown

@@ -310,7 +310,7 @@ def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Bo
             return _attempt(store, run_id, graph, graph_digest, bodies, registry, catalog, env,
                             model, list(sinks), limits, max_steps)
     except (PrefixConflict, StoreUnavailable) as exc:
-        return DurableOutcome(run_id, None, "failed", error=exc.to_dict())
+        return DurableOutcome(run_id, None, AttemptStatus.FAILED, error=exc.to_dict())
 
 
 def _ensure_run(store: Store, run_id: str, graph: Graph, graph_digest: str,
@@ -363,7 +363,7 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
             identities=blocking)
         store.append_events(run_id, [("attempt_started", started),
                                      ("unresolved", {"attempt": number, **err.to_dict()})])
-        return _finish(store, run_id, number, "unresolved", None, None, err.to_dict())
+        return _finish(store, run_id, number, AttemptStatus.UNRESOLVED, None, None, err.to_dict())
 
     prior_spend = spent_usd(prefix.slots(), calls, catalog_prices(catalog))
     broker = Broker(store, run_id, number, envelope=env, providers=provider, whitelist={},
@@ -382,7 +382,7 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
     except RunStopped as stop:
         return _stopped(store, run_id, number, broker.stats, dict(stop.error))
     except FrostlineError as exc:  # not a body's failure (the engine records those): a defect
-        _finish(store, run_id, number, "failed", None, broker.stats, exc.to_dict())
+        _finish(store, run_id, number, AttemptStatus.FAILED, None, broker.stats, exc.to_dict())
         raise
     if broker.stop_error is not None:  # a commit or ledger batch that did not settle
         return _stopped(store, run_id, number, broker.stats, broker.stop_error.to_dict())

@@ -129,17 +129,17 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
                     if exc.fields.get("reason") == "not_json":
                         raise  # not data from outside: frostline's own bug, said loudly
                     number, error = fail_refused(store, run_id, exc)
-                    outcome = AttemptOutcome(run_id, number, "failed", error=error)
+                    outcome = AttemptOutcome(run_id, number, AttemptStatus.FAILED, error=error)
                 tracing.annotate(span, attempt=outcome.attempt, status=outcome.status,
                                  executed=outcome.executed, replayed=outcome.replayed)
                 return outcome
     except PrefixConflict as exc:
         log.error("run %s has an inconsistent prefix: %s", run_id, exc.message)
-        return AttemptOutcome(run_id, None, "failed", error=exc.to_dict())
+        return AttemptOutcome(run_id, None, AttemptStatus.FAILED, error=exc.to_dict())
     except StoreUnavailable as exc:
         log.error("store unavailable for run %s: %s (nothing was dispatched after the failure)",
                   run_id, exc.message)
-        return AttemptOutcome(run_id, None, "failed", error=exc.to_dict())
+        return AttemptOutcome(run_id, None, AttemptStatus.FAILED, error=exc.to_dict())
 
 
 
@@ -200,7 +200,7 @@ def _refuse_new_run(run_id: str, source: str, envelope: Envelope | Mapping[str, 
     checked = check(source, _new_envelope(envelope, catalog), catalog=catalog)
     if checked.valid:
         return None
-    return AttemptOutcome(run_id, None, "rejected",
+    return AttemptOutcome(run_id, None, AttemptStatus.REJECTED,
                           error=_rejection(checked.to_dict()).to_dict())
 
 
@@ -232,12 +232,13 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     if len(prefix):
         gate_result = gate_against_prefix(store, run_id, prefix, site_infos)
         if not gate_result.get("accepted", False):
-            return _refuse(store, run_id, source, report, "gate_stopped", None, gate=gate_result)
+            return _refuse(store, run_id, source, report, AttemptStatus.GATE_STOPPED, None,
+                           gate=gate_result)
 
     # 3. annotate and open the attempt
     annotated = annotate(source)
     if len(annotated) > MAX_SOURCE:
-        return _refuse(store, run_id, source, report, "rejected", ScriptRejected(
+        return _refuse(store, run_id, source, report, AttemptStatus.REJECTED, ScriptRejected(
             f"the annotated script has {len(annotated)} characters; the cap is {MAX_SOURCE}"))
     whitelist = {s.site: s.capability for s in site_infos}
     catalog_digest = store.put_catalog(catalog.entries_json())
@@ -253,7 +254,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     unresolved = unresolved_calls(calls, prefix)
     blocked = _blocked(store, run_id, number, unresolved, catalog, providers)
     if blocked is not None:
-        return _finish(store, run_id, number, "unresolved", error=blocked.to_dict(),
+        return _finish(store, run_id, number, AttemptStatus.UNRESOLVED, error=blocked.to_dict(),
                        gate=gate_result, pending=pending)
 
     # 5. run the script against the broker
@@ -285,18 +286,19 @@ def _checked(store: Store, run_id: str, source: str, env: Envelope, catalog: Cat
             site_infos = list(sites(source))
         except Exception as exc:  # the script side reports unparsable source its own way
             return _refuse(store, run_id, source, {"valid": False, "skipped": True},
-                           "rejected", ScriptRejected(f"the script cannot be parsed: {exc}"))
+                           AttemptStatus.REJECTED,
+                           ScriptRejected(f"the script cannot be parsed: {exc}"))
         # The gate builds the frozen map from the sites in the stored report, so keep them.
         return ({"valid": True, "skipped": True, "violations": [],
                  "facts": {"sites": [s.to_dict() for s in site_infos]}}, site_infos)
     checked = check(source, env, catalog=catalog, prior=prior)
     report = checked.to_dict()
     if not checked.valid:
-        return _refuse(store, run_id, source, report, "rejected", _rejection(report))
+        return _refuse(store, run_id, source, report, AttemptStatus.REJECTED, _rejection(report))
     bound = checked.facts.new_spend or checked.facts.spend_bound
     problems = budget_problems(bound, env, prior)
     if problems:  # R11 reports the same; kept for a checker run without envelope rules
-        return _refuse(store, run_id, source, report, "rejected", BudgetExceeded(
+        return _refuse(store, run_id, source, report, AttemptStatus.REJECTED, BudgetExceeded(
             "; ".join(p for p, _ in problems) + "; lower the loop or fanout bounds, or raise "
             "the budget", bound_usd=bound.usd, bound_calls=bound.total_calls))
     return report, list(checked.facts.sites)
