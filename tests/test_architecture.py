@@ -29,6 +29,9 @@ DATA_MODULES = frozenset({
 # Modules past the cap that are one concept read top to bottom; each says why, and none may
 # pass the point where a second concept is worth looking for (shared/STYLE.md: about 800).
 COHESIVE_MODULES = {
+    "frostline.errors": "the one error tree (issue 28): every class frostline raises, each a "
+                        "few lines under the tree its docstring draws, and the registry that "
+                        "rebuilds them",
     "frostline.runtime.execute": "one attempt, from its admission to its record: each step "
                                  "hands the next what it decided, and splitting them hides "
                                  "the order the fail-closed rules depend on",

@@ -29,11 +29,12 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from frostline.contract.status import EXIT_CODES as EXIT_CODES
+from frostline.contract.status import exit_of_error
 from frostline.errors import (
-    DefinitionError,
     FrostlineError,
     RunNotFound,
-    StoreNotFound,
+    SandboxUnavailable,
 )
 
 if TYPE_CHECKING:
@@ -42,25 +43,8 @@ if TYPE_CHECKING:
     from frostline.runtime.runners import Runner
     from frostline.store import Store
 
-# name -> (code, meaning). docs/cli.md's table is this one; tests/cli/test_exit_codes.py holds
-# every command to it. `run`'s codes 0-6 are the attempt statuses of frostline.runtime.execute.
-EXIT_CODES: dict[str, tuple[int, str]] = {
-    "ok": (0, "success: the run succeeded, the gate accepted, the certificate is consistent"),
-    "failed": (1, "the operation ran and failed: the script raised, a verification found "
-                  "differences, a graph query fails, a graph run was rejected"),
-    "usage": (2, "bad input: a flag, a file, an unknown run or store, a malformed definition"),
-    "stopped": (3, "stopped before spending: by the gate, or no repair candidate was accepted"),
-    "diverged": (4, "a committed identity was reached with another capability or payload"),
-    "unresolved": (5, "a side-effecting call may have run but never committed; reconcile it"),
-    "rejected": (6, "the static checker rejected the script (or its spend bound)"),
-    "store_unavailable": (7, "the store cannot be reached, opened or written; nothing was "
-                             "dispatched after the failure"),
-    "sandbox_unavailable": (8, "the sandbox cannot be established here; fix the machine or "
-                               "pass --runner process"),
-    "stuck": (9, "a graph run ended in no terminal state (stuck, or the step limit)"),
-    "waiting": (10, "the run waits for an approval, an event or a timer; answer it, then "
-                    "`frostline resume`"),
-}
+# name -> (code, meaning): the one table of frostline.contract.status, which docs/cli.md
+# prints; tests/cli/test_exit_codes.py holds every command to it.
 
 EXIT_OK = EXIT_CODES["ok"][0]
 EXIT_FAILED = EXIT_CODES["failed"][0]
@@ -75,15 +59,6 @@ EXIT_STUCK = EXIT_CODES["stuck"][0]
 EXIT_WAITING = EXIT_CODES["waiting"][0]
 
 _NAME_OF = {code: name for name, (code, _) in EXIT_CODES.items()}
-
-# Error codes whose exit code is their own row of the table, whatever raised them.
-_EXIT_OF_ERROR_CODE = {"store_unavailable": EXIT_STORE_UNAVAILABLE,
-                       "sandbox_unavailable": EXIT_SANDBOX_UNAVAILABLE,
-                       "divergence": EXIT_DIVERGED, "unresolved": EXIT_UNRESOLVED,
-                       "rejected": EXIT_REJECTED, "gate_stopped": EXIT_STOPPED,
-                       "waiting": EXIT_WAITING, "unknown_wait": EXIT_USAGE,
-                       "answer_invalid": EXIT_USAGE, "no_event_wait": EXIT_USAGE,
-                       "value_not_storable": EXIT_USAGE}
 
 # Wide enough that rich never wraps or truncates a line of output that is not a terminal.
 UNBOUNDED_WIDTH = 1_000_000
@@ -150,14 +125,10 @@ def fail(message: str, exit_code: int, as_json: bool, err: FrostlineError | None
 
 
 def exit_code_of(err: FrostlineError, default: int = EXIT_FAILED) -> int:
-    """The table's row for `err`: its own row when it has one, usage for what the caller fixes
-    in its input (a definition, a run id, a store location), else `default`."""
-    own = _EXIT_OF_ERROR_CODE.get(err.code)
-    if own is not None:
-        return own
-    if isinstance(err, RunNotFound | StoreNotFound | DefinitionError):
-        return EXIT_USAGE
-    return default
+    """The table's row for `err` (frostline.contract.status.ERRORS): its own row when it has
+    one (usage for what the caller fixes in its input: a definition, a run id, a store
+    location), else `default`."""
+    return exit_of_error(err, default)
 
 
 def fail_with(err: FrostlineError, as_json: bool, code: int | None = None, *,
@@ -341,7 +312,7 @@ def make_runner(kind: str, timeout_s: float, as_json: bool) -> Runner:
         module = importlib.import_module("frostline.runtime.sandbox_runner")
         probe = importlib.import_module("frostline.runtime.sandbox_probe")
     except ImportError:
-        fail_sandbox(FrostlineError("the sandbox runner is not part of this installation"),
+        fail_sandbox(SandboxUnavailable("the sandbox runner is not part of this installation"),
                      as_json)
     runner = module.SandboxRunner(timeout_s=timeout_s)
     try:

@@ -18,12 +18,9 @@ import click
 from rich.table import Table
 
 from frostline.cli.common import (
-    EXIT_DIVERGED,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_STORE_UNAVAILABLE,
-    EXIT_STUCK,
-    EXIT_UNRESOLVED,
     EXIT_USAGE,
     Command,
     Group,
@@ -38,6 +35,7 @@ from frostline.cli.common import (
     text,
 )
 from frostline.contract.records import LOCAL_PRINCIPAL
+from frostline.contract.status import ATTEMPT_EXIT, EXIT_CODES, GRAPH_EXIT, AttemptStatus
 from frostline.errors import FrostlineError, GraphLoadError
 from frostline.graph.allowlist import LocalToolRouter
 from frostline.graph.bodies import load_bodies
@@ -71,7 +69,7 @@ def check_cmd(graph_spec: str, as_json: bool, with_spin: bool) -> None:
     """Prove reachability, safety and liveness of GRAPH ('seed', 'canonical' or a JSON file)."""
     g = _load(graph_spec, as_json)
     result = model_check(g)
-    payload = result.to_json()
+    payload = result.to_dict()
     if with_spin:
         from frostline.graph.promela import spin_check
 
@@ -184,7 +182,7 @@ def _run(g: Graph, bodies_spec: str, as_json: bool, run_id: str, durable_run: st
 
     def show(event: LedgerEvent) -> None:
         if as_json:
-            emit_json({"event": event.to_json()}, indent=None)
+            emit_json({"event": event.to_dict()}, indent=None)
         else:
             click.echo(f"{event.seq:4d} {_describe(event)}")
 
@@ -205,15 +203,16 @@ def _run(g: Graph, bodies_spec: str, as_json: bool, run_id: str, durable_run: st
     raise SystemExit(_CODES[result.status])
 
 
-# STUCK and STEP_LIMIT: the run ended in no terminal state.
-_CODES = {RunStatus.ACCEPTED: EXIT_OK, RunStatus.REJECTED: EXIT_FAILED,
-          RunStatus.STUCK: EXIT_STUCK, RunStatus.STEP_LIMIT: EXIT_STUCK}
-_DURABLE_CODES = {"diverged": EXIT_DIVERGED, "unresolved": EXIT_UNRESOLVED}
+# From the one table (frostline.contract.status): a traversal's status, and the durable run's
+# statuses that exit with their own row (any other ends `failed`).
+_CODES = {s: EXIT_CODES[GRAPH_EXIT[s]][0] for s in RunStatus}
+_DURABLE_CODES: dict[str, int] = {s: EXIT_CODES[ATTEMPT_EXIT[s]][0]
+                                   for s in (AttemptStatus.DIVERGED, AttemptStatus.UNRESOLVED)}
 
 
 def _report(g: Graph, result: RunResult, as_json: bool) -> None:
     if as_json:
-        emit_json({"result": result.to_json()}, indent=None)
+        emit_json({"result": result.to_dict()}, indent=None)
     else:
         c = result.counters
         click.echo(f"{result.status.value}: {result.terminal or '-'} {result.reason}".rstrip())
@@ -232,7 +231,7 @@ def _run_durable(g: Graph, made: Mapping[str, Any], run_id: str, store_url: str 
         outcome = run_durable(store, run_id, g, made["bodies"], made.get("tools") or {},
                               model=made.get("model"), sinks=[CallbackSink(show)], owner=owner)
     if as_json:
-        emit_json({"durable": {k: v for k, v in outcome.to_json().items() if k != "result"}},
+        emit_json({"durable": {k: v for k, v in outcome.to_dict().items() if k != "result"}},
                   indent=None)
     else:
         click.echo(f"run {run_id} attempt {outcome.attempt}: {outcome.status} "

@@ -45,7 +45,9 @@ from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
-from frostline.errors import FrostlineError
+from frostline.errors import (
+    CertificateCorrupted as CertificateCorrupted,
+)
 
 if TYPE_CHECKING:
     from frostline.contract.records import SlotRecord
@@ -66,12 +68,6 @@ _REQUIRED = ("version", "run_id", "attempt", "frozen_sites", "chain_digest", "en
 # (CPython always has the C encoder; json.JSONEncoder.iterencode builds the same one per call.)
 _result_json = c_make_encoder(
     None, lambda o: _not_json(o), encode_basestring, None, ":", ",", True, False, False)
-
-
-class CertificateCorrupted(FrostlineError):
-    """A stored certificate is not a certificate: wrong type, missing fields, broken chain."""
-
-    code = "certificate_corrupted"
 
 
 def _not_json(value: Any) -> Any:

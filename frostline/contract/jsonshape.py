@@ -133,7 +133,7 @@ def storable_copy(value: Any) -> Any:
     try:
         storable_json(value, "a diagnostic")
     except ValueNotStorable as exc:
-        if exc.fields.get("reason") == "not_json":
+        if exc.reason == "not_json":
             return value  # not ours to repair: the store names it
         return _scrub(value, 0)
     return value

@@ -169,4 +169,4 @@ def _graph(store: Store, spec: JobSpec) -> dict[str, Any]:
     made = load_bodies(str(spec.params["bodies"]))
     outcome = run_durable(store, spec.run_id, graph, made["bodies"], made.get("tools") or {},
                           model=made.get("model"))
-    return dict(outcome.to_json())
+    return dict(outcome.to_dict())

@@ -33,7 +33,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-from frostline.errors import DefinitionError, FrostlineError
+from frostline.errors import (
+    DefinitionError,
+)
+from frostline.errors import (
+    LimitExceeded as LimitExceeded,
+)
 
 # When a slot frees up is unknown (an attempt runs until it ends); clients retry after this.
 BUSY_RETRY_AFTER_S = 5
@@ -74,16 +79,6 @@ class ServiceLimits:
             raise DefinitionError(f"unknown service limit {unknown[0]!r}; known: "
                                   f"{', '.join(cls.KEYS)}", key=unknown[0])
         return cls(**dict(table))
-
-
-class LimitExceeded(FrostlineError):
-    """A principal reached one of its limits; answered with 429 and Retry-After."""
-
-    code = "too_many_requests"
-
-    def __init__(self, message: str, *, limit: str, retry_after_s: int) -> None:
-        super().__init__(message, limit=limit, retry_after_s=retry_after_s)
-        self.retry_after_s = retry_after_s
 
 
 class PrincipalLimits:

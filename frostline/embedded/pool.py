@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from frostline.contract.status import AttemptStatus
 from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import (
     FAILED_SHOWN,
@@ -42,7 +43,7 @@ from frostline.embedded.jobs import (
     run_job,
 )
 from frostline.embedded.queue_stats import Observations, QueueStats
-from frostline.errors import AlreadyQueued, FrostlineError, RunBusy, StoreUnavailable
+from frostline.errors import AlreadyQueued, FrostlineError, Interrupted, RunBusy, StoreUnavailable
 from frostline.store.base import Store
 
 log = logging.getLogger("frostline.pool")
@@ -281,16 +282,16 @@ def close_interrupted(store: Store) -> int:
 
 def _close_running_attempts(store: Store, run_id: str) -> None:
     attempts = store.list_attempts(run_id)
-    if not any(a.status == "running" for a in attempts):
+    if not any(a.status == AttemptStatus.RUNNING for a in attempts):
         return
     try:
         with store.run_lock(run_id):  # a live process (`frostline run`) still holds it: skip
             for a in store.list_attempts(run_id):
-                if a.status == "running":
-                    store.finish_attempt(run_id, a.number, status="failed", error={
-                        "type": "Interrupted", "code": "interrupted",
-                        "message": "the server restarted while this attempt ran; a call it "
-                                   "dispatched without a commit is reported as unresolved"})
+                if a.status == AttemptStatus.RUNNING:
+                    store.finish_attempt(
+                        run_id, a.number, status=AttemptStatus.FAILED, error=Interrupted(
+                            "the server restarted while this attempt ran; a call it "
+                            "dispatched without a commit is reported as unresolved").to_dict())
                     store.append_event(run_id, "attempt_interrupted", {"attempt": a.number})
     except RunBusy:
         return

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from frostline.errors import FrostlineError
+from frostline.errors import GraphBodiesInvalid
 
 
 def load_bodies(spec: str) -> dict[str, Any]:
@@ -25,10 +25,10 @@ def load_bodies(spec: str) -> dict[str, Any]:
     module: ModuleType
     if spec.endswith(".py") or path.exists():
         if not path.is_file():
-            raise FrostlineError(f"bodies file {spec!r} does not exist")
+            raise GraphBodiesInvalid(f"bodies file {spec!r} does not exist")
         loader_spec = importlib.util.spec_from_file_location(f"frostline_bodies_{path.stem}", path)
         if loader_spec is None or loader_spec.loader is None:
-            raise FrostlineError(f"cannot import bodies file {spec!r}")
+            raise GraphBodiesInvalid(f"cannot import bodies file {spec!r}")
         module = importlib.util.module_from_spec(loader_spec)
         sys.modules[loader_spec.name] = module
         loader_spec.loader.exec_module(module)
@@ -36,13 +36,13 @@ def load_bodies(spec: str) -> dict[str, Any]:
         try:
             module = importlib.import_module(spec)
         except ImportError as exc:
-            raise FrostlineError(f"cannot import bodies module {spec!r}: {exc}") from exc
+            raise GraphBodiesInvalid(f"cannot import bodies module {spec!r}: {exc}") from exc
     if callable(getattr(module, "build", None)):
         made = module.build()
     else:
         made = {"bodies": getattr(module, "BODIES", None), "tools": getattr(module, "TOOLS", {}),
                 "model": getattr(module, "MODEL", None)}
     if not isinstance(made, Mapping) or not isinstance(made.get("bodies"), Mapping):
-        raise FrostlineError(f"{spec!r} must define build() -> {{'bodies': ...}} or a BODIES mapping "
+        raise GraphBodiesInvalid(f"{spec!r} must define build() -> {{'bodies': ...}} or a BODIES mapping "
                              "of state name -> body function")
     return dict(made)

@@ -42,18 +42,21 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from frostline import errors as errors_mod
 from frostline.capabilities.catalog import Capability, Catalog
 from frostline.capabilities.envelope import Envelope, LedgerPolicy
 from frostline.capabilities.provider import CallContext, ProviderResult
 from frostline.contract.identity import Identity
 from frostline.contract.prefix import load_prefix
 from frostline.contract.records import run_key
+from frostline.contract.status import AttemptStatus, status_of_stop
 from frostline.errors import (
     AttemptUnresolved,
     FrostlineError,
+    GraphChanged,
+    GraphToolsInvalid,
     PrefixConflict,
     ProviderError,
+    RunKindMismatch,
     RunStopped,
     StoreUnavailable,
 )
@@ -106,8 +109,8 @@ def as_tools(registry: ToolRegistry) -> dict[str, GraphTool]:
         elif callable(tool):
             out[name] = GraphTool(tool)
         else:
-            raise FrostlineError(f"tool {name!r} must be a callable or a GraphTool, not "
-                                 f"{type(tool).__name__}", tool=name)
+            raise GraphToolsInvalid(f"tool {name!r} must be a callable or a GraphTool, not "
+                                    f"{type(tool).__name__}", tool=name)
     return out
 
 
@@ -211,13 +214,7 @@ class DurableToolRouter:
 
 def _rebuild(error: Mapping[str, Any]) -> FrostlineError:
     """A catchable error reply (provider rejection, invalid payload) as the error it was."""
-    cls = getattr(errors_mod, str(error.get("type", "")), None)
-    if not (isinstance(cls, type) and issubclass(cls, FrostlineError)):
-        cls = ProviderError
-    fields = {k: v for k, v in error.items() if k not in ("type", "code", "message", "kind")}
-    err = cls.__new__(cls)
-    FrostlineError.__init__(err, str(error.get("message", "tool call failed")), **fields)
-    return err
+    return FrostlineError.from_dict(error, ProviderError, "tool call failed")
 
 
 # Ledger kinds an effect outside the broker follows (the slot's model call): durable before
@@ -267,13 +264,10 @@ class DurableOutcome:
     def finished(self) -> bool:
         return self.result is not None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "attempt": self.attempt, "status": self.status,
                 "executed": self.executed, "replayed": self.replayed, "error": self.error,
-                "result": self.result.to_json() if self.result is not None else None}
-
-
-_STOP_STATUS = {"divergence": "diverged", "unresolved": "unresolved"}
+                "result": self.result.to_dict() if self.result is not None else None}
 
 
 def default_envelope() -> Envelope:
@@ -302,8 +296,8 @@ def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Bo
     registry = as_tools(tools)
     unknown = sorted(set(registry) - set(graph.tools))
     if unknown:
-        raise FrostlineError(f"tool(s) {unknown} are not in graph {graph.name!r}'s vocabulary",
-                             tools=unknown)
+        raise GraphToolsInvalid(f"tool(s) {unknown} are not in graph {graph.name!r}'s "
+                                "vocabulary", tools=unknown)
     catalog = tool_catalog(registry)
     # Refuse bad bodies or a red graph before anything is written to the store.
     Engine(graph, bodies, model=model, limits=limits, run_id=run_id, max_steps=max_steps)
@@ -316,7 +310,7 @@ def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Bo
             return _attempt(store, run_id, graph, graph_digest, bodies, registry, catalog, env,
                             model, list(sinks), limits, max_steps)
     except (PrefixConflict, StoreUnavailable) as exc:
-        return DurableOutcome(run_id, None, "failed", error=exc.to_dict())
+        return DurableOutcome(run_id, None, AttemptStatus.FAILED, error=exc.to_dict())
 
 
 def _ensure_run(store: Store, run_id: str, graph: Graph, graph_digest: str,
@@ -328,11 +322,11 @@ def _ensure_run(store: Store, run_id: str, graph: Graph, graph_digest: str,
         store.create_run(name, env.to_dict(), kind="graph", owner=owner)
         return env
     if run.kind != "graph":
-        raise FrostlineError(f"run {run_id!r} is a {run.kind} run, not a graph run; pick another "
-                             "run id", run_id=run_id, kind=run.kind)
+        raise RunKindMismatch(f"run {run_id!r} is a {run.kind} run, not a graph run; pick "
+                              "another run id", run_id=run_id, kind=run.kind)
     first = next(iter(store.list_attempts(run_id)), None)
     if first is not None and first.report.get("graph_digest") not in (None, graph_digest):
-        raise FrostlineError(
+        raise GraphChanged(
             f"run {run_id!r} was started with graph {first.report.get('graph')!r} "
             f"({str(first.report.get('graph_digest'))[:12]}…); this graph differs, so its "
             "identities would not mean the same calls. Start a new run id",
@@ -369,7 +363,7 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
             identities=blocking)
         store.append_events(run_id, [("attempt_started", started),
                                      ("unresolved", {"attempt": number, **err.to_dict()})])
-        return _finish(store, run_id, number, "unresolved", None, None, err.to_dict())
+        return _finish(store, run_id, number, AttemptStatus.UNRESOLVED, None, None, err.to_dict())
 
     prior_spend = spent_usd(prefix.slots(), calls, catalog_prices(catalog))
     broker = Broker(store, run_id, number, envelope=env, providers=provider, whitelist={},
@@ -388,7 +382,7 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
     except RunStopped as stop:
         return _stopped(store, run_id, number, broker.stats, dict(stop.error))
     except FrostlineError as exc:  # not a body's failure (the engine records those): a defect
-        _finish(store, run_id, number, "failed", None, broker.stats, exc.to_dict())
+        _finish(store, run_id, number, AttemptStatus.FAILED, None, broker.stats, exc.to_dict())
         raise
     if broker.stop_error is not None:  # a commit or ledger batch that did not settle
         return _stopped(store, run_id, number, broker.stats, broker.stop_error.to_dict())
@@ -397,7 +391,10 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
 
 def _stopped(store: Store, run_id: str, number: int, stats: BrokerStats,
              error: dict[str, Any]) -> DurableOutcome:
-    status = _STOP_STATUS.get(str(error.get("code", "")), "failed")
+    # the one table (frostline.contract.status); a graph run does not wait: nothing resumes it
+    status = status_of_stop(FrostlineError.from_dict(error))
+    if status is AttemptStatus.WAITING:
+        status = AttemptStatus.FAILED
     return _finish(store, run_id, number, status, None, stats, error)
 
 
@@ -418,7 +415,7 @@ def _finish(store: Store, run_id: str, number: int, status: str, result: RunResu
         store.write_nowait("put_certificate", run_id, number, cert),
         store.write_nowait("finish_attempt", run_id, number, status=status, error=error,
                            stats=totals, invoked=[str(c["identity"]) for c in rows],
-                           result=result.to_json() if result is not None else None),
+                           result=result.to_dict() if result is not None else None),
         store.write_nowait("set_run_status", run_id, status),
         store.write_nowait("append_event", run_id, "attempt_finished", {
             "attempt": number, "status": status, "executed": executed, "replayed": replayed})]

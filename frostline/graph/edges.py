@@ -43,7 +43,7 @@ class BudgetState:
             return replace(self, rollback_used=self.rollback_used + 1)
         return self
 
-    def to_json(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, int]:
         return {"retry_used": self.retry_used, "retry_left": self.remaining("retry"),
                 "rollback_used": self.rollback_used, "rollback_left": self.remaining("rollback")}
 
@@ -71,9 +71,9 @@ class Consideration:
     def taken(self) -> bool:
         return self.gate is not None and self.gate.holds and self.budget_ok and not self.blocked_by
 
-    def to_json(self) -> dict[str, Any]:
-        return {"edge": self.edge.to_json() | {"guard": [str(p) for p in self.edge.guard]},
-                "gate": None if self.gate is None else self.gate.to_json(),
+    def to_dict(self) -> dict[str, Any]:
+        return {"edge": self.edge.to_dict() | {"guard": [str(p) for p in self.edge.guard]},
+                "gate": None if self.gate is None else self.gate.to_dict(),
                 "budget_ok": self.budget_ok, "blocked_by": list(self.blocked_by),
                 "taken": self.taken}
 

@@ -24,7 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from frostline.contract.identity import digest
-from frostline.errors import FrostlineError, RunError
+from frostline.errors import FrostlineError, GraphBodiesInvalid, RunError
 from frostline.graph.allowlist import ToolBoundary, ToolCall, ToolRouter
 from frostline.graph.edges import BudgetState, blocking_inputs, select_edge
 from frostline.graph.errors import GraphRejected, IllegalTool, IllegalTransition
@@ -73,7 +73,7 @@ class RunCounters:
     retry_used: int = 0
     rollback_used: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -87,10 +87,10 @@ class RunResult:
     counters: RunCounters
     ledger: Ledger
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"status": self.status.value, "terminal": self.terminal, "reason": self.reason,
-                "path": list(self.path), "counters": self.counters.to_json(),
-                "artifacts": {k: v.to_json() for k, v in self.artifacts.items()}}
+                "path": list(self.path), "counters": self.counters.to_dict(),
+                "artifacts": {k: v.to_dict() for k, v in self.artifacts.items()}}
 
 
 Body = Callable[["StateContext"], Mapping[str, Any] | None]
@@ -159,15 +159,16 @@ class Engine:
                 failed = [k for k, q in report.queries.items() if not q.ok]
                 raise GraphRejected(f"graph {graph.name!r} fails {', '.join(failed)}; "
                                     f"run `frostline graph check {graph.name}` for counterexamples",
-                                    graph=graph.name, queries=report.to_json()["queries"])
+                                    graph=graph.name, queries=report.to_dict()["queries"])
         unknown = sorted(set(bodies) - set(graph.states))
         if unknown:
-            raise FrostlineError(f"bodies for unknown state(s) {unknown}", states=unknown)
+            raise GraphBodiesInvalid(f"bodies for unknown state(s) {unknown}", states=unknown)
         missing = [s for s in graph.states if s not in graph.terminals and s not in bodies
                    and graph.contracts[s].output is not None]
         if missing:
-            raise FrostlineError(f"no body for state(s) {missing}; map each to a function of the "
-                                 "StateContext (use model_body for a pure model judgment)", states=missing)
+            raise GraphBodiesInvalid(f"no body for state(s) {missing}; map each to a function of "
+                                     "the StateContext (use model_body for a pure model "
+                                     "judgment)", states=missing)
         self.graph = graph
         self.bodies = dict(bodies)
         self.model = model
@@ -314,7 +315,7 @@ class Engine:
         self._started = True
         g = self.graph
         self.ledger.append("run_started", {"graph": g.name, "initial": g.initial,
-                                           "budgets": g.budgets.to_json()})
+                                           "budgets": g.budgets.to_dict()})
         state = g.initial
         path = [state]
         while True:
@@ -332,10 +333,10 @@ class Engine:
             emitted = self._visit(state)
             decision = select_edge(g, state, self.artifacts, self.budget, emitted=emitted)
             for c in decision.considered:
-                self.ledger.append("gate", {"state": state, **c.to_json()})
+                self.ledger.append("gate", {"state": state, **c.to_dict()})
             if decision.edge is None:
                 self.ledger.append("stuck", {"state": state, "emitted": emitted,
-                                             "budget": self.budget.to_json()})
+                                             "budget": self.budget.to_dict()})
                 return self._finish(RunStatus.STUCK, None, "no edge enabled", path)
             edge = decision.edge
             self.traverse(edge.from_, edge.to)
@@ -344,7 +345,7 @@ class Engine:
             self.counters.rollback_used = self.budget.rollback_used
             self.ledger.append("edge", {"from": edge.from_, "to": edge.to, "kind": edge.kind.value,
                                         "reason": edge.reason, "budget_drawn": edge.consumes,
-                                        "budget": self.budget.to_json()})
+                                        "budget": self.budget.to_dict()})
             self._reason = edge.reason
             state = edge.to
             path.append(state)
@@ -352,6 +353,6 @@ class Engine:
     def _finish(self, status: RunStatus, terminal: str | None, reason: str, path: list[str]) -> RunResult:
         if terminal is not None:
             self.ledger.append("terminal", {"state": terminal, "status": status.value, "reason": reason,
-                                            "counters": self.counters.to_json()})
+                                            "counters": self.counters.to_dict()})
         return RunResult(status, terminal, reason, tuple(path), dict(self.artifacts), self.counters,
                          self.ledger)

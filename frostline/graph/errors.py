@@ -1,4 +1,4 @@
-"""The run-time refusals of a phase graph, as branches of frostline's error tree.
+"""The run-time refusals of a phase graph; defined in `frostline.errors` with the whole tree.
 
     FrostlineError
     ├── DefinitionError
@@ -11,18 +11,6 @@
 
 from __future__ import annotations
 
-from frostline.errors import CallDenied, DefinitionError, RunError
+from frostline.errors import GraphRejected, IllegalTool, IllegalTransition
 
-
-class GraphRejected(DefinitionError):
-    """The graph failed reachability, safety or liveness; run `frostline graph check` to see why."""
-
-    code = "graph_rejected"
-
-
-class IllegalTransition(RunError):
-    code = "illegal_transition"
-
-
-class IllegalTool(CallDenied):
-    code = "illegal_tool"
+__all__ = ["GraphRejected", "IllegalTool", "IllegalTransition"]

@@ -32,7 +32,7 @@ class StoredArtifact:
     def valid(self) -> bool:
         return self.freshness is Freshness.VALID
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "digest": self.digest, "freshness": self.freshness.value,
                 "version": self.version, "produced_by": self.produced_by}
 
@@ -51,7 +51,7 @@ class PredicateResult:
     value: float | None
     reason: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"predicate": str(self.predicate), "holds": self.holds, "value": self.value,
                 "reason": self.reason}
 
@@ -63,8 +63,8 @@ class GateEvaluation:
     holds: bool
     results: tuple[PredicateResult, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"holds": self.holds, "predicates": [r.to_json() for r in self.results]}
+    def to_dict(self) -> dict[str, Any]:
+        return {"holds": self.holds, "predicates": [r.to_dict() for r in self.results]}
 
 
 def _number(value: Any) -> float | None:

@@ -64,14 +64,14 @@ class Budgets:
     retry: int
     rollback: int
 
-    def to_json(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, int]:
         return {"retry": self.retry, "rollback": self.rollback}
 
 
 @dataclass(frozen=True, eq=False)
 class Graph:
     """A validated phase graph. Build one with `GraphBuilder` (frostline.graph.builder), or
-    `Graph.from_json` / `load_graph`."""
+    `Graph.from_dict` / `load_graph`."""
 
     name: str
     states: tuple[str, ...]
@@ -159,7 +159,7 @@ class Graph:
         return any(t.to == target for t in self._outgoing.get(source, ()))
 
     # -- JSON ------------------------------------------------------------------------------
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The file's JSON object; an optional key is written only when the graph declares it."""
         data: dict[str, Any] = {
             "name": self.name,
@@ -168,11 +168,11 @@ class Graph:
             "terminals": list(self.terminals),
             "accepting": None if self.accepting is None else list(self.accepting),
             "tools": list(self.tools),
-            "contracts": {s: self.contracts[s].to_json() for s in self.states},
-            "transitions": [t.to_json() for t in self.transitions],
-            "lattice": [n.to_json() for n in self.lattice],
-            "budgets": self.budgets.to_json(),
-            "invariants": [i.to_json() for i in self.invariants] or None,
+            "contracts": {s: self.contracts[s].to_dict() for s in self.states},
+            "transitions": [t.to_dict() for t in self.transitions],
+            "lattice": [n.to_dict() for n in self.lattice],
+            "budgets": self.budgets.to_dict(),
+            "invariants": [i.to_dict() for i in self.invariants] or None,
         }
         return {k: v for k, v in data.items() if v is not None}
 
@@ -183,15 +183,15 @@ class Graph:
     def _text(self) -> str:
         # A graph is immutable: its text and digest are computed once (a durable run records
         # both with every attempt, and the canonical graph's take milliseconds).
-        return json.dumps(self.to_json(), indent=2) + "\n"
+        return json.dumps(self.to_dict(), indent=2) + "\n"
 
     @cached_property
     def content_digest(self) -> str:
         """The SHA-256 of the graph's canonical JSON: what a durable run is bound to."""
-        return digest(self.to_json())
+        return digest(self.to_dict())
 
     @classmethod
-    def from_json(cls, data: Any) -> Graph:
+    def from_dict(cls, data: Any) -> Graph:
         """Parse and validate a graph's JSON object; raise GraphLoadError naming the bad field."""
         if not isinstance(data, Mapping):
             raise GraphLoadError("a graph file must hold a JSON object", field="<root>")
@@ -206,14 +206,14 @@ class Graph:
         contracts_raw = data["contracts"]
         if not isinstance(contracts_raw, Mapping):
             raise GraphLoadError("contracts must map each state to its StateContract", field="contracts")
-        contracts = {s: StateContract.from_json(c, f"contracts.{s}") for s, c in contracts_raw.items()}
-        transitions = tuple(Transition.from_json(t, f"transitions[{i}]")
+        contracts = {s: StateContract.from_dict(c, f"contracts.{s}") for s, c in contracts_raw.items()}
+        transitions = tuple(Transition.from_dict(t, f"transitions[{i}]")
                             for i, t in enumerate(_records(data, "transitions", "Transition")))
-        lattice = tuple(ArtifactFreshness.from_json(n, f"lattice[{i}]")
+        lattice = tuple(ArtifactFreshness.from_dict(n, f"lattice[{i}]")
                         for i, n in enumerate(_records(data, "lattice", "ArtifactFreshness")))
         budgets = _budgets(data["budgets"])
         accepting = _names(data, "accepting") if "accepting" in data else None
-        invariants = tuple(SafetyInvariant.from_json(v, f"invariants[{i}]")
+        invariants = tuple(SafetyInvariant.from_dict(v, f"invariants[{i}]")
                            for i, v in enumerate(_records(data, "invariants", "SafetyInvariant")))
         return cls(name, states, initial, terminals, tools, contracts, transitions, lattice, budgets,
                    accepting, invariants)
@@ -225,7 +225,7 @@ class Graph:
         except json.JSONDecodeError as exc:
             raise GraphLoadError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
                                  field="<json>") from exc
-        return cls.from_json(data)
+        return cls.from_dict(data)
 
 
 def _check_keys(data: Mapping[str, Any]) -> None:

@@ -39,7 +39,7 @@ class LedgerEvent:
     kind: str
     data: dict[str, Any]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"seq": self.seq, "run_id": self.run_id, "kind": self.kind, "data": self.data}
 
 

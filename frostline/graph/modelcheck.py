@@ -45,7 +45,7 @@ class QueryResult:
     detail: str = ""
     findings: tuple[dict[str, Any], ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok, "counterexample": self.counterexample}
         if self.detail:
             out["detail"] = self.detail
@@ -72,9 +72,9 @@ class CheckResult:
     def queries(self) -> dict[str, QueryResult]:
         return {"reachability": self.reachability, "safety": self.safety, "liveness": self.liveness}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "graph": self.graph,
-                "queries": {k: q.to_json() for k, q in self.queries.items()},
+                "queries": {k: q.to_dict() for k, q in self.queries.items()},
                 "states_explored": self.states_explored, "elapsed_ms": round(self.elapsed_ms, 3),
                 "notes": list(self.notes)}
 

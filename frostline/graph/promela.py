@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from frostline.errors import FrostlineError
+from frostline.errors import SpinFailed
 from frostline.graph.graph import Graph
 from frostline.graph.records import EXISTS, Transition
 
@@ -161,7 +161,7 @@ def spin_available() -> bool:
 def _run(cmd: list[str], cwd: Path, *, check: bool = False) -> str:
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
     if proc.returncode != 0 and (check or not proc.stdout):
-        raise FrostlineError(f"{' '.join(cmd)} failed: {(proc.stdout + proc.stderr).strip()[-800:]}", command=cmd)
+        raise SpinFailed(f"{' '.join(cmd)} failed: {(proc.stdout + proc.stderr).strip()[-800:]}", command=cmd)
     return proc.stdout + proc.stderr
 
 
@@ -172,13 +172,13 @@ def _compile(cwd: Path, commands: list[list[str]]) -> None:
     for cmd, proc in zip(commands, procs, strict=True):
         out, err = proc.communicate(timeout=300)
         if proc.returncode != 0:
-            raise FrostlineError(f"{' '.join(cmd)} failed: {(out + err).strip()[-800:]}", command=cmd)
+            raise SpinFailed(f"{' '.join(cmd)} failed: {(out + err).strip()[-800:]}", command=cmd)
 
 
 def _errors(output: str) -> int:
     m = re.search(r"errors:\s*(\d+)", output)
     if m is None:
-        raise FrostlineError(f"could not read pan's verdict:\n{output[-800:]}")
+        raise SpinFailed(f"could not read pan's verdict:\n{output[-800:]}")
     return int(m.group(1))
 
 
@@ -194,7 +194,7 @@ def _unreached(output: str) -> set[int]:
 def spin_check(graph: Graph, workdir: Path | None = None) -> SpinResult:
     """Compile the Promela model with SPIN and gcc, run pan, and return the three verdicts."""
     if not spin_available():
-        raise FrostlineError("spin and gcc are needed for the SPIN cross-check (apt-get install spin gcc)")
+        raise SpinFailed("spin and gcc are needed for the SPIN cross-check (apt-get install spin gcc)")
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="frostline-spin-", dir=workdir) as tmp:
         d = Path(tmp)
@@ -213,7 +213,7 @@ def spin_check(graph: Graph, workdir: Path | None = None) -> SpinResult:
         }
     for name, out in outputs.items():
         if "max search depth too small" in out:
-            raise FrostlineError(f"pan's {name} search was truncated (max search depth too small)")
+            raise SpinFailed(f"pan's {name} search was truncated (max search depth too small)")
     lines = model.splitlines()
     unreached_lines = _unreached(outputs["reach"])
     unreached = []

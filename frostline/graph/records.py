@@ -3,7 +3,7 @@
 `StateContract`, `GatePredicate`, `Transition` and `ArtifactFreshness` are the graph's JSON
 contracts, with exactly the fields the specification pins; `SafetyInvariant` is the one record a
 graph file may add, a safety fact the model checker proves beyond the contracts. Each is a
-frozen dataclass with `to_json()` / `from_json()`; reading is strict: a
+frozen dataclass with `to_dict()` / `from_dict()`; reading is strict: a
 missing or an extra field, a wrong type or an unknown enum value is a `GraphLoadError` whose
 `field` names the offending path (e.g. ``transitions[3].kind``), so a malformed file says
 exactly what to fix.
@@ -145,12 +145,12 @@ class GatePredicate:
 
     FIELDS = ("artifact", "property", "operator", "threshold")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"artifact": self.artifact, "property": self.property,
                 "operator": self.operator.value, "threshold": self.threshold}
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "predicate") -> GatePredicate:
+    def from_dict(cls, data: Any, where: str = "predicate") -> GatePredicate:
         d = _obj(data, where, cls.FIELDS)
         threshold = d["threshold"]
         if isinstance(threshold, bool) or not isinstance(threshold, int | float) \
@@ -170,10 +170,10 @@ def exists(artifact: str) -> GatePredicate:
     return GatePredicate(artifact, EXISTS, Operator.EQ, 1.0)
 
 
-def _guard_from_json(data: Any, where: str) -> tuple[GatePredicate, ...]:
+def _guard_from_dict(data: Any, where: str) -> tuple[GatePredicate, ...]:
     if not isinstance(data, list):
         raise GraphLoadError(f"{where} must be a list of GatePredicate objects", field=where)
-    return tuple(GatePredicate.from_json(p, f"{where}[{i}]") for i, p in enumerate(data))
+    return tuple(GatePredicate.from_dict(p, f"{where}[{i}]") for i, p in enumerate(data))
 
 
 @dataclass(frozen=True)
@@ -210,12 +210,12 @@ class Transition:
             return "rollback"
         return None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"from": self.from_, "to": self.to, "kind": self.kind.value,
-                "guard": [p.to_json() for p in self.guard], "reason": self.reason}
+                "guard": [p.to_dict() for p in self.guard], "reason": self.reason}
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "transition") -> Transition:
+    def from_dict(cls, data: Any, where: str = "transition") -> Transition:
         d = _obj(data, where, cls.FIELDS)
         kind = _enum(TransitionKind, d["kind"], f"{where}.kind")
         reason = _str(d, "reason", where)
@@ -225,7 +225,7 @@ class Transition:
             raise GraphLoadError(f"{where}.reason must be \"\" on a {kind.value} edge "
                                  "(only termination edges carry a reason)", field=f"{where}.reason")
         return cls(_str(d, "from", where), _str(d, "to", where), kind,
-                   _guard_from_json(d["guard"], f"{where}.guard"), reason)
+                   _guard_from_dict(d["guard"], f"{where}.guard"), reason)
 
     def __str__(self) -> str:
         return f"{self.from_}->{self.to} [{self.kind.value}]"
@@ -241,12 +241,12 @@ class ArtifactFreshness:
 
     FIELDS = ("artifact", "freshness", "depends_on")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"artifact": self.artifact, "freshness": self.freshness.value,
                 "depends_on": list(self.depends_on)}
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "lattice") -> ArtifactFreshness:
+    def from_dict(cls, data: Any, where: str = "lattice") -> ArtifactFreshness:
         d = _obj(data, where, cls.FIELDS)
         return cls(_str(d, "artifact", where), _enum(Freshness, d["freshness"], f"{where}.freshness"),
                    _str_list(d, "depends_on", where))
@@ -280,7 +280,7 @@ class StateContract:
     def output_fields(self) -> tuple[str, ...]:
         return tuple(self.output_schema.get("required", ()))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         schema: dict[str, Any] = {}
         if self.output is not None:
             schema = {"name": self.output, "required": list(self.output_fields)}
@@ -288,12 +288,12 @@ class StateContract:
             "required_inputs": list(self.required_inputs),
             "permitted_tools": list(self.permitted_tools),
             "output_schema": schema,
-            "transition_guards": [[p.to_json() for p in g] for g in self.transition_guards],
-            "failure_transitions": [t.to_json() for t in self.failure_transitions],
+            "transition_guards": [[p.to_dict() for p in g] for g in self.transition_guards],
+            "failure_transitions": [t.to_dict() for t in self.failure_transitions],
         }
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "contract") -> StateContract:
+    def from_dict(cls, data: Any, where: str = "contract") -> StateContract:
         d = _obj(data, where, cls.FIELDS)
         schema = d["output_schema"]
         if not isinstance(schema, Mapping):
@@ -309,13 +309,13 @@ class StateContract:
             _str_list(d, "required_inputs", where),
             _str_list(d, "permitted_tools", where),
             dict(schema),
-            tuple(_guard_from_json(g, f"{where}.transition_guards[{i}]") for i, g in enumerate(guards)),
-            tuple(Transition.from_json(t, f"{where}.failure_transitions[{i}]")
+            tuple(_guard_from_dict(g, f"{where}.transition_guards[{i}]") for i, g in enumerate(guards)),
+            tuple(Transition.from_dict(t, f"{where}.failure_transitions[{i}]")
                   for i, t in enumerate(failures)),
         )
 
     def __hash__(self) -> int:  # output_schema is a dict; hash the JSON shape instead
-        return hash(repr(self.to_json()))
+        return hash(repr(self.to_dict()))
 
 
 @dataclass(frozen=True)
@@ -332,11 +332,11 @@ class SafetyInvariant:
 
     FIELDS = ("state", "requires")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"state": self.state, "requires": self.requires}
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "invariant") -> SafetyInvariant:
+    def from_dict(cls, data: Any, where: str = "invariant") -> SafetyInvariant:
         d = _obj(data, where, cls.FIELDS)
         return cls(_str(d, "state", where), _str(d, "requires", where))
 

@@ -32,7 +32,7 @@ class RunTrace:
     terminal: dict[str, Any] | None = None
     illegal: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "visits": dict(self.visits),
@@ -99,7 +99,7 @@ def run_trace(graph: Graph, events: Iterable[Any], attempts: int) -> dict[str, A
     unknown = sorted(set(trace.visits) - set(graph.states))
     return {"graph": graph.name, "states": list(graph.states), "attempt": latest,
             "ledger_events_per_attempt": {str(k): v for k, v in sorted(per_attempt.items())},
-            "unknown_states": unknown, **trace.to_json()}
+            "unknown_states": unknown, **trace.to_dict()}
 
 
 __all__ = ["LEDGER_PREFIX", "RunTrace", "ledger_events", "run_trace", "trace_attempt"]

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from frostline.config import Config, MCPProvider, OpenAIProvider
-from frostline.errors import ProviderError
+from frostline.errors import ProviderCrashed, ProviderError
 
 MASK = "***"
 # Shorter values are not treated as secrets: masking "1" or "on" would mangle every message.
@@ -79,6 +79,5 @@ class Secrets:
             ProviderError.__init__(scrubbed, self.scrub(exc.message),
                                    **self.scrub_value(exc.fields))
             return scrubbed
-        return ProviderError(self.scrub(f"provider for {capability} failed: "
-                                        f"{type(exc).__name__}: {exc}"),
-                             code="provider_exception")
+        return ProviderCrashed(self.scrub(f"provider for {capability} failed: "
+                                          f"{type(exc).__name__}: {exc}"))

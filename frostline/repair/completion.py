@@ -8,14 +8,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from frostline.errors import DefinitionError, RunError
-
-
-class ModelError(RunError):
-    """A model call failed. `kind` is one of: rate_limited, server_error, timeout, connection,
-    auth, bad_request, malformed, exhausted."""
-
-    code = "model"
+from frostline.errors import (
+    DefinitionError,
+)
+from frostline.errors import (
+    ModelError as ModelError,
+)
 
 
 @dataclass(frozen=True)

@@ -17,16 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from frostline.contract.identity import Identity, path_text
-from frostline.errors import CallDenied
+from frostline.errors import (
+    FrameRejected as FrameRejected,
+)
 from frostline.runtime.call import Call
 
 MAX_PATH_DEPTH = 32
-
-
-class FrameRejected(CallDenied):
-    """A frame failed admission: wrong nonce, unknown site, mismatched capability, bad shape."""
-
-    code = "rpc_rejected"
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,7 +59,7 @@ from frostline.capabilities.provider import Provider
 from frostline.contract.identity import Identity
 from frostline.contract.prefix import Prefix
 from frostline.contract.records import CallRecord
-from frostline.errors import FrostlineError, StoreUnavailable
+from frostline.errors import FrostlineError, InternalError, StoreUnavailable
 from frostline.runtime import tracing
 from frostline.runtime.admission import Admission, RaceDecision, Rejection
 from frostline.runtime.audit import REPLAY_BATCH, AuditTrail
@@ -218,8 +218,8 @@ class Broker:
             return stop_reply(exc)
         except Exception as exc:
             log.exception("broker failure on %s in run %s", call.identity, self.run_id)
-            err = FrostlineError(f"internal error while handling {call.text}: "
-                                 f"{type(exc).__name__}: {exc}", identity=call.text)
+            err = InternalError(f"internal error while handling {call.text}: "
+                                f"{type(exc).__name__}: {exc}", identity=call.text)
             row.setdefault("outcome", "failed")
             self._stop.stop(err)
             return stop_reply(err)

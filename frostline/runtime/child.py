@@ -20,7 +20,17 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from frostline.contract.jsonshape import storable_refusal
-from frostline.errors import FrostlineError, ResultTooDeep, RunStopped
+from frostline.errors import (
+    FrostlineError,
+    ResultTooDeep,
+    RunStopped,
+)
+from frostline.errors import (
+    ResultTooLarge as ResultTooLarge,
+)
+from frostline.errors import (
+    ScriptLoadError as ScriptLoadError,
+)
 from frostline.runtime.ctx import Ctx, Reply
 from frostline.runtime.rpc import MAX_RESULT, Channel, ProtocolError, json_size
 
@@ -36,18 +46,6 @@ SAFE_BUILTIN_NAMES = (
 )
 
 Entry = Callable[[Ctx, Any], Coroutine[Any, Any, Any]]
-
-
-class ScriptLoadError(FrostlineError):
-    """The annotated source did not define a usable `async def orchestrate(ctx, args)`."""
-
-    code = "script_load"
-
-
-class ResultTooLarge(FrostlineError):
-    """orchestrate returned more JSON than a script's result may carry across the boundary."""
-
-    code = "result_too_large"
 
 
 def safe_builtins() -> dict[str, Any]:
@@ -87,7 +85,7 @@ async def run_entry(entry: Entry, ctx: Ctx, args: Any) -> Any:
     """Run orchestrate; check the result can cross the boundary."""
     result = await entry(ctx, args)
     refused = storable_refusal(result, "the script's result", too_deep=ResultTooDeep)
-    if refused is not None and refused.fields.get("reason") != "not_json":
+    if refused is not None and refused.reason != "not_json":
         raise refused  # no store holds it (the host checks again: this side is untrusted)
     try:
         size = json_size(result)

@@ -24,8 +24,16 @@ import json
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from frostline import errors
-from frostline.errors import CallDenied, FrostlineError, PayloadInvalid, RunStopped
+from frostline.errors import (
+    CallDenied,
+    DecisionInvalid,
+    FrostlineError,
+    PayloadInvalid,
+    RunStopped,
+)
+from frostline.errors import (
+    DependencyFailed as DependencyFailed,
+)
 
 Reply = dict[str, Any]
 
@@ -47,21 +55,11 @@ class Transport(Protocol):
     async def decide(self, path: list[int], value: int) -> Reply: ...
 
 
-class DependencyFailed(FrostlineError):
-    """A dag task did not run because a task it depends on failed."""
-
-    code = "dependency_failed"
-
-
 def error_from_reply(error: Mapping[str, Any]) -> BaseException:
     """Rebuild the exception a failed reply stands for (a stop becomes RunStopped)."""
     if error.get("kind") == "stop":
         return RunStopped(dict(error))
-    cls = getattr(errors, str(error.get("type", "")), None)
-    if not (isinstance(cls, type) and issubclass(cls, FrostlineError)):
-        cls = FrostlineError
-    fields = {k: v for k, v in error.items() if k not in {"type", "code", "message", "kind"}}
-    return cls(str(error.get("message", "call failed")), **fields)
+    return FrostlineError.from_dict(error)
 
 
 def unwrap(reply: Reply) -> Any:
@@ -156,8 +154,8 @@ class Ctx:
                 raise _first_failure(tasks)
             winner = unwrap(await self._transport.decide(list(parent), first))
             if not isinstance(winner, int) or not 0 <= winner < len(tasks):
-                raise FrostlineError(f"the recorded race winner {winner!r} is not a branch of "
-                                     f"this race (it has {len(tasks)} branches)")
+                raise DecisionInvalid(f"the recorded race winner {winner!r} is not a branch of "
+                                      f"this race (it has {len(tasks)} branches)")
             return await tasks[winner]
         finally:
             for task in tasks:

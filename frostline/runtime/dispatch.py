@@ -28,7 +28,9 @@ from frostline.contract.jsonshape import storable_copy, storable_json
 from frostline.contract.records import LOCAL_PRINCIPAL, SlotRecord
 from frostline.errors import (
     AttemptUnresolved,
+    CommittedElsewhere,
     FrostlineError,
+    ProviderCrashed,
     ProviderError,
     ResultTooDeep,
     StoreUnavailable,
@@ -212,12 +214,11 @@ class Dispatcher:
 
     def _failed(self, call: Call, call_id: int | None, exc: Exception) -> Reply:
         """A provider that rejected or failed the call: a failed call, never committed."""
-        err = exc if isinstance(exc, ProviderError) else ProviderError(
-            f"provider for {call.capability} failed: {type(exc).__name__}: {exc}",
-            code="provider_exception")
+        err = exc if isinstance(exc, ProviderError) else ProviderCrashed(
+            f"provider for {call.capability} failed: {type(exc).__name__}: {exc}")
         err.fields.setdefault("identity", call.text)
         err.fields.setdefault("capability", call.capability)
-        if err.fields.get("outcome_unknown") and call.fails_closed:
+        if err.outcome_unknown and call.fails_closed:
             self._settle_cost(call, call.price)  # it may have run: its catalog price
             return self._outcome_unknown(call, err)
         # What a provider said is quoted as it came, except what no store can hold.
@@ -270,7 +271,7 @@ class Dispatcher:
             if exc is None and (stored.digest != slot.digest or stored.result != result):
                 # The identity was committed by someone else meanwhile, with another result:
                 # the script saw a value that is not the committed one. Stop before it acts.
-                exc = FrostlineError(
+                exc = CommittedElsewhere(
                     f"{row['identity']} was committed by another writer while this attempt "
                     "ran it; the result this attempt saw is not the committed one. Start a "
                     "new attempt", identity=row["identity"])

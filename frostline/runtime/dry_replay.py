@@ -32,7 +32,7 @@ from frostline.capabilities.provider import CallContext, ProviderResult
 from frostline.contract.identity import Identity, digest
 from frostline.contract.prefix import Prefix, load_prefix
 from frostline.contract.rebind import Matcher, TraceVerdict, rebinding_rows, vanished_sites
-from frostline.errors import EnvelopeError, FrostlineError, PayloadInvalid, RunNotFound
+from frostline.errors import EnvelopeError, Frontier, FrostlineError, PayloadInvalid, RunNotFound
 from frostline.runtime import tracing
 from frostline.runtime.admission import RaceDecision
 from frostline.runtime.broker import Broker, Reply
@@ -43,12 +43,6 @@ from frostline.store.base import Store
 
 log = logging.getLogger("frostline.dry_replay")
 T = TypeVar("T")
-
-
-class Frontier(FrostlineError):
-    """A call of new work reached during a dry replay: its branch stops there, unpaid."""
-
-    code = "frontier"
 
 
 class Unreachable:

@@ -29,11 +29,14 @@ from frostline.contract.jsonshape import storable_copy, storable_json, storable_
 from frostline.contract.orphans import orphan_report
 from frostline.contract.prefix import Prefix, load_prefix
 from frostline.contract.records import AttemptRecord, CallRecord, run_key
+from frostline.contract.status import AttemptStatus, status_of_stop
 from frostline.errors import (
     AttemptUnresolved,
     BudgetExceeded,
     DefinitionError,
     FrostlineError,
+    GateStopped,
+    OrphansFound,
     PrefixConflict,
     ResultTooDeep,
     ScriptRejected,
@@ -130,17 +133,17 @@ async def execute_async(store: Store, run_id: str, source: str, *, args: Any = N
                     if exc.fields.get("reason") == "not_json":
                         raise  # not data from outside: frostline's own bug, said loudly
                     number, error = fail_refused(store, run_id, exc)
-                    outcome = AttemptOutcome(run_id, number, "failed", error=error)
+                    outcome = AttemptOutcome(run_id, number, AttemptStatus.FAILED, error=error)
                 tracing.annotate(span, attempt=outcome.attempt, status=outcome.status,
                                  executed=outcome.executed, replayed=outcome.replayed)
                 return outcome
     except PrefixConflict as exc:
         log.error("run %s has an inconsistent prefix: %s", run_id, exc.message)
-        return AttemptOutcome(run_id, None, "failed", error=exc.to_dict())
+        return AttemptOutcome(run_id, None, AttemptStatus.FAILED, error=exc.to_dict())
     except StoreUnavailable as exc:
         log.error("store unavailable for run %s: %s (nothing was dispatched after the failure)",
                   run_id, exc.message)
-        return AttemptOutcome(run_id, None, "failed", error=exc.to_dict())
+        return AttemptOutcome(run_id, None, AttemptStatus.FAILED, error=exc.to_dict())
 
 
 def _previous_args(store: Store, run_id: str) -> Any:
@@ -158,7 +161,7 @@ def _check_args(args: Any) -> None:
     try:
         size = len(storable_json(args, "args").encode())
     except ValueNotStorable as exc:
-        if exc.fields.get("reason") == "not_json":
+        if exc.reason == "not_json":
             raise DefinitionError(f"args must be JSON data: {exc.__cause__}") from None
         raise
     if size > MAX_ARGS:
@@ -202,7 +205,7 @@ def _refuse_new_run(run_id: str, source: str, envelope: Envelope | Mapping[str, 
     checked = check(source, _new_envelope(envelope, catalog), catalog=catalog)
     if checked.valid:
         return None
-    return AttemptOutcome(run_id, None, "rejected",
+    return AttemptOutcome(run_id, None, AttemptStatus.REJECTED,
                           error=_rejection(checked.to_dict()).to_dict())
 
 
@@ -233,12 +236,12 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     gate_result, rebinding = await trace.gated(store, run_id, source, args, env, runner,
                                                catalog, prefix, site_infos)
     if rebinding is None:
-        return _refuse(store, run_id, source, report, "gate_stopped", None, gate=gate_result)
+        return _refuse(store, run_id, source, report, AttemptStatus.GATE_STOPPED, None, gate=gate_result)
 
     # 3. annotate and open the attempt
     annotated = annotate(source)
     if len(annotated) > MAX_SOURCE:
-        return _refuse(store, run_id, source, report, "rejected", ScriptRejected(
+        return _refuse(store, run_id, source, report, AttemptStatus.REJECTED, ScriptRejected(
             f"the annotated script has {len(annotated)} characters; the cap is {MAX_SOURCE}"))
     whitelist = {s.site: s.capability for s in site_infos}
     catalog_digest = store.put_catalog(catalog.entries_json())
@@ -255,7 +258,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     unresolved = unresolved_calls(calls, prefix)
     blocked = _blocked(store, run_id, number, unresolved, catalog, providers)
     if blocked is not None:
-        return _finish(store, run_id, number, "unresolved", error=blocked.to_dict(),
+        return _finish(store, run_id, number, AttemptStatus.UNRESOLVED, error=blocked.to_dict(),
                        gate=gate_result, pending=pending)
 
     # 5. run the script against the broker
@@ -288,18 +291,19 @@ def _checked(store: Store, run_id: str, source: str, env: Envelope, catalog: Cat
             site_infos = list(sites(source))
         except Exception as exc:  # the script side reports unparsable source its own way
             return _refuse(store, run_id, source, {"valid": False, "skipped": True},
-                           "rejected", ScriptRejected(f"the script cannot be parsed: {exc}"))
+                           AttemptStatus.REJECTED,
+                           ScriptRejected(f"the script cannot be parsed: {exc}"))
         # The gate builds the frozen map from the sites in the stored report, so keep them.
         return ({"valid": True, "skipped": True, "violations": [],
                  "facts": {"sites": [s.to_dict() for s in site_infos]}}, site_infos)
     checked = check(source, env, catalog=catalog, prior=prior)
     report = checked.to_dict()
     if not checked.valid:
-        return _refuse(store, run_id, source, report, "rejected", _rejection(report))
+        return _refuse(store, run_id, source, report, AttemptStatus.REJECTED, _rejection(report))
     bound = checked.facts.new_spend or checked.facts.spend_bound
     problems = budget_problems(bound, env, prior)
     if problems:  # R11 reports the same; kept for a checker run without envelope rules
-        return _refuse(store, run_id, source, report, "rejected", BudgetExceeded(
+        return _refuse(store, run_id, source, report, AttemptStatus.REJECTED, BudgetExceeded(
             "; ".join(p for p, _ in problems) + "; lower the loop or fanout bounds, or raise "
             "the budget", bound_usd=bound.usd, bound_calls=bound.total_calls))
     return report, list(checked.facts.sites)
@@ -337,35 +341,33 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
     would refuse to repeat, is `unresolved`: one word for the run's state, everywhere."""
     stop = broker.stop_error
     if stop is not None:
-        status = {"divergence": "diverged", "unresolved": "unresolved",
-                  "waiting": "waiting"}.get(stop.code, "failed")
+        status = status_of_stop(stop)
         error: dict[str, Any] | None = stop.to_dict()
         if isinstance(stop, StoreUnavailable):  # the record keeps no detail: the log does
             log.error("run %s attempt %s stopped: %s", run_id, number, stop.message)
     elif script.ok and (refused := storable_refusal(
             script.result, "the script's result", too_deep=ResultTooDeep)) is not None:
-        status, error = "failed", refused.to_dict()  # and the result is not stored
+        status, error = AttemptStatus.FAILED, refused.to_dict()  # and the result is not stored
     elif script.ok:
-        status, error = "succeeded", None
+        status, error = AttemptStatus.SUCCEEDED, None
     else:
-        status, error = "failed", script.error
-    if status == "failed":
+        status, error = AttemptStatus.FAILED, script.error
+    if status == AttemptStatus.FAILED:
         left = left_unresolved(store, run_id, number, catalog, providers)
         if left is not None:
-            status, error = "unresolved", {**left.to_dict(), "cause": error}
+            status, error = AttemptStatus.UNRESOLVED, {**left.to_dict(), "cause": error}
 
     # 6. orphans and the certificate (a waiting attempt has not reached its end: the
     # identities after its wait are not orphans yet)
     invoked = ([broker.rebinding.get(i, i) for i in broker.invoked]  # rebound: slot invoked
-               if status != "waiting" else prefix.identities())
+               if status != AttemptStatus.WAITING else prefix.identities())
     report_o = orphan_report(prefix.identities(), invoked, env.orphan_policy)
     if report_o.orphans:
         store.append_event(run_id, "orphans", {"attempt": number, **report_o.to_dict()})
-    if report_o.fails_run and status == "succeeded":
-        status = "failed"
-        error = {"type": "OrphansFound", "code": "orphans", "message":
-                 f"{len(report_o.orphans)} committed identit(ies) were not invoked and the "
-                 "orphan policy is stop", "orphans": report_o.texts()}
+    if report_o.fails_run and status == AttemptStatus.SUCCEEDED:
+        status = AttemptStatus.FAILED
+        error = OrphansFound(f"{len(report_o.orphans)} committed identit(ies) were not invoked "
+                             "and the orphan policy is stop", orphans=report_o.texts()).to_dict()
     from frostline.runtime import certificates
 
     # The certificate is written with the attempt's record (see _finish).
@@ -374,7 +376,7 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
     stats = broker.stats
     return _finish(store, run_id, number, status, error=error, gate=gate_result,
                    invoked=[str(i) for i in broker.invoked], orphans=report_o.texts(),
-                   result=script.result if status == "succeeded" else None,
+                   result=script.result if status == AttemptStatus.SUCCEEDED else None,
                    broker=broker, logs=script.logs, pending=pending, stats_extra={
                        "timed_out": script.timed_out,
                        # the script's own process (None in process, e.g. in-process runner)
@@ -410,10 +412,9 @@ def _refuse(store: Store, run_id: str, source: str, report: dict[str, Any], stat
     attempt = store.start_attempt(run_id, source=source, annotated="", report=report)
     if err is None and gate is not None:
         kinds = sorted({c.get("kind", "?") for c in gate.get("counterexamples", [])})
-        err_dict: dict[str, Any] = {
-            "type": "GateStopped", "code": "gate_stopped",
-            "message": "the candidate changes or removes frozen callsites ("
-            + ", ".join(kinds) + "); nothing was spent"}
+        err_dict: dict[str, Any] = GateStopped(
+            "the candidate changes or removes frozen callsites (" + ", ".join(kinds)
+            + "); nothing was spent").to_dict()
         err_dict.update(trace.trace_refusal(gate, err_dict["message"]))
     else:
         err_dict = err.to_dict() if err is not None else {}

@@ -9,19 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-EXIT_CODES = {"succeeded": 0, "failed": 1, "gate_stopped": 3, "diverged": 4, "unresolved": 5,
-              "rejected": 6, "waiting": 10}
-# A failed attempt whose error has a row of its own in the command line's exit-code table.
-FAILURE_EXIT_CODES = {"store_unavailable": 7, "sandbox_unavailable": 8}
+from frostline.contract import status as _status
+from frostline.contract.status import FAILURE_EXIT_CODES as FAILURE_EXIT_CODES
+
+# attempt status -> exit code, from the one table (frostline.contract.status)
+EXIT_CODES: dict[str, int] = {
+    str(status): _status.EXIT_CODES[row][0] for status, row in _status.ATTEMPT_EXIT.items()}
 
 
 def exit_code_of(status: str, error: dict[str, Any] | None) -> int:
     """The command line's exit code of an attempt that ended with `status` and `error`."""
-    if status == "failed" and error is not None:
-        own = FAILURE_EXIT_CODES.get(str(error.get("code")))
-        if own is not None:
-            return own
-    return EXIT_CODES.get(status, 1)
+    return _status.exit_of_attempt(status, error)
 
 
 @dataclass(frozen=True)

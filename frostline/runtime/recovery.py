@@ -16,7 +16,14 @@ from frostline.contract.identity import Identity
 from frostline.contract.jsonshape import storable_copy
 from frostline.contract.prefix import Prefix
 from frostline.contract.records import CallRecord, CallStatus
-from frostline.errors import AttemptUnresolved, StoreRefused, StoreUnavailable, ValueNotStorable
+from frostline.contract.status import AttemptStatus, RunStatus
+from frostline.errors import (
+    AttemptUnresolved,
+    HostCrashed,
+    StoreRefused,
+    StoreUnavailable,
+    ValueNotStorable,
+)
 from frostline.store.base import Store
 
 log = logging.getLogger("frostline.execute")
@@ -24,10 +31,9 @@ log = logging.getLogger("frostline.execute")
 
 def close_crashed_attempts(store: Store, run_id: str) -> None:
     """Mark as failed every attempt still 'running': under the run lock, its process is gone."""
-    fail_open_attempts(store, run_id, {
-        "type": "HostCrashed", "code": "crashed",
-        "message": "the process running this attempt stopped before finishing it; any call it "
-                   "dispatched without a commit is reported as unresolved"},
+    fail_open_attempts(store, run_id, HostCrashed(
+        "the process running this attempt stopped before finishing it; any call it "
+        "dispatched without a commit is reported as unresolved").to_dict(),
         event="attempt_crashed")
 
 
@@ -39,11 +45,11 @@ def fail_open_attempts(store: Store, run_id: str, error: dict[str, Any], *,
     the run's status too. Returns the numbers of the attempts it closed."""
     closed = []
     for attempt in store.list_attempts(run_id):
-        if attempt.status == "running":
-            store.finish_attempt(run_id, attempt.number, status="failed", error=error)
+        if attempt.status == AttemptStatus.RUNNING:
+            store.finish_attempt(run_id, attempt.number, status=AttemptStatus.FAILED, error=error)
             data: dict[str, Any] = {"attempt": attempt.number}
             if event != "attempt_crashed":
-                data.update(status="failed", executed=0, replayed=0, error=error)
+                data.update(status=AttemptStatus.FAILED, executed=0, replayed=0, error=error)
             store.append_event(run_id, event, data)
             closed.append(attempt.number)
     if closed and run_status is not None:
@@ -103,7 +109,7 @@ def fail_refused(store: Store, run_id: str, exc: StoreRefused | ValueNotStorable
     log.error("run %s: a write was refused (%s): %s", run_id, exc.code, exc.message)
     error = storable_copy(exc.to_dict())
     try:
-        closed = fail_open_attempts(store, run_id, error, run_status="failed")
+        closed = fail_open_attempts(store, run_id, error, run_status=RunStatus.FAILED)
     except StoreUnavailable as again:
         log.error("run %s: the refused attempt could not be closed either: %s", run_id,
                   again.message)

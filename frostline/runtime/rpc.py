@@ -34,7 +34,9 @@ import struct
 import threading
 from typing import Any
 
-from frostline.errors import FrostlineError
+from frostline.errors import (
+    ProtocolError as ProtocolError,
+)
 
 MAX_FRAME = 8 * 1024 * 1024  # bytes of JSON in one frame
 MAX_SOURCE = 256 * 1024  # characters of annotated source in the job frame
@@ -43,12 +45,6 @@ MAX_RESULT = 4 * 1024 * 1024  # bytes of JSON of a script result or a call resul
 MAX_LOG = 64 * 1024  # characters of log output kept per attempt
 
 _HEADER = struct.Struct(">I")
-
-
-class ProtocolError(FrostlineError):
-    """A frame is malformed, oversized, or the peer closed the channel mid-frame."""
-
-    code = "protocol"
 
 
 def encode(frame: dict[str, Any], *, cap: int = MAX_FRAME) -> bytes:

@@ -40,7 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import frostline
-from frostline.errors import RunError
+from frostline.errors import (
+    SandboxUnavailable as SandboxUnavailable,
+)
 from frostline.runtime.limits import ResourceLimits, stage_argv
 from frostline.runtime.sandbox_env import environment_paths, site_dirs
 from frostline.runtime.seccomp import (
@@ -83,16 +85,6 @@ _BWRAP_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
     "bubblewrap); " + SETUP_HINT
 )
-
-
-class SandboxUnavailable(RunError):
-    """The sandbox cannot be established on this machine; nothing was executed.
-
-    The message says what is missing and how to fix it. frostline never falls back to a
-    weaker runner on its own.
-    """
-
-    code = "sandbox_unavailable"
 
 
 class ReducedIsolationWarning(UserWarning):

@@ -19,24 +19,11 @@ from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from frostline.contract.status import http_of_error
 from frostline.errors import (
-    AlreadyAnswered,
-    ApprovalForbidden,
-    DefinitionError,
     FrostlineError,
-    NoEventWait,
-    NothingToCancel,
-    RunBusy,
-    RunFinished,
-    RunNotFound,
-    ScriptRejected,
-    SignalLimit,
-    StoreRefused,
     StoreUnavailable,
-    UnknownWait,
-    ValueNotStorable,
 )
-from frostline.repair.completion import ModelError
 from frostline.service.auth import bearer_token, unauthorized
 from frostline.service.dependencies import principal
 from frostline.service.limits import LimitExceeded
@@ -44,33 +31,13 @@ from frostline.store.url import redact_text
 
 log = logging.getLogger("frostline.service")
 
-# Checked in order with isinstance; any other FrostlineError is a 400.
-_STATUS: dict[type[FrostlineError], int] = {
-    ValueNotStorable: 422,
-    StoreRefused: 422,
-    RunNotFound: 404,
-    UnknownWait: 404,
-    AlreadyAnswered: 409,
-    ApprovalForbidden: 403,
-    RunFinished: 409,
-    SignalLimit: 409,
-    NoEventWait: 409,
-    ScriptRejected: 422,
-    DefinitionError: 400,
-    RunBusy: 409,
-    NothingToCancel: 409,
-    StoreUnavailable: 503,
-    ModelError: 502,  # the model endpoint the server called failed: a bad gateway
-}
-
-
 def error_body(code: str, message: str, **fields: Any) -> dict[str, Any]:
     """The body of every error answer."""
     return {"error": {"code": code, "message": message, **fields}}
 
 
 async def frostline_error(request: Request, exc: FrostlineError) -> JSONResponse:
-    status = next((code for kind, code in _STATUS.items() if isinstance(exc, kind)), 400)
+    status = http_of_error(exc)  # the one table: frostline.contract.status.ERRORS
     body = exc.to_dict()
     if isinstance(exc, StoreUnavailable):
         # The client gets the generic message and an id to quote; the detail (the driver's

@@ -16,7 +16,13 @@ from frostline.contract.records import (
     CallStatus,
     SlotRecord,
 )
-from frostline.errors import DefinitionError, FrostlineError
+from frostline.errors import (
+    CallNotFound,
+    CallNotPending,
+    DefinitionError,
+    NoPendingCall,
+    SlotMismatch,
+)
 from frostline.store.jsontext import json_text as dumps
 from frostline.store.sql_history import event_kind
 from frostline.store.sqlbase import SqlBackend
@@ -162,13 +168,14 @@ class CallQueries(SqlBackend):
             else:
                 call = self._call_row(conn, call_id)
                 if call.status is CallStatus.FAILED:
-                    raise FrostlineError(f"call {call_id} is recorded as failed; a failed call "
-                                         "cannot commit. Begin a new call", call_id=call_id)
+                    raise CallNotPending(f"call {call_id} is recorded as failed; a failed call "
+                                         "cannot commit. Begin a new call", call_id=call_id,
+                                         status=call.status.value)
                 run_id, identity = call.run_id, call.identity
                 capability, call_digest = call.capability, call.digest
             if (slot.run_id, slot.identity, slot.capability, slot.digest) != (
                     run_id, identity, capability, call_digest):
-                raise FrostlineError(
+                raise SlotMismatch(
                     f"commit_call({call_id}): the slot ({slot.run_id} {slot.identity} "
                     f"{slot.capability} {slot.digest[:12]}) is not the call's "
                     f"({run_id} {identity} {capability} {call_digest[:12]})", call_id=call_id)
@@ -235,7 +242,7 @@ class CallQueries(SqlBackend):
                           (err, now, call_id))
             if cur.rowcount == 0:
                 call = self._call_row(conn, call_id)
-                raise FrostlineError(f"call {call_id} is {call.status.value}, not pending; "
+                raise CallNotPending(f"call {call_id} is {call.status.value}, not pending; "
                                      "only a pending call can fail", call_id=call_id,
                                      status=call.status.value)
 
@@ -257,8 +264,8 @@ class CallQueries(SqlBackend):
         rows = self._x(conn, f"SELECT {_CALL_COLS} FROM calls WHERE call_id = ?",
                        (call_id,)).fetchall()
         if not rows:
-            raise FrostlineError(f"no call {call_id} in this store; begin_call returns the id",
-                                 call_id=call_id)
+            raise CallNotFound(f"no call {call_id} in this store; begin_call returns the id",
+                               call_id=call_id)
         return self._call(rows[0])
 
     def _call(self, r: Any) -> CallRecord:
@@ -283,7 +290,7 @@ class CallQueries(SqlBackend):
                            "ORDER BY call_id", (run_id, identity.site, path_text(identity.path),
                                                 identity.occurrence)).fetchall()
             if not rows:
-                raise FrostlineError(
+                raise NoPendingCall(
                     f"run {run_id!r} has no pending call at {identity}; nothing to reconcile "
                     "(list the unresolved calls to see which identities wait for a decision)",
                     run_id=run_id, identity=str(identity))

@@ -13,7 +13,7 @@ from frostline.contract.records import (
     check_run_name,
     run_key,
 )
-from frostline.errors import DefinitionError, FrostlineError, RunNotFound
+from frostline.errors import DefinitionError, RunExists, RunNotFound
 from frostline.store.base import AttemptHead
 from frostline.store.principals import check_principal_name
 from frostline.store.sqlbase import SqlBackend, no_run
@@ -50,8 +50,8 @@ class RunQueries(SqlBackend):
                            f"ON CONFLICT DO NOTHING RETURNING {_RUN_COLS}",
                            (run_id, env, owner, kind, now, now, name)).fetchall()
             if not rows:
-                raise FrostlineError(f"run {name!r} already exists; choose another run id",
-                                     run_id=name)
+                raise RunExists(f"run {name!r} already exists; choose another run id",
+                                run_id=name)
             return self._run(rows[0])
 
         return self._write("create_run", op)

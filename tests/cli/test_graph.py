@@ -43,7 +43,7 @@ def test_check_seed_exits_1_with_a_counterexample(cli):
 
 
 def test_check_malformed_file_exits_2_naming_the_field(cli, tmp_path):
-    data = load_graph("canonical").to_json()
+    data = load_graph("canonical").to_dict()
     data["transitions"][0]["kind"] = "teleport"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))

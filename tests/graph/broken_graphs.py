@@ -78,12 +78,12 @@ def stale_entry() -> Graph:
 
 def canonical_without_debug() -> Graph:
     """The canonical graph with IMPACT -> PLAN restored from the seed: GENERATE without Diagnosis."""
-    data = copy.deepcopy(load_graph("canonical").to_json())
+    data = copy.deepcopy(load_graph("canonical").to_dict())
     data["name"] = "canonical_without_debug"
     for t in data["transitions"]:
         if (t["from"], t["to"]) == ("IMPACT", "DEBUG"):
             t["to"] = "PLAN"
-    return Graph.from_json(data)
+    return Graph.from_dict(data)
 
 
 def shortcut(invariant: str | None = None) -> Graph:

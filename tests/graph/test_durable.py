@@ -202,9 +202,9 @@ def test_a_script_run_id_or_a_foreign_tool_is_refused(store: Store) -> None:
 
 def test_a_run_of_another_graph_is_refused(store: Store) -> None:
     run(store)
-    other = {**load_graph("canonical").to_json(), "budgets": {"retry": 2, "rollback": 2}}
+    other = {**load_graph("canonical").to_dict(), "budgets": {"retry": 2, "rollback": 2}}
     with pytest.raises(FrostlineError, match="Start a new run id"):
-        run_durable(store, "g1", Graph.from_json(other), with_calls(CALLS), tools())
+        run_durable(store, "g1", Graph.from_dict(other), with_calls(CALLS), tools())
     with pytest.raises(GraphRejected):  # a red graph never starts
         run_durable(store, "g2", load_graph("seed"), with_calls({}), {})
     assert store.get_run("g2") is None

@@ -61,7 +61,7 @@ def test_counters_for_an_ab_driver():
     assert c.visits["REPAIR"] == 2 and c.visits["TEST"] == 3
     assert c.invalidated == 2  # the Review, twice: by the repair and by its edit
     assert c.model_calls == 0 and c.illegal_tools == 0 and c.illegal_transitions == 0
-    assert result.to_json()["counters"]["steps"] == c.steps
+    assert result.to_dict()["counters"]["steps"] == c.steps
 
 
 def test_identical_recomputation_invalidates_nothing():

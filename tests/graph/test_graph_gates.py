@@ -52,7 +52,7 @@ def test_empty_gate_is_unconditional():
 
 
 def test_evaluation_is_logged_per_predicate():
-    result = evaluate_gate(LOCALIZATION_GATE, localization(0.7)).to_json()
+    result = evaluate_gate(LOCALIZATION_GATE, localization(0.7)).to_dict()
     assert result["holds"] is True
     assert [p["predicate"] for p in result["predicates"]] == [
         "LocalizationResult exists", "LocalizationResult.top_candidate_confidence GT 0.5"]

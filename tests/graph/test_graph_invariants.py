@@ -19,7 +19,7 @@ from frostline.graph.records import SafetyInvariant
 
 def with_invariants(graph: Graph, invariants: list[dict[str, str]], tmp_path) -> Graph:
     """`graph` written to a file with an `invariants` list, and loaded back from it."""
-    data = graph.to_json()
+    data = graph.to_dict()
     data["invariants"] = invariants
     path = tmp_path / "graph.json"
     path.write_text(json.dumps(data))
@@ -28,7 +28,7 @@ def with_invariants(graph: Graph, invariants: list[dict[str, str]], tmp_path) ->
 
 def test_an_invariant_in_a_graph_file_is_checked(tmp_path):
     plain = shortcut()
-    assert "invariants" not in plain.to_json()
+    assert "invariants" not in plain.to_dict()
     assert check(plain).ok  # USE's contract needs nothing, so the shortcut is safe as declared
     graph = with_invariants(plain, [{"state": "USE", "requires": "Out"}], tmp_path)
     assert graph.invariants == (SafetyInvariant("USE", "Out"),)
@@ -53,18 +53,18 @@ def test_the_shipped_graphs_declare_the_specification_invariant(seed, canonical)
 
 
 def test_the_invariant_holds_when_the_contract_forgets_it(canonical):
-    data = canonical.to_json()
+    data = canonical.to_dict()
     data["contracts"]["GENERATE"]["required_inputs"] = ["Plan"]
     for t in data["transitions"]:
         if (t["from"], t["to"]) == ("IMPACT", "DEBUG"):
             t["to"] = "PLAN"  # the seed's shortcut: PLAN and GENERATE without a Diagnosis
     data["contracts"]["PLAN"]["required_inputs"] = []
-    graph = Graph.from_json(data)
+    graph = Graph.from_dict(data)
     assert graph.entry_requirements("GENERATE") == ("Plan", "Diagnosis")
     findings = {(f["state"], f["input"]) for f in check(graph).safety.findings}
     assert ("GENERATE", "Diagnosis") in findings and ("PLAN", "Diagnosis") not in findings
     del data["invariants"]
-    findings = {(f["state"], f["input"]) for f in check(Graph.from_json(data)).safety.findings}
+    findings = {(f["state"], f["input"]) for f in check(Graph.from_dict(data)).safety.findings}
     assert ("GENERATE", "Diagnosis") not in findings
     assert "assert((a[A_Plan] == 1) && (a[A_Diagnosis] == 1));" in to_promela(graph)
 
@@ -91,20 +91,20 @@ def test_the_engine_fails_closed_on_an_invariant():
     ({"state": "USE", "requires": 3}, "invariants[0].requires", "must be a string"),
 ])
 def test_a_malformed_invariant_is_named(entry, field, words):
-    data = shortcut().to_json()
+    data = shortcut().to_dict()
     data["invariants"] = [entry]
     with pytest.raises(GraphLoadError) as err:
-        Graph.from_json(data)
+        Graph.from_dict(data)
     assert err.value.fields["field"] == field and words in err.value.message
 
 
 def test_invariants_must_be_a_list_without_repeats():
-    data = shortcut().to_json()
+    data = shortcut().to_dict()
     data["invariants"] = {"state": "USE", "requires": "Out"}
     with pytest.raises(GraphLoadError) as err:
-        Graph.from_json(data)
+        Graph.from_dict(data)
     assert err.value.fields["field"] == "invariants"
     data["invariants"] = [{"state": "USE", "requires": "Out"}] * 2
     with pytest.raises(GraphLoadError) as err:
-        Graph.from_json(data)
+        Graph.from_dict(data)
     assert err.value.fields["field"] == "invariants[1]" and "declared twice" in err.value.message

@@ -19,27 +19,27 @@ from frostline.graph.shipped import canonical_graph, seed_graph
 def test_shipped_json_equals_the_python_api(name):
     built = {"seed": seed_graph, "canonical": canonical_graph}[name]()
     text = resources.files("frostline.graph").joinpath("graphs", f"{name}.json").read_text()
-    assert json.loads(text) == built.to_json()
-    assert load_graph(name).to_json() == built.to_json()
+    assert json.loads(text) == built.to_dict()
+    assert load_graph(name).to_dict() == built.to_dict()
     assert list(json.loads(text)) == list(TOP_LEVEL)
 
 
 def test_round_trip_through_a_file(tmp_path, canonical):
     path = tmp_path / "g.json"
     path.write_text(canonical.dumps())
-    assert load_graph(path).to_json() == canonical.to_json()
-    assert load_graph(str(path)).to_json() == canonical.to_json()
+    assert load_graph(path).to_dict() == canonical.to_dict()
+    assert load_graph(str(path)).to_dict() == canonical.to_dict()
 
 
 def mutate(graph: Graph, fn) -> dict:
-    data = copy.deepcopy(graph.to_json())
+    data = copy.deepcopy(graph.to_dict())
     fn(data)
     return data
 
 
 def load_error(data) -> GraphLoadError:
     with pytest.raises(GraphLoadError) as err:
-        Graph.from_json(data)
+        Graph.from_dict(data)
     return err.value
 
 
@@ -140,7 +140,7 @@ def test_builder_makes_the_same_graph_as_json():
     b.edge("WORK", "DONE", guard=[GatePredicate("Out", "ok", Operator.EQ, 1)])
     b.edge("WORK", "FAIL", "termination", reason="out_of_budget")
     g = b.budgets(retry=1, rollback=0).build()
-    assert Graph.from_json(json.loads(g.dumps())).to_json() == g.to_json()
+    assert Graph.from_dict(json.loads(g.dumps())).to_dict() == g.to_dict()
     assert g.contracts["WORK"].transition_guards == ((GatePredicate("Out", "ok", Operator.EQ, 1),),)
     assert [t.to for t in g.contracts["WORK"].failure_transitions] == ["FAIL"]
     assert g.producers("Out") == ("WORK",)
@@ -150,10 +150,10 @@ def test_builder_makes_the_same_graph_as_json():
 def test_text_and_digest_are_the_graphs_and_identify_it(canonical):
     from frostline.contract.identity import digest
 
-    assert canonical.dumps() == json.dumps(canonical.to_json(), indent=2) + "\n"
-    assert canonical.content_digest == digest(canonical.to_json())
-    again = Graph.from_json(json.loads(canonical.dumps()))
+    assert canonical.dumps() == json.dumps(canonical.to_dict(), indent=2) + "\n"
+    assert canonical.content_digest == digest(canonical.to_dict())
+    again = Graph.from_dict(json.loads(canonical.dumps()))
     assert again.content_digest == canonical.content_digest
-    changed = copy.deepcopy(canonical.to_json())
+    changed = copy.deepcopy(canonical.to_dict())
     changed["budgets"]["retry"] += 1
-    assert Graph.from_json(changed).content_digest != canonical.content_digest
+    assert Graph.from_dict(changed).content_digest != canonical.content_digest

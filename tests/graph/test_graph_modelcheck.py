@@ -107,7 +107,7 @@ def test_the_checker_runs_nothing_and_consults_no_model(canonical, seed, monkeyp
 
 
 def test_json_shape(canonical):
-    out = check(canonical).to_json()
+    out = check(canonical).to_dict()
     assert set(out) >= {"ok", "queries", "states_explored", "elapsed_ms"}
     assert set(out["queries"]) == {"reachability", "safety", "liveness"}
     assert out["queries"]["safety"] == {"ok": True, "counterexample": None}
@@ -127,7 +127,7 @@ def without_edges(graph, drop: set[int]):
 
     from frostline.graph.graph import Graph
 
-    data = _copy.deepcopy(graph.to_json())
+    data = _copy.deepcopy(graph.to_dict())
     removed = [t for i, t in enumerate(data["transitions"]) if i in drop]
     data["transitions"] = [t for i, t in enumerate(data["transitions"]) if i not in drop]
     for t in removed:
@@ -136,7 +136,7 @@ def without_edges(graph, drop: set[int]):
             c["transition_guards"].remove(t["guard"])
         else:
             c["failure_transitions"].remove(t)
-    return Graph.from_json(data)
+    return Graph.from_dict(data)
 
 
 @settings(max_examples=15, deadline=None)

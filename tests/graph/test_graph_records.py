@@ -31,7 +31,7 @@ def test_records_have_exactly_the_specified_fields():
     assert field_names(GatePredicate) == ["artifact", "property", "operator", "threshold"]
     assert field_names(Transition) == ["from_", "to", "kind", "guard", "reason"]
     assert field_names(ArtifactFreshness) == ["artifact", "freshness", "depends_on"]
-    assert set(Transition("A", "B", TransitionKind.FORWARD).to_json()) == {"from", "to", "kind", "guard", "reason"}
+    assert set(Transition("A", "B", TransitionKind.FORWARD).to_dict()) == {"from", "to", "kind", "guard", "reason"}
 
 
 def test_records_are_frozen():
@@ -55,21 +55,21 @@ def test_enums_hold_exactly_the_specified_values():
 ])
 def test_bad_predicates_name_the_field(data, field):
     with pytest.raises(GraphLoadError) as err:
-        GatePredicate.from_json(data)
+        GatePredicate.from_dict(data)
     assert err.value.fields["field"] == field
 
 
 def test_transition_reasons_are_checked():
     ok = {"from": "TEST", "to": "TERMINAL_REJECT", "kind": "termination", "guard": [], "reason": "out_of_budget"}
-    assert Transition.from_json(ok).reason == "out_of_budget"
+    assert Transition.from_dict(ok).reason == "out_of_budget"
     with pytest.raises(GraphLoadError) as err:
-        Transition.from_json(dict(ok, reason="tired"))
+        Transition.from_dict(dict(ok, reason="tired"))
     assert err.value.fields["field"] == "transition.reason"
     with pytest.raises(GraphLoadError) as err:
-        Transition.from_json(dict(ok, kind="retry"))
+        Transition.from_dict(dict(ok, kind="retry"))
     assert err.value.fields["field"] == "transition.reason"
     with pytest.raises(GraphLoadError) as err:
-        Transition.from_json(dict(ok, kind="sideways"))
+        Transition.from_dict(dict(ok, kind="sideways"))
     assert err.value.fields["field"] == "transition.kind"
     with pytest.raises(GraphLoadError):
         Transition("A", "B", TransitionKind.RETRY, (), "out_of_budget")
@@ -77,21 +77,21 @@ def test_transition_reasons_are_checked():
 
 def test_freshness_enum_checked():
     with pytest.raises(GraphLoadError) as err:
-        ArtifactFreshness.from_json({"artifact": "Plan", "freshness": "FRESH", "depends_on": []})
+        ArtifactFreshness.from_dict({"artifact": "Plan", "freshness": "FRESH", "depends_on": []})
     assert err.value.fields["field"] == "lattice.freshness"
 
 
 def test_state_contract_output_schema_shape():
     base = {"required_inputs": [], "permitted_tools": [], "output_schema": {},
             "transition_guards": [], "failure_transitions": []}
-    assert StateContract.from_json(base).output is None
-    c = StateContract.from_json(dict(base, output_schema={"name": "Plan", "required": ["steps"]}))
+    assert StateContract.from_dict(base).output is None
+    c = StateContract.from_dict(dict(base, output_schema={"name": "Plan", "required": ["steps"]}))
     assert c.output == "Plan" and c.output_fields == ("steps",)
     with pytest.raises(GraphLoadError) as err:
-        StateContract.from_json(dict(base, output_schema={"name": "Plan"}))
+        StateContract.from_dict(dict(base, output_schema={"name": "Plan"}))
     assert err.value.fields["field"] == "contract.output_schema.required"
     with pytest.raises(GraphLoadError) as err:
-        StateContract.from_json({k: v for k, v in base.items() if k != "permitted_tools"})
+        StateContract.from_dict({k: v for k, v in base.items() if k != "permitted_tools"})
     assert err.value.fields["field"] == "contract.permitted_tools"
 
 
@@ -106,7 +106,7 @@ predicates = st.builds(GatePredicate, names, st.text("abc_xyz", min_size=1, max_
 def test_transition_json_round_trip(guard, kind):
     reason = "out_of_budget" if kind is TransitionKind.TERMINATION else ""
     t = Transition("A", "B", kind, tuple(guard), reason)
-    assert Transition.from_json(t.to_json()) == t
+    assert Transition.from_dict(t.to_dict()) == t
 
 
 @settings(deadline=None)

@@ -73,7 +73,7 @@ def test_the_checker_gives_a_renamed_graph_the_same_verdict(name):
     graph = load_graph(name)
 
     def verdict(g: Graph) -> str:
-        out = check(g).to_json()
+        out = check(g).to_dict()
         del out["elapsed_ms"], out["graph"]
         return json.dumps(out, sort_keys=True)
 
@@ -84,10 +84,10 @@ def test_the_checker_gives_a_renamed_graph_the_same_verdict(name):
 
 
 def test_the_checker_names_a_renamed_unreachable_terminal():
-    data = give_up_graph().to_json()
+    data = give_up_graph().to_dict()
     data["transitions"] = [t for t in data["transitions"] if t["to"] != "SHIPPED"]
     data["contracts"]["WORK"]["transition_guards"].pop(0)
-    reach = check(Graph.from_json(data)).reachability
+    reach = check(Graph.from_dict(data)).reachability
     assert not reach.ok and reach.detail.startswith("SHIPPED unreachable")
 
 
@@ -106,22 +106,22 @@ def test_spin_confirms_the_renamed_graph(tmp_path):
 
 
 def test_a_file_without_accepting_still_loads(canonical):
-    data = canonical.to_json()
+    data = canonical.to_dict()
     del data["accepting"]
-    legacy = Graph.from_json(data)
-    assert legacy.accepting is None and "accepting" not in legacy.to_json()
+    legacy = Graph.from_dict(data)
+    assert legacy.accepting is None and "accepting" not in legacy.to_dict()
     assert legacy.accepting_terminals == ("TERMINAL_ACCEPT",)
     assert Engine(legacy, scripted_bodies(), model=ForbiddenModel()).run().status is RunStatus.ACCEPTED
 
 
 def load_error(data) -> GraphLoadError:
     with pytest.raises(GraphLoadError) as err:
-        Graph.from_json(data)
+        Graph.from_dict(data)
     return err.value
 
 
 def test_accepting_must_name_terminals(canonical):
-    data = canonical.to_json()
+    data = canonical.to_dict()
     data["accepting"] = ["REVIEW"]
     err = load_error(data)
     assert err.fields["field"] == "accepting" and "'REVIEW' is not a terminal" in err.message
@@ -132,7 +132,7 @@ def test_accepting_must_name_terminals(canonical):
 
 
 def test_a_termination_edge_cannot_end_in_an_accepting_terminal(canonical):
-    data = canonical.to_json()
+    data = canonical.to_dict()
     data["accepting"] = ["TERMINAL_ACCEPT", "TERMINAL_REJECT"]
     err = load_error(data)
     assert err.fields["field"].startswith("transitions[") and "accepting terminal" in err.message

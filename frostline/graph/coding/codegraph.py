@@ -25,7 +25,7 @@ class Definition:
     line: int
     end_line: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"qualname": self.qualname, "kind": self.kind, "file": self.file,
                 "line": self.line, "end_line": self.end_line}
 
@@ -53,8 +53,8 @@ class CodeGraph:
         wanted = {n.rsplit(".", 1)[-1] for n in names}
         return sorted(q for q, called in self.calls.items() if called & wanted)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"definitions": [d.to_json() for d in self.definitions],
+    def to_dict(self) -> dict[str, Any]:
+        return {"definitions": [d.to_dict() for d in self.definitions],
                 "calls": {k: sorted(v) for k, v in sorted(self.calls.items())},
                 "imports": {k: sorted(v) for k, v in sorted(self.imports.items())},
                 "unparsed": list(self.unparsed),
@@ -62,7 +62,7 @@ class CodeGraph:
                 "call_edges": sum(len(v) for v in self.calls.values())}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CodeGraph:
+    def from_dict(cls, data: Mapping[str, Any]) -> CodeGraph:
         return cls([Definition(**d) for d in data.get("definitions", ())],
                    {k: set(v) for k, v in dict(data.get("calls", {})).items()},
                    {k: set(v) for k, v in dict(data.get("imports", {})).items()},

@@ -21,19 +21,15 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable
 
-from frostline.errors import RunError
+from frostline.errors import (
+    InjectedFault as InjectedFault,
+)
 from frostline.graph.coding.interface import FaultPlan
 
 TEST_TOOLS = frozenset({"trace.read", "test.run", "regression.check", "repair.iterative",
                         "validate.accept"})
 SANDBOX_TOOLS = TEST_TOOLS | {"sandbox.execute", "trace.instrument"}
 MODEL_TOOLS = frozenset({"patch.generate"})
-
-
-class InjectedFault(RunError):
-    """A fault the fault plan injected into a tool call (not a defect of the tool)."""
-
-    code = "injected_fault"
 
 
 def _draw(*parts: object) -> float:

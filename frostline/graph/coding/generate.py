@@ -49,7 +49,7 @@ class GenerationResult:
     malformed: int = 0
     error: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"candidates": self.candidates, "model_calls": self.model_calls,
                 "tokens": self.tokens, "malformed": self.malformed, "error": self.error}
 

@@ -53,11 +53,11 @@ class Task:
     import_root: str = "."
     dep_paths: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Task:
+    def from_dict(cls, data: dict[str, Any]) -> Task:
         d = dict(data)
         d["mutation"] = Mutation(**d["mutation"])
         for key in ("visible_failing", "hidden", "test_args", "test_paths", "dep_paths"):
@@ -120,5 +120,5 @@ class TaskOutcome:
     #: How the run went, for reports and the UI: path, visits, injected faults, and so on.
     details: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)

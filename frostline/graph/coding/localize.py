@@ -28,7 +28,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from frostline.errors import RunError
+from frostline.errors import (
+    BugDoesNotReproduce as BugDoesNotReproduce,
+)
 from frostline.graph.coding.codegraph import CodeGraph
 from frostline.graph.coding.testrun import TestReport
 
@@ -36,12 +38,6 @@ from frostline.graph.coding.testrun import TestReport
 TOP_K = 64
 #: Statements whose covering tests the result carries (IMPACT reads the plan's sites only).
 COVERING_K = 24
-
-
-class BugDoesNotReproduce(RunError):
-    """The failing tests the task names pass on the buggy tree."""
-
-    code = "bug_does_not_reproduce"
 
 
 @dataclass(frozen=True)
@@ -58,7 +54,7 @@ class Suspect:
     def site(self) -> str:
         return f"{self.file}:{self.line}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "site": self.site,
                 "score": round(self.score, 6), "ef": self.ef, "ep": self.ep,
                 "function": self.function, "text": self.text}
@@ -116,14 +112,14 @@ def localize(report: TestReport, visible_failing: Sequence[str], sources: Sequen
     top = ranked[0] if ranked else None
     confidence = top.ef / len(failed) if top else 0.0
     return {
-        "candidates": [s.to_json() for s in ranked[:TOP_K]],
+        "candidates": [s.to_dict() for s in ranked[:TOP_K]],
         "top_candidate": top.site if top else "",
         "top_candidate_confidence": round(confidence, 6),
         "top_score": round(top.score, 6) if top else 0.0,
         "failing_tests": sorted(failed),
         "reproduced": reproduced,
         "passing_count": len(report.passed),
-        "failures": [f.to_json() for f in report.failures[:10]],
+        "failures": [f.to_dict() for f in report.failures[:10]],
         "covering_tests": {s.site: sorted(t for t in report.coverage[s.file][s.line])
                            for s in ranked[:COVERING_K]},
     }

@@ -53,7 +53,7 @@ def module_name(rel: str) -> str:
 
 @dataclass(frozen=True)
 class RepoManifest:
-    """The RECONNAISSANCE artifact (its `to_json` is the RepoManifest output)."""
+    """The RECONNAISSANCE artifact (its `to_dict` is the RepoManifest output)."""
 
     root: str
     files: tuple[str, ...]  # source files (tests excluded)
@@ -63,7 +63,7 @@ class RepoManifest:
     test_layout: str  # "tests-folder" | "inline" | "none"
     test_command: tuple[str, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"root": self.root, "files": list(self.files), "file_count": len(self.files),
                 "test_files": list(self.test_files), "test_file_count": len(self.test_files),
                 "packages": list(self.packages), "modules": list(self.modules),

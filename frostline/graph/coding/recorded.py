@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from frostline.contract.records import run_key
-from frostline.errors import FrostlineError
+from frostline.errors import ReportInvalid, RunKindMismatch
 from frostline.store.base import Store
 
 KIND = "ab"
@@ -32,14 +32,14 @@ def record_report(store: Store, name: str, report: Mapping[str, Any],
         FrostlineError: `name` is taken by a run that is not an A/B report.
     """
     if not isinstance(report.get("arms"), Mapping):
-        raise FrostlineError("an A/B report needs an 'arms' object; nothing was recorded")
+        raise ReportInvalid("an A/B report needs an 'arms' object; nothing was recorded")
     key = run_key(owner, name)
     run = store.get_run(key)
     if run is None:
         store.create_run(name, {}, kind=KIND, owner=owner)
     elif run.kind != KIND:
-        raise FrostlineError(f"run {name!r} is a {run.kind} run, not an A/B report; pick another "
-                             "name", run_id=name, kind=run.kind)
+        raise RunKindMismatch(f"run {name!r} is a {run.kind} run, not an A/B report; pick "
+                              "another name", run_id=name, kind=run.kind)
     listed = []
     for file_name, data in sorted(files.items()):
         mime = MIME.get(file_name[file_name.rfind("."):].lower(), "application/octet-stream")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from frostline.errors import FrostlineError
+from frostline.errors import NotAGraphArm
 from frostline.graph.coding.generate import ChatModel
 from frostline.graph.coding.interface import Arm, FaultPlan, Task, TaskOutcome
 from frostline.graph.coding.setup import SolveSettings, prepare
@@ -51,7 +51,7 @@ def solve_durable(store: Store, run_id: str, task: Task, arm: Arm, faults: Fault
     started = time.monotonic()
     settings = settings or SolveSettings()
     if arm.free_agent or not arm.single_l:
-        raise FrostlineError(f"{arm.name} is not a graph arm; run it with solve()", arm=arm.name)
+        raise NotAGraphArm(f"{arm.name} is not a graph arm; run it with solve()", arm=arm.name)
     setup = prepare(task, arm, faults, model, Path(workdir), settings)
     setup.bodies.on_applied = setup.workspace.materialise
     tools = {name: GraphTool(fn, side_effecting=name in EFFECTS,

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from frostline.errors import RunError
+from frostline.errors import (
+    TestsDidNotRun as TestsDidNotRun,
+)
 from frostline.graph.coding.interface import Task
 from frostline.runtime.limits import ResourceLimits
 from frostline.runtime.sandbox import SandboxProfile
@@ -41,16 +43,6 @@ _TAIL = 4000
 EXIT_MEANING = {0: "all tests passed", 1: "some tests failed", 2: "the run was interrupted "
                 "(usually a collection error)", 3: "pytest hit an internal error",
                 4: "pytest was called wrongly", 5: "no tests were collected"}
-
-
-class TestsDidNotRun(RunError):
-    """The repository's tests could not be run at all (collection error, crash, timeout)."""
-
-    __test__ = False
-    code = "tests_did_not_run"
-
-    def __init__(self, message: str, **fields: Any) -> None:
-        super().__init__(f"the tests did not run: {message}", **fields)
 
 
 @dataclass(frozen=True)
@@ -82,7 +74,7 @@ class Failure:
     message: str
     text: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, str]:
         return {"test": self.test, "kind": self.kind, "message": self.message,
                 "text": self.text}
 
@@ -106,10 +98,10 @@ class TestReport:
     def passed(self) -> tuple[str, ...]:
         return tuple(sorted(t for t, o in self.outcomes.items() if o == "passed"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"exit_code": self.exit_code, "passed": len(self.passed),
                 "failed": len(self.failed), "failed_tests": list(self.failed),
-                "failures": [f.to_json() for f in self.failures[:20]],
+                "failures": [f.to_dict() for f in self.failures[:20]],
                 "duration": round(self.duration, 3)}
 
 

@@ -105,10 +105,10 @@ class CodingTools:
 
     # -- RECONNAISSANCE, LOCALIZE, IMPACT, DEBUG, PLAN -----------------------------------------
     def repo_manifest(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        return self._manifest().to_json()
+        return self._manifest().to_dict()
 
     def code_graph(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        return build_code_graph(self.ws.base, self._manifest().files).to_json()
+        return build_code_graph(self.ws.base, self._manifest().files).to_dict()
 
     def trace_read(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """The spectrum of the base tree: the suite with per-test coverage, ranked (Ochiai)."""
@@ -148,7 +148,7 @@ class CodingTools:
             sites, self.ws.base_texts(sorted({str(s["file"]) for s in sites})),
             payload.get("diagnosis", {}), payload.get("failures", ()),
             frozenset(payload.get("exclude", ())), int(payload.get("n", self.settings.samples)))
-        result = generator.generate(request).to_json()
+        result = generator.generate(request).to_dict()
         if payload.get("garbage"):  # an injected malformed model output
             result.update(candidates=[], malformed=result["malformed"] + 1,
                           error="the model's reply held no SEARCH/REPLACE block")
@@ -179,7 +179,7 @@ class CodingTools:
         report = run_pytest(self.ws.tree, self.settings.sandbox, select=select,
                             deselect=self._hidden(), extra_args=task_args(self.task),
                             paths=self.task.test_paths)
-        return {**report.to_json(), "workspace": payload.get("workspace", "")}
+        return {**report.to_dict(), "workspace": payload.get("workspace", "")}
 
     def regression_check(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         report = run_pytest(self.ws.tree, self.settings.sandbox, deselect=self._hidden(),

@@ -19,7 +19,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from frostline.contract.identity import digest
-from frostline.errors import RunError
+from frostline.errors import (
+    NoCandidate as NoCandidate,
+)
+from frostline.errors import (
+    RunError,
+)
 from frostline.graph.coding.impact import PLAN_SITES
 from frostline.graph.coding.interface import Task
 from frostline.graph.engine import Body, StateContext
@@ -36,12 +41,6 @@ def call(ctx: StateContext, tool: str, payload: Mapping[str, Any] | None = None
     if not isinstance(result, Mapping):
         raise RunError(f"{tool} returned {type(result).__name__}, not an object", tool=tool)
     return result
-
-
-class NoCandidate(RunError):
-    """A generator or the repair had no candidate patch left to offer."""
-
-    code = "no_candidate"
 
 
 class CodingBodies:

@@ -23,21 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from frostline.errors import RunError
+from frostline.errors import (
+    BadTask as BadTask,
+)
+from frostline.errors import (
+    PatchRefused as PatchRefused,
+)
 from frostline.graph.coding.interface import Mutation
 from frostline.graph.coding.manifest import SKIP_DIRS, is_test_file
-
-
-class PatchRefused(RunError):
-    """A patch that EDIT must not apply (touches a test, does not parse, does not match)."""
-
-    code = "patch_refused"
-
-
-class BadTask(RunError):
-    """The task itself is unusable (its tree is missing, its mutation does not match)."""
-
-    code = "bad_task"
 
 
 @dataclass(frozen=True)
@@ -48,16 +41,16 @@ class Edit:
     search: str
     replace: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, str]:
         return {"file": self.file, "search": self.search, "replace": self.replace}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Edit:
+    def from_dict(cls, data: Mapping[str, Any]) -> Edit:
         return cls(str(data["file"]), str(data["search"]), str(data["replace"]))
 
 
 def edits_of(patch: Mapping[str, Any]) -> tuple[Edit, ...]:
-    return tuple(Edit.from_json(e) for e in patch.get("edits", ()))
+    return tuple(Edit.from_dict(e) for e in patch.get("edits", ()))
 
 
 def _safe_rel(rel: str) -> str:

@@ -26,7 +26,7 @@ def sealed_tasks(out: Path, per_package: int = 8, extra_ids: tuple[str, ...] = (
                              mutation=Mutation("m.py", 3, "compare", "a < b", "a <= b"),
                              visible_failing=("t::a",), hidden=("t::b",),
                              split="heldout" if package in split["heldout"] else "tuning"
-                             ).to_json())
+                             ).to_dict())
     (out / TASKS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
     seal_tasks(out, rows)
     return out

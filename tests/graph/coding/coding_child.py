@@ -23,7 +23,7 @@ from frostline.store import open_store
 
 
 def main(store_url: str, run_id: str, task_json: str, workdir: str, mode: str, out: str) -> None:
-    task = Task.from_json(json.loads(Path(task_json).read_text()))
+    task = Task.from_dict(json.loads(Path(task_json).read_text()))
     original = tools_module.CodingTools.test_run
 
     def test_run(self: tools_module.CodingTools, payload: Any) -> Any:
@@ -39,9 +39,9 @@ def main(store_url: str, run_id: str, task_json: str, workdir: str, mode: str, o
     with open_store(store_url) as store:
         durable, outcome = solve_durable(store, run_id, task, arm("arm4"), FaultPlan(),
                                          workdir=workdir)
-    Path(out).write_text(json.dumps({"durable": durable.to_json()["status"],
+    Path(out).write_text(json.dumps({"durable": durable.to_dict()["status"],
                                      "executed": durable.executed, "replayed": durable.replayed,
-                                     "outcome": outcome.to_json() if outcome else None}))
+                                     "outcome": outcome.to_dict() if outcome else None}))
 
 
 if __name__ == "__main__":

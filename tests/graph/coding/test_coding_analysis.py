@@ -34,7 +34,7 @@ def test_manifest_reads_packages_modules_and_test_layout(tmp_path: Path) -> None
     (root / "src").mkdir()
     (root / "docs").mkdir()
     (root / "docs" / "conf.py").write_text("x = 1\n")
-    m = build_manifest(root, ("-o", "addopts=")).to_json()
+    m = build_manifest(root, ("-o", "addopts=")).to_dict()
     assert m["files"] == ["textkit/__init__.py", "textkit/core.py"]
     assert m["file_count"] == 2 and m["test_files"] == ["tests/test_core.py"]
     assert m["packages"] == ["textkit"] and m["modules"] == ["textkit", "textkit.core"]

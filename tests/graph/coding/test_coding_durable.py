@@ -64,7 +64,7 @@ def test_sigkill_then_resume_rematerialises_the_workspace(store_url: str,
                                                           tmp_path: Path) -> None:
     task = make_task(tmp_path / "src", "clamp_gt", visible=VISIBLE, hidden=HIDDEN)
     task_file = tmp_path / "task.json"
-    task_file.write_text(json.dumps(task.to_json()))
+    task_file.write_text(json.dumps(task.to_dict()))
     workdir, out, run_id = tmp_path / "work", tmp_path / "out.json", "coding-killed"
     mutated = workdir / "workspace" / "tree" / task.mutation.file
 

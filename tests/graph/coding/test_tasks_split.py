@@ -26,7 +26,7 @@ PINS = {"alpha": "a" * 64, "beta": "b" * 64, "gamma": "c" * 64}
 def _row(package: str, n: int, split: str) -> dict[str, object]:
     return Task(task_id=f"{package}-{n}", package=package, version="1", sha256=PINS[package],
                 source_dir="/nowhere", mutation=Mutation("m.py", 1, "number", "x = 1", "x = 2"),
-                visible_failing=("t::a",), hidden=("t::b",), split=split).to_json()
+                visible_failing=("t::a",), hidden=("t::b",), split=split).to_dict()
 
 
 def _built(tmp_path: Path) -> Path:
@@ -157,7 +157,7 @@ def test_the_build_seals_its_heldout_rows_before_building_tuning_packages(
         rows = [Task(task_id=f"{spec.name}-0", package=spec.name, version=spec.version,
                      sha256=spec.archive.sha256, source_dir="/nowhere",
                      mutation=Mutation("m.py", 1, "number", "x = 1", "x = 2"),
-                     visible_failing=("t::a",), hidden=("t::b",), split=split_name).to_json()]
+                     visible_failing=("t::a",), hidden=("t::b",), split=split_name).to_dict()]
         return figures, rows
 
     monkeypatch.setattr(build_mod, "_build_package", fake_package)

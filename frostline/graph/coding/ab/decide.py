@@ -54,10 +54,10 @@ class Decision:
     reason: str
     evidence: list[Comparison] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"rule": self.rule, "subject": self.subject, "against": self.against,
                 "verdict": self.verdict, "reason": self.reason,
-                "evidence": [c.to_json() for c in self.evidence]}
+                "evidence": [c.to_dict() for c in self.evidence]}
 
 
 def _names(cs: Sequence[Comparison], verdict: str) -> list[str]:

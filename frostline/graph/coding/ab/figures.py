@@ -10,18 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from frostline.errors import DefinitionError
+from frostline.errors import (
+    MissingExtra as MissingExtra,
+)
 from frostline.graph.coding.interface import ABLATION_NAMES, INSTRUMENT_KEYS
 
 __all__ = ["FIGURES", "MissingExtra", "draw", "require_matplotlib"]
 
 FIGURES = ("resolve_vs_tokens.png", "resolve_vs_wall.png", "ablations.png")
-
-
-class MissingExtra(DefinitionError):
-    """An optional extra the command needs is not installed (the message names it)."""
-
-    code = "missing_extra"
 
 
 def require_matplotlib() -> Any:

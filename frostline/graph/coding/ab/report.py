@@ -61,7 +61,7 @@ def build_report(run: ABRun, decisions: Sequence[Decision], *, tasks_dir: str, s
     """The report object; `arms` lists every name of the protocol, in report order."""
     return {
         "arms": {name: _arm_entry(run, name) for name in ALL_NAMES},
-        "decisions": [d.to_json() for d in decisions],
+        "decisions": [d.to_dict() for d in decisions],
         "details": {name: _details(run, name) for name in run.outcomes if run.outcomes[name]},
         "run": {"tasks_dir": tasks_dir, "split": split, "tasks": len(run.tasks),
                 "packages": sorted({t.package for t in run.tasks}), "jobs": run.jobs,
@@ -120,7 +120,7 @@ def write_report(out: Path, report: dict[str, Any], run: ABRun, figures: Sequenc
     paths = [out / "report.json", out / "report.md", out / "outcomes.jsonl"]
     paths[0].write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     paths[1].write_text(to_markdown(report, figures), encoding="utf-8")
-    paths[2].write_text("".join(json.dumps(o.to_json(), sort_keys=True) + "\n"
+    paths[2].write_text("".join(json.dumps(o.to_dict(), sort_keys=True) + "\n"
                                 for name in run.outcomes for o in run.outcomes[name]),
                         encoding="utf-8")
     return paths

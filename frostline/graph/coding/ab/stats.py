@@ -88,7 +88,7 @@ class Comparison:
             return "worse"
         return "same"
 
-    def to_json(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return {"instrument": self.instrument, "a": self.a, "b": self.b, "n": self.n,
                 "gain": round(self.gain, 4), "ci95": [round(self.ci[0], 4), round(self.ci[1], 4)],
                 "verdict": self.verdict}

@@ -276,7 +276,7 @@ def _build_package(spec: PackageSpec, split_name: str, options: BuildOptions,
         figures.green = True
         tasks = _mutants(spec, tree, deps, base, figures, options, progress)
     figures.wall_s = round(time.monotonic() - started, 1)
-    rows = [t.to_json() for t in tasks]
+    rows = [t.to_dict() for t in tasks]
     folder.mkdir(parents=True, exist_ok=True)
     _atomic(rows_path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     _atomic(figures_path, json.dumps(asdict(figures), indent=2, sort_keys=True) + "\n")

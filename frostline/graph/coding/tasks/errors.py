@@ -1,4 +1,4 @@
-"""What building and reading a task population can fail with.
+"""What building and reading a task population can fail with; defined in `frostline.errors`.
 
     FrostlineError
     ├── DefinitionError
@@ -9,14 +9,6 @@
 
 from __future__ import annotations
 
-from frostline.errors import DefinitionError, FrostlineError
+from frostline.errors import FetchError, TaskSetError
 
 __all__ = ["FetchError", "TaskSetError"]
-
-
-class TaskSetError(DefinitionError):
-    code = "tasks"
-
-
-class FetchError(FrostlineError):
-    code = "fetch"

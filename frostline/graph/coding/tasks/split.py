@@ -126,7 +126,7 @@ def _read_rows(out: Path) -> list[dict[str, Any]]:
         if line.strip():
             try:
                 row = json.loads(line)
-                Task.from_json(row)
+                Task.from_dict(row)
             except (ValueError, TypeError, KeyError) as exc:
                 raise TaskSetError(f"{path}:{number} is not a task: {exc}", path=str(path),
                                    line=number) from None
@@ -173,4 +173,4 @@ def load_tasks(out: Path, split: str = "heldout") -> list[Task]:
                            f"tuning packages are not all built; finish the build (run `frostline "
                            f"tasks build` again with the same options) or use --split heldout",
                            path=str(out), reason="unfinished")
-    return [Task.from_json(r) for r in rows if split == "all" or r["split"] == split]
+    return [Task.from_dict(r) for r in rows if split == "all" or r["split"] == split]
