@@ -303,7 +303,7 @@ class Services:
         if self.runner is None:
             from frostline import embedded
 
-            self.runner, _ = embedded.make_runner("auto")
+            self.runner, _ = embedded.make_runner(str(self.extra.get("dry_runner", "auto")))
         return self.runner
 
     def body(self) -> JobBody:
@@ -341,14 +341,16 @@ class Services:
         return body
 
     @classmethod
-    def remote(cls, make_queue: Callable[[Store], JobQueue]) -> Services:
-        """Services of an API host whose jobs run on workers: it needs no providers, runner or
-        credentials."""
+    def remote(cls, make_queue: Callable[[Store], JobQueue], *,
+               runner_name: str = "auto") -> Services:
+        """Services of an API host whose jobs run on workers: it needs no providers or
+        credentials, and a runner (`runner_name`) only for the gate's dry replay."""
 
         def elsewhere(*_: Any) -> dict[str, Any]:
             raise DefinitionError("this server queues jobs for workers and executes none")
 
-        return cls(execute=elsewhere, repair=elsewhere, extra={"runner": "workers"},
+        return cls(execute=elsewhere, repair=elsewhere,
+                   extra={"runner": "workers", "dry_runner": runner_name},
                    make_queue=make_queue)
 
     @classmethod
