@@ -8,7 +8,9 @@ model endpoint and its credentials are the worker's. The job's outcome is the fi
 (`status`, `attempt`, `executed`, …) with the authoring report under `author` (every draft's
 verdict, violations, tokens, wall time); when no draft is accepted, its `status` is
 `not_authored`, no attempt is opened and the run is marked `failed`. A model that fails ends
-the job with the model's error (code `model`), the run marked `failed` likewise.
+the job with the model's error (code `model`), the run marked `failed` likewise. The report is
+recorded (the run's `author` event) before the attempt starts, so a job run again after a
+hand-back runs the accepted script without asking the model again.
 """
 
 from __future__ import annotations
@@ -48,22 +50,36 @@ def author_job(store: Store, run_id: str, params: dict[str, Any], *, write: Writ
                       envelope=Envelope.from_dict(run.envelope, catalog) if run.envelope
                       else None, args=args or None,
                       max_rewrites=int(params.get("max_rewrites", DEFAULT_MAX_REWRITES)))
-    try:
-        result = write(task, model)
-    except FrostlineError:
-        store.set_run_status(run_id, "failed")
-        raise
-    report = result.to_dict()
-    store.append_event(run_id, "author", {
-        "model": model, "accepted": result.accepted is not None, "usage": result.usage_total,
-        "rewrites": [{"n": d.n, "ok": d.ok, "reason": d.reason} for d in result.rewrites]})
-    if result.accepted is None:
+    report = accepted_report(store, run_id)
+    if report is None:
+        try:
+            result = write(task, model)
+        except FrostlineError:
+            store.set_run_status(run_id, "failed")
+            raise
+        report = result.to_dict()
+        store.append_event(run_id, "author", {
+            "model": model, "accepted": result.accepted is not None,
+            "usage": result.usage_total, "report": report,
+            "rewrites": [{"n": d.n, "ok": d.ok, "reason": d.reason} for d in result.rewrites]})
+    if report["accepted"] is None:
         store.set_run_status(run_id, "failed")
         return {"run_id": run_id, "status": NOT_AUTHORED, "attempt": None, "author": report,
                 "message": f"the model wrote no script the checker accepts in "
-                           f"{len(result.rewrites)} draft(s); rephrase the task, raise "
+                           f"{len(report['rewrites'])} draft(s); rephrase the task, raise "
                            "max_rewrites, or send a script"}
-    return {**execute(result.accepted, args), "author": report}
+    return {**execute(str(report["accepted"]), args), "author": report}
+
+
+def accepted_report(store: Store, run_id: str) -> dict[str, Any] | None:
+    """The report of the run's accepted authoring, if a job already wrote one: a job run again
+    (handed back by a worker that stopped during the attempt) runs that script, never paying
+    the model twice."""
+    for ev in store.list_events(run_id):
+        report = ev.data.get("report") if ev.kind == "author" else None
+        if isinstance(report, dict) and isinstance(report.get("accepted"), str):
+            return report
+    return None
 
 
 def host_writer(config: Any = None) -> Write:
