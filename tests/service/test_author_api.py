@@ -147,3 +147,16 @@ def test_issue29_a_taken_run_id_is_refused_before_the_model_is_paid(
         again = http.post("/v1/runs", json=body)
     assert again.status_code == 409 and again.json()["error"]["code"] == "exists"
     assert len(model.requests) == 1  # the second request never reached the model
+
+
+def test_issue29_a_retried_task_with_its_key_is_the_same_author_job(
+        api: Live, model: FakeOpenAIServer) -> None:
+    model.script(chat(BOUNDED))
+    body = {"task": TASK, "model": "fast", "args": {"brief": "a fox"}}
+    with api.client(api.alice) as http:
+        first = http.post("/v1/runs?wait=60", json=body, headers={"Idempotency-Key": "k1"})
+        again = http.post("/v1/runs?wait=60", json=body, headers={"Idempotency-Key": "k1"})
+    assert first.status_code == again.status_code == 200, again.text
+    assert again.json()["job"] == first.json()["job"] and again.json()["kind"] == "author"
+    assert again.json()["outcome"]["author"] == first.json()["outcome"]["author"]
+    assert len(model.requests) == 1 and len(api.store.list_runs()) == 1
