@@ -7,10 +7,10 @@ talks to a `frostline serve` elsewhere::
         attempt = fl.run(source, run_id="r1", args={"brief": "a trail shoe"})
 
 `check` runs the checker here against the server's catalog (`GET /v1/catalog`: static, nothing
-runs); `run`, `repair` and `author` queue a job and wait for its outcome; an error answer is
-raised as the `frostline.errors` class its code names. The server's runs are the token's
-principal's. The HTTP API has no gate route, so `gate` is not here: a script the gate stops
-comes back as an attempt whose status is `gate_stopped`.
+runs); `gate` asks the server's gate (`POST /v1/runs/{id}/gate`: spends and records nothing);
+`run`, `repair` and `author` queue a job and wait for its outcome, `submit` queues an attempt
+and returns its job at once; an error answer is raised as the `frostline.errors` class its code
+names. The server's runs are the token's principal's.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from urllib.parse import quote
 
 import httpx
 
-from frostline.api import Authored
+from frostline.api import Authored, GateVerdict
 from frostline.capabilities.catalog import Capability, Catalog
-from frostline.embedded.jobs import TERMINAL
+from frostline.contract.gate import Counterexample, GateResult, NearestSite
+from frostline.embedded.jobs import TERMINAL, Submission
 from frostline.errors import FrostlineError
 from frostline.repair.author import DEFAULT_MAX_REWRITES, AuthorResult, Draft
 from frostline.repair.feedback import RewriteFeedback
@@ -65,6 +66,35 @@ class Client:
                                                  "envelope": envelope or {}, "run_id": run_id})
         return outcome_of(job["outcome"])
 
+    def gate(self, run_id: str, candidate: str, *,
+             relocation: str | None = None) -> GateVerdict:
+        """The server's gate on `candidate` as the run's next attempt (`.accepted`,
+        `.counterexamples`, `.trace` after a dry replay); spends nothing, records nothing."""
+        body = {"script": candidate, **({"relocation": relocation} if relocation else {})}
+        verdict = self._json("POST", f"/v1/runs/{quote(run_id)}/gate", body)
+        return GateVerdict(gate_result_of(verdict), verdict)
+
+    def submit(self, source: str, run_id: str, *, args: dict[str, Any] | None = None,
+               envelope: dict[str, Any] | None = None, key: str | None = None) -> Submission:
+        """Queue `source` as the next attempt of `run_id` (a new run with `envelope`, or an
+        existing one) and return its job at once (`.ticket`, `.attempt`, `.location`): the
+        HTTP `frostline submit`. Checked first: a rejected script queues nothing. With an
+        idempotency `key`, a second submission returns the first one's job."""
+        headers = {"Idempotency-Key": key} if key else {}
+        if self._exists(run_id):
+            path, body = f"/v1/runs/{quote(run_id)}/attempts", {"script": source, "args": args}
+        else:
+            path, body = "/v1/runs", {"script": source, "args": args or {},
+                                      "envelope": envelope or {}, "run_id": run_id}
+        response = self._http.post(path, json=body, headers=headers)
+        _raise_for(response)
+        job = response.json()
+        attempt, queue_id = job.get("attempt"), job.get("queue_job_id")
+        # The HTTP answer does not carry the seq of its `job.queued` event: 0 here.
+        return Submission(str(job["run_id"]), str(job["job"]), str(job["kind"]),
+                          attempt if isinstance(attempt, int) else None, 0,
+                          queue_id if isinstance(queue_id, int) else None)
+
     def repair(self, run_id: str, model: str, *, max_rewrites: int = 3) -> RepairResult:
         """The repair loop on the server, with a model endpoint configured there."""
         job = self._job("POST", f"/v1/runs/{quote(run_id)}/repair",
@@ -82,15 +112,16 @@ class Client:
         attempt of a new run (`run_id`, or one the server names)."""
         body = {"task": task, "model": model, "args": args or {}, "envelope": envelope or {},
                 "max_rewrites": max_rewrites, **({"run_id": run_id} if run_id else {})}
-        answer = self._request("POST", "/v1/runs", body, wait=True)
-        drafts = answer["author"]
+        job = self._job("POST", "/v1/runs", body)  # an author job (docs/authoring.md)
+        outcome = job["outcome"]
+        drafts = outcome["author"]
         names = {f.name for f in fields(Draft)}
         result = AuthorResult(drafts.get("accepted"),
                               [Draft(**{k: v for k, v in d.items() if k in names})
                                for d in drafts.get("rewrites", [])],
                               dict(drafts.get("usage_total", {})))
-        job = self._finish(answer)
-        return Authored(str(job.get("run_id") or run_id), result, outcome_of(job["outcome"]))
+        execution = outcome_of(outcome) if isinstance(outcome.get("attempt"), int) else None
+        return Authored(str(job.get("run_id") or run_id), result, execution)
 
     def show(self, run_id: str) -> dict[str, Any]:
         """The run as the server describes it (`GET /v1/runs/{id}`)."""
@@ -137,7 +168,7 @@ class Client:
                                      job=answer.get("job"))
             time.sleep(0.1)  # bounded by the deadline above
             answer = self._json("GET", str(answer["location"]))
-        if answer.get("outcome") is None and answer.get("error"):
+        if not answer.get("outcome") and answer.get("error"):
             raise error_of(answer["error"])
         return answer
 
@@ -157,6 +188,18 @@ def outcome_of(data: dict[str, Any]) -> AttemptOutcome:
     """An attempt's JSON (`frostline run --json`) as the AttemptOutcome it came from."""
     names = {f.name for f in fields(AttemptOutcome)}
     return AttemptOutcome(**{k: v for k, v in data.items() if k in names})
+
+
+def gate_result_of(verdict: dict[str, Any]) -> GateResult:
+    """The callsite gate's result in a verdict's JSON (`frostline gate --json`)."""
+    examples = []
+    for c in verdict.get("counterexamples", []):
+        near = c.get("nearest")
+        examples.append(Counterexample(
+            c["kind"], c["site"], c["capability"], c["line"], c["source_line"],
+            NearestSite(near["site"], near.get("capability"), near["line"], near["match"])
+            if isinstance(near, dict) else None, c.get("found_capability")))
+    return GateResult(bool(verdict["accepted"]), tuple(examples))
 
 
 def _raise_for(response: httpx.Response) -> None:

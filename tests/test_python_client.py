@@ -11,13 +11,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
 import frostline
-from frostline.errors import FrostlineError, RunNotFound
+from frostline.errors import FrostlineError, RunNotFound, ScriptRejected
 from tests.cli.test_repair import FAILING, FIXED, RELOCATED
 from tests.fakes.openai_server import FakeOpenAIServer, chat
 
@@ -32,23 +33,29 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, str, FakeOpenAIServer]]:
+@contextmanager
+def _serve(tmp_path: Path, store: str) -> Iterator[tuple[str, str, FakeOpenAIServer]]:
+    """A real `frostline serve` on `store` whose configured model is the fake server; on a
+    PostgreSQL store, with a real `frostline worker` (the same configuration) running its jobs."""
     with FakeOpenAIServer(api_key="sk-served") as model:
         config = tmp_path / "frostline.toml"
         config.write_text(f'[models.fast]\nbase_url = "{model.url}"\napi_key_env = "FAST_KEY"\n'
                           'model = "fast-model"\nmax_retries = 0\n')
-        store = f"sqlite:///{tmp_path / 'served.db'}"
         env = {**os.environ, "PYTHONPATH": str(ROOT), "FAST_KEY": "sk-served"}
         made = subprocess.run([sys.executable, "-m", "frostline", "token", "create", "alice",
                                "--store", store, "--json"], env=env, cwd=tmp_path,
                               capture_output=True, text=True, check=True)
         token = json.loads(made.stdout)["token"]
         port = _free_port()
-        server = subprocess.Popen(
+        procs = [subprocess.Popen(
             [sys.executable, "-m", "frostline", "serve", "--store", store, "--port", str(port),
              "--runner", "process", "--config", str(config)], env=env, cwd=tmp_path,
-            stderr=subprocess.PIPE)
+            stderr=subprocess.PIPE)]
+        if store.startswith("postgresql"):
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "frostline", "worker", "--store", store, "--runner",
+                 "process", "--config", str(config), "--name", "w1", "--heartbeat", "0.5",
+                 "--grace", "1"], env=env, cwd=tmp_path, stderr=subprocess.DEVNULL))
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 60
@@ -57,12 +64,31 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, FakeOpenAIServer]]:
                     httpx.get(url + "/v1/catalog")
                     break
                 except httpx.TransportError:
-                    assert time.monotonic() < deadline and server.poll() is None
+                    assert time.monotonic() < deadline and procs[0].poll() is None
                     time.sleep(0.1)
             yield url, token, model
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            for proc in reversed(procs):
+                proc.terminate()
+                proc.wait(timeout=30)
+            if store.startswith("postgresql"):  # the queue's schema, next to the store's
+                import psycopg
+
+                base, schema = store.partition("?")[0], store.rsplit("%3D", 1)[1]
+                with psycopg.connect(base, autocommit=True) as conn:
+                    conn.execute(f'DROP SCHEMA IF EXISTS "{schema}_jobs" CASCADE')
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, str, FakeOpenAIServer]]:
+    with _serve(tmp_path, f"sqlite:///{tmp_path / 'served.db'}") as live:
+        yield live
+
+
+@pytest.fixture
+def served_any(tmp_path: Path, store_url: str) -> Iterator[tuple[str, str, FakeOpenAIServer]]:
+    with _serve(tmp_path, store_url) as live:
+        yield live
 
 
 def test_issue29_client_over_a_real_server(served: tuple[str, str, FakeOpenAIServer]) -> None:
@@ -86,3 +112,51 @@ def test_issue29_client_over_a_real_server(served: tuple[str, str, FakeOpenAISer
             fl.show("nope")
         with pytest.raises(FrostlineError, match="configured on the server"):
             fl.author("x", model="replay:/etc/passwd")  # never a file the server opens
+
+
+def _code(reply: str) -> str:
+    return reply.split("```python\n")[1].split("```")[0]
+
+
+def _attempts(fl: frostline.Client, run_id: str, n: int) -> list[str]:
+    from tests.worker.conftest import eventually
+
+    def ended() -> list[str] | None:
+        statuses = [a["status"] for a in fl.show(run_id)["attempts"]]
+        return statuses if len(statuses) == n and "running" not in statuses else None
+
+    found = eventually(ended, timeout=90, what=f"{n} attempt(s) of {run_id}")
+    assert isinstance(found, list)
+    return found
+
+
+def test_issue29_client_gate_submit_author_on_both_stores(
+        served_any: tuple[str, str, FakeOpenAIServer]) -> None:
+    url, token, model = served_any
+    model.script(chat(WHILE), chat(BOUNDED))
+    with frostline.Client(url, token) as fl:
+        # author: a job on whichever host runs jobs (the worker, on PostgreSQL)
+        authored = fl.author("three shots for args.brief", model="fast", run_id="a1",
+                             args={"brief": "a fox"})
+        assert [d.ok for d in authored.result.rewrites] == [False, True]
+        assert authored.execution is not None and authored.execution.status == "succeeded"
+        # submit: queued, returned at once; a retried key is the same job
+        sub = fl.submit(FAILING, "s1", args={"brief": "fox"}, envelope={"relocation": "stop"})
+        assert sub.kind == "attempt" and sub.attempt == 1 and sub.location.endswith(sub.ticket)
+        assert _attempts(fl, "s1", 1) == ["failed"]
+        with pytest.raises(ScriptRejected):
+            fl.submit("async def orchestrate(ctx, args):\n    import os\n", "s1")
+        # gate: the server's verdict, nothing recorded
+        moved = _code(RELOCATED)
+        stopped = fl.gate("s1", moved)
+        assert not stopped.accepted and stopped.counterexamples and stopped.trace is None
+        assert stopped.counterexamples[0].kind and stopped.to_dict()["counterexamples"]
+        rebound = fl.gate("s1", moved, relocation="rebind")
+        assert rebound.accepted and rebound.trace is not None
+        assert fl.gate("s1", _code(FIXED)).accepted
+        again = fl.submit(_code(FIXED), "s1", key="k1")
+        assert fl.submit(_code(FIXED), "s1", key="k1").ticket == again.ticket
+        assert again.attempt == 2
+        assert _attempts(fl, "s1", 2) == ["failed", "succeeded"]
+        with pytest.raises(RunNotFound):
+            fl.gate("nope", moved)

@@ -87,7 +87,8 @@ def serve(store_url: str | None, host: str, port: int, runner_name: str, docs: b
             from frostline.worker import ProcrastinateQueue
 
             try:
-                run_server(store_url, host, port, lambda: Services.remote(ProcrastinateQueue),
+                run_server(store_url, host, port,
+                           lambda: Services.remote(ProcrastinateQueue, runner_name=runner_name),
                            limits=limits, docs=docs, approvals=registry.config.approvals,
                            metrics_public=metrics_public)
             except FrostlineError as err:  # the store cannot be reached or opened

@@ -109,8 +109,8 @@ class Interrupts:
 
 def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CATALOG, *,
               interrupts: Interrupts | None = None, config: Config | None = None) -> JobBody:
-    """The job body of this host: attempts and repairs with `providers` and `runner` (a
-    repair's model may be one of `config`'s [models]), graph runs with the bodies module the
+    """The job body of this host: attempts, repairs and authorings with `providers` and
+    `runner` (a repair's or an authoring's model may be one of `config`'s [models]), graph runs with the bodies module the
     job names.
 
     Example: ``run_job(store, spec, host_body(LocalProviders(), ChildProcessRunner()), worker="w1")``
@@ -155,6 +155,12 @@ def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CA
             if p.get("execute") and result.get("accepted"):
                 result["attempt"] = attempt(store, spec.run_id, result["accepted"], None, None)
             return result
+        if spec.kind == "author":
+            from frostline.embedded.authoring import author_job, host_writer
+
+            return author_job(store, spec.run_id, p, write=host_writer(config), catalog=catalog,
+                              execute=lambda source, args: attempt(store, spec.run_id, source,
+                                                                   args, None))
         return _graph(store, spec)
 
     return body

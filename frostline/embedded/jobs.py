@@ -1,4 +1,4 @@
-"""Jobs: an attempt, a repair or a durable graph run, accepted now and executed by whoever
+"""Jobs: an attempt, a repair, an authoring or a durable graph run, accepted now and executed by whoever
 takes it — a `frostline worker` on any host (Procrastinate over PostgreSQL) or the server's
 bounded in-process pool (the embedded SQLite default).
 
@@ -30,7 +30,7 @@ from frostline.store.base import Store
 
 log = logging.getLogger("frostline.jobs")
 
-JOB_KINDS = ("attempt", "repair", "graph")
+JOB_KINDS = ("attempt", "repair", "graph", "author")
 EVENT_PREFIX = "job."
 TERMINAL = ("finished", "interrupted", "cancelled")
 FAILED_SHOWN = 20  # jobs that failed for good, as `frostline workers` and /v1/workers list them

@@ -257,6 +257,24 @@ def reconcile(store: Store, run_id: str, identity: str, *, abandon: bool,
     return reconcile_call(store, run_id, identity, abandon=abandon, result=result)
 
 
+def gate_verdict(store: Store, run_id: str, script: str, *, runner: Any,
+                 relocation: str | None = None,
+                 catalog: Catalog = DEFAULT_CATALOG) -> dict[str, Any]:
+    """What `frostline gate --json` prints for `script` on `run_id`: the static gate's verdict,
+    and when it stops the candidate, the dry replay's under relocation `rebind` (the run's or
+    `relocation`). Spends nothing and records nothing."""
+    from frostline.contract.gate import frozen_map
+    from frostline.runtime.dry_replay import gate_with_trace
+    from frostline.runtime.gate_check import gate_source
+
+    frozen = frozen_map(store.list_slots(run_id), store.list_attempts(run_id))
+    verdict: dict[str, Any] = gate_source(frozen, script).to_dict()
+    if verdict["accepted"]:
+        return verdict
+    return gate_with_trace(store, run_id, script, runner=runner, relocation=relocation,
+                           catalog=catalog)
+
+
 @dataclass
 class Services:
     """The executing side of the API, injected so tests choose providers, runner and models.
@@ -276,6 +294,17 @@ class Services:
     # A task to a script (`POST /v1/runs` with `task` and `model`): the authoring loop with
     # the model endpoint the spec names. None: this server writes no scripts.
     author: Callable[[AuthorTask, str], AuthorResult] | None = None
+    # What the gate's dry replay runs a candidate in (a Runner; no provider is reachable
+    # there): the attempts' runner, or on an API host whose jobs run on workers one made
+    # here on first use (the sandbox when it verifies).
+    runner: Any = None
+
+    def dry_runner(self) -> Any:
+        if self.runner is None:
+            from frostline import embedded
+
+            self.runner, _ = embedded.make_runner(str(self.extra.get("dry_runner", "auto")))
+        return self.runner
 
     def body(self) -> JobBody:
         """The job body of the in-process pool: attempts and repairs through these services."""
@@ -296,19 +325,32 @@ class Services:
             if spec.kind == "repair":
                 return self.repair(store, spec.run_id, str(p["model"]),
                                    int(p.get("max_rewrites", 3)), bool(p.get("execute")))
+            if spec.kind == "author":
+                from frostline.embedded.authoring import author_job
+
+                if self.author is None:
+                    raise DefinitionError("this server has no model endpoint to write "
+                                          "scripts with; send `script` instead of `task`",
+                                          field="task")
+                return author_job(store, spec.run_id, p, write=self.author,
+                                  catalog=self.extra.get("catalog", DEFAULT_CATALOG),
+                                  execute=lambda source, args: self.execute(
+                                      store, spec.run_id, source, args))
             raise DefinitionError(f"the HTTP service does not run {spec.kind} jobs")
 
         return body
 
     @classmethod
-    def remote(cls, make_queue: Callable[[Store], JobQueue]) -> Services:
-        """Services of an API host whose jobs run on workers: it needs no providers, runner or
-        credentials."""
+    def remote(cls, make_queue: Callable[[Store], JobQueue], *,
+               runner_name: str = "auto") -> Services:
+        """Services of an API host whose jobs run on workers: it needs no providers or
+        credentials, and a runner (`runner_name`) only for the gate's dry replay."""
 
         def elsewhere(*_: Any) -> dict[str, Any]:
             raise DefinitionError("this server queues jobs for workers and executes none")
 
-        return cls(execute=elsewhere, repair=elsewhere, extra={"runner": "workers"},
+        return cls(execute=elsewhere, repair=elsewhere,
+                   extra={"runner": "workers", "dry_runner": runner_name},
                    make_queue=make_queue)
 
     @classmethod
@@ -351,4 +393,4 @@ class Services:
             return result
 
         return cls(execute=execute, repair=repair, extra={"runner": label, "catalog": catalog},
-                   interrupts=stops, author=author)
+                   interrupts=stops, author=author, runner=runner)

@@ -74,6 +74,14 @@ class CreateRun(_Strict):
         return self
 
 
+class GateRequest(_Strict):
+    script: str = Field(min_length=1, max_length=MAX_SCRIPT_CHARS)
+    relocation: Literal["stop", "rebind"] | None = Field(
+        default=None, description="the relocation policy to gate under (default: the run's "
+                                  "envelope); `rebind` dry-replays a candidate that only "
+                                  "moves committed calls")
+
+
 class AddAttempt(_Strict):
     script: str = Field(min_length=1, max_length=MAX_SCRIPT_CHARS)
     args: dict[str, Any] | None = None

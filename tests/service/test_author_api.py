@@ -49,9 +49,13 @@ def test_issue29_a_task_and_a_model_make_a_run(api: Live, model: FakeOpenAIServe
                                                 "args": {"brief": "a fox"}})
         assert r.status_code == 200, r.text
         body = r.json()
-        assert body["outcome"]["status"] == "succeeded"
-        assert [d["ok"] for d in body["author"]["rewrites"]] == [False, True]
-        assert body["author"]["rewrites"][0]["violations"][0]["rule"] == "R03"
+        assert body["kind"] == "author" and body["state"] == "finished"
+        assert r.headers["Location"] == f"/v1/runs/fox/jobs/{body['job']}"
+        assert body["outcome"]["status"] == "succeeded" and body["attempt"] == 1
+        author = body["outcome"]["author"]
+        assert [d["ok"] for d in author["rewrites"]] == [False, True]
+        assert author["rewrites"][0]["violations"][0]["rule"] == "R03"
+        assert author["accepted"] and author["wall_s"] >= 0 and "usage_total" in author
         run = http.get("/v1/runs/fox").json()
     assert run["status"] == "succeeded"
     first, second = (req.body for req in model.requests)
@@ -62,17 +66,49 @@ def test_issue29_a_task_and_a_model_make_a_run(api: Live, model: FakeOpenAIServe
     assert "author" in events
 
 
+def test_issue29_authoring_is_a_job_answered_202(api: Live, model: FakeOpenAIServer) -> None:
+    model.script(chat(BOUNDED))
+    with api.client(api.alice) as http:
+        r = http.post("/v1/runs", json={"task": TASK, "model": "fast", "run_id": "fox",
+                                        "args": {"brief": "a fox"}})
+        assert r.status_code == 202, r.text
+        assert r.json()["kind"] == "author" and r.json()["attempt"] == 1
+        done = _ended(http, r.headers["Location"])
+    assert done["outcome"]["status"] == "succeeded"
+    assert [d["ok"] for d in done["outcome"]["author"]["rewrites"]] == [True]
+
+
+def _ended(http: object, location: str) -> dict[str, object]:
+    from tests.worker.conftest import eventually
+
+    def finished() -> dict[str, object] | None:
+        state = http.get(location).json()  # type: ignore[attr-defined]
+        return state if state["state"] == "finished" else None
+
+    found = eventually(finished, timeout=60, what="the author job's end")
+    assert isinstance(found, dict)
+    return found
+
+
 @pytest.mark.parametrize("reply, status, code", [
-    (server_error(500), 502, "model"), (malformed(), 502, "model"),
-    (chat("I would rather not write code."), 422, "not_authored")])
-def test_issue29_a_failing_model_stores_no_run(api: Live, model: FakeOpenAIServer, reply: object,
-                                               status: int, code: str) -> None:
+    (server_error(500), "failed", "model"), (malformed(), "failed", "model"),
+    (chat("I would rather not write code."), "not_authored", None)])
+def test_issue29_a_failing_model_leaves_a_failed_run_without_attempts(
+        api: Live, model: FakeOpenAIServer, reply: object, status: str, code: str | None
+) -> None:
     model.script(*[reply] * 3)  # type: ignore[list-item]
     with api.client(api.alice) as http:
-        r = http.post("/v1/runs", json={"task": TASK, "model": "fast", "run_id": "r1"})
-    assert r.status_code == status, r.text
-    assert r.json()["error"]["code"] == code
-    assert api.store.list_runs() == []
+        r = http.post("/v1/runs?wait=60", json={"task": TASK, "model": "fast", "run_id": "r1"})
+        assert r.status_code == 200, r.text
+        job = r.json()
+        run = http.get("/v1/runs/r1").json()
+    assert run["status"] == "failed" and run["attempts"] == []
+    if code is None:  # every draft refused: the report says why, no attempt was opened
+        assert job["outcome"]["status"] == status and job["outcome"]["attempt"] is None
+        assert [d["ok"] for d in job["outcome"]["author"]["rewrites"]] == [False] * 3
+        assert "no script the checker accepts" in job["outcome"]["message"]
+    else:
+        assert job["error"]["code"] == code and job["outcome"] == {}
 
 
 @pytest.mark.parametrize("body", [
@@ -92,12 +128,14 @@ def test_issue29_bad_task_bodies_are_refused_before_any_model_call(
 
 def test_issue29_a_server_without_models_says_so(tmp_path: Path) -> None:
     services = Services.default(runner_name="process")
-    services.author = None  # as on an API host whose jobs run on workers
+    services.author = None  # a server configured with no model endpoint
     with serving(open_store(f"sqlite:///{tmp_path / 'api.db'}"), services=services) as live:
         with live.client(live.alice) as http:
-            r = http.post("/v1/runs", json={"task": TASK, "model": "fast"})
-        assert r.status_code == 400 and "send `script`" in r.json()["error"]["message"]
-        assert live.store.list_runs() == []
+            r = http.post("/v1/runs?wait=60", json={"task": TASK, "model": "fast",
+                                                    "run_id": "r1"})
+        assert r.status_code == 200, r.text
+        assert "send `script`" in r.json()["error"]["message"]
+        assert live.store.list_attempts(live.store.find_run("alice", "r1").run_id) == []
 
 
 def test_issue29_a_taken_run_id_is_refused_before_the_model_is_paid(
@@ -105,7 +143,20 @@ def test_issue29_a_taken_run_id_is_refused_before_the_model_is_paid(
     model.script(chat(BOUNDED))
     body = {"task": TASK, "model": "fast", "run_id": "fox", "args": {"brief": "a fox"}}
     with api.client(api.alice) as http:
-        assert http.post("/v1/runs", json=body).status_code == 202
+        assert http.post("/v1/runs?wait=60", json=body).status_code == 200
         again = http.post("/v1/runs", json=body)
     assert again.status_code == 409 and again.json()["error"]["code"] == "exists"
     assert len(model.requests) == 1  # the second request never reached the model
+
+
+def test_issue29_a_retried_task_with_its_key_is_the_same_author_job(
+        api: Live, model: FakeOpenAIServer) -> None:
+    model.script(chat(BOUNDED))
+    body = {"task": TASK, "model": "fast", "args": {"brief": "a fox"}}
+    with api.client(api.alice) as http:
+        first = http.post("/v1/runs?wait=60", json=body, headers={"Idempotency-Key": "k1"})
+        again = http.post("/v1/runs?wait=60", json=body, headers={"Idempotency-Key": "k1"})
+    assert first.status_code == again.status_code == 200, again.text
+    assert again.json()["job"] == first.json()["job"] and again.json()["kind"] == "author"
+    assert again.json()["outcome"]["author"] == first.json()["outcome"]["author"]
+    assert len(model.requests) == 1 and len(api.store.list_runs()) == 1

@@ -31,6 +31,8 @@ OPERATIONS = [
      ["run_id", "wait", "Idempotency-Key"]),
     ("POST", "/v1/runs/{run_id}/repair", "repair_v1_runs__run_id__repair_post", ["runs"], "202",
      ["run_id", "wait", "Idempotency-Key"]),
+    ("POST", "/v1/runs/{run_id}/gate", "gate_v1_runs__run_id__gate_post", ["runs"], "200",
+     ["run_id"]),
     ("GET", "/v1/runs/{run_id}/attempts/{number}/result",
      "attempt_result_v1_runs__run_id__attempts__number__result_get", ["runs"], "200",
      ["number", "run_id"]),

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
+from frostline.config import read_config
 from frostline.embedded.bodies import host_body
 from frostline.providers.local import LocalProviders
 from frostline.runtime.runners import ChildProcessRunner, InProcessRunner
@@ -96,6 +97,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--forget-after", type=float, default=300.0)
     p.add_argument("--fault", default=None, help="sweep:PREFIX or die:PREFIX (see above)")
     p.add_argument("--resume-limit", type=int, default=None)
+    p.add_argument("--config", default=None, help="a frostline.toml: its [models] author")
     a = p.parse_args(argv)
     providers = LocalProviders(latency_s=a.latency, log_path=a.log, idempotent=bool(a.keys),
                                idempotency_path=a.keys)
@@ -106,7 +108,9 @@ def main(argv: list[str]) -> int:
                               lock_journal=a.journal, forget_after_s=a.forget_after,
                               resume_limit=a.resume_limit)
     served = store if a.fault is None else FaultAfterFinish(store, a.url, a.fault)
-    host = WorkerHost(served, lambda stops: host_body(providers, runner, interrupts=stops),
+    config = read_config(a.config) if a.config else None
+    host = WorkerHost(served, lambda stops: host_body(providers, runner, interrupts=stops,
+                                                      config=config),
                       sandbox=f"{a.runner} (test)", settings=settings,
                       say=lambda line: print(line, flush=True))
     try:

@@ -17,7 +17,7 @@ from frostline.errors import RunNotFound
 from frostline.service import operations
 from frostline.service.dependencies import OwnedRun, Principal, State
 from frostline.service.jobs import ACCEPTED, IdempotencyKey, Wait, accept
-from frostline.service.schemas import AddAttempt, RepairRequest
+from frostline.service.schemas import AddAttempt, GateRequest, RepairRequest
 
 router = APIRouter(tags=["runs"])
 
@@ -43,6 +43,19 @@ def repair(body: RepairRequest, run: OwnedRun, who: Principal, state: State,
     return accept(state, who, run, JobSpec("repair", run.run_id, {
         "model": body.model, "max_rewrites": body.max_rewrites, "execute": body.execute}), wait,
         idempotency_key)
+
+
+@router.post("/v1/runs/{run_id}/gate", responses={
+    200: {"description": "The verdict (`accepted`, counterexamples; `trace` after a dry "
+                         "replay), as `frostline gate --json` prints it"},
+    422: {"description": "The candidate does not parse, or the body is malformed"}})
+def gate(body: GateRequest, run: OwnedRun, state: State) -> dict[str, Any]:
+    """Would this script be admitted as the run's next attempt? The gate against the frozen
+    prefix and, under relocation `rebind`, the dry replay (in the runner, no provider
+    reachable). Spends nothing and records nothing."""
+    return operations.public(run, operations.gate_verdict(
+        state.store, run.run_id, body.script, runner=state.services.dry_runner(),
+        relocation=body.relocation, catalog=state.catalog))
 
 
 @router.get("/v1/runs/{run_id}/attempts/{number}/result")

@@ -9,14 +9,13 @@ not; see `frostline.service.limits`.
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import JSONResponse
 
-from frostline.capabilities import Envelope
+from frostline.embedded.authoring import author_params
 from frostline.embedded.cancel import cancel_run
 from frostline.embedded.jobs import (
     JobSpec,
@@ -27,8 +26,6 @@ from frostline.embedded.jobs import (
     ticket_for,
     wait_job,
 )
-from frostline.errors import DefinitionError
-from frostline.repair.author import AuthorResult, AuthorTask
 from frostline.service import operations
 from frostline.service.dependencies import OwnedRun, Principal, State
 from frostline.service.jobs import ACCEPTED, MAX_WAIT_S, IdempotencyKey, Wait, answer, job_slot
@@ -38,24 +35,23 @@ router = APIRouter(tags=["runs"])
 
 
 @router.post("/v1/runs", status_code=202, responses={
-    **ACCEPTED, 422: {"description": "The script was rejected, or (with `task`) no draft the "
-                                     "model wrote was accepted within `max_rewrites`"},
-    502: {"description": "(with `task`) the model endpoint failed; no run was stored"}})
+    **ACCEPTED, 422: {"description": "The script was rejected (or the body is malformed)"}})
 def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0,
                idempotency_key: IdempotencyKey = None) -> JSONResponse:
     """Create a run with a script, args and envelope, and queue its first attempt. Sent again
     with the same `Idempotency-Key`, it answers for the run and job the first one made.
 
-    With `task` and `model` instead of `script`, a model endpoint configured on the server
-    writes the script first (the authoring loop, docs/authoring.md), within this request; the
-    answer carries `author`, every draft's verdict. A model that fails or whose drafts are all
-    refused stores no run."""
+    With `task` and `model` instead of `script`, the job queued is an authoring
+    (docs/authoring.md): a model endpoint configured where the job runs (this server, or the
+    workers) writes the script, and an accepted one runs as the run's first attempt. The
+    job's outcome is that attempt's, with `author` (every draft's verdict); when no draft is
+    accepted its status is `not_authored`, and a model that fails ends the job with its error
+    (code `model`): either way the run is `failed` with no attempt."""
     store, catalog = state.store, state.catalog
     name = body.run_id or _run_name(who, idempotency_key)
     if body.script is not None:
         operations.precheck(body.script, body.envelope, catalog)
-    else:
-        operations.envelope_dict(body.envelope, catalog)  # a bad envelope costs no model call
+    envelope = operations.envelope_dict(body.envelope, catalog)
     operations.precheck_args(body.args)
     # Names are per principal: only the caller's own runs can be in the way.
     existing = store.find_run(who, name)
@@ -64,55 +60,24 @@ def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0,
             ticket = ticket_for(existing.run_id, idempotency_key)
             known = queued_submission(store, existing.run_id, ticket)
             if known is not None:
-                return answer(state, existing, JobSpec("attempt", existing.run_id, {}, ticket),
+                return answer(state, existing, JobSpec(known.kind, existing.run_id, {}, ticket),
                               known, wait)
         raise HTTPException(409, {"code": "exists", "message": f"run {name!r} already exists"})
     # Both limits are checked before anything is stored: a refused run leaves no trace.
-    authored = None
     with job_slot(state, who):
         state.limits.admit_run(who)
-        source = body.script
-        if source is None:
-            authored = _author(state, body)
-            source = authored.accepted
-        run = store.create_run(name, operations.envelope_dict(body.envelope, catalog), owner=who)
-        spec = JobSpec("attempt", run.run_id, {"source": source, "args": body.args},
-                       ticket_for(run.run_id, idempotency_key) if idempotency_key
-                       else new_ticket())
-        if authored is not None:
-            store.append_event(run.run_id, "author", {
-                "model": body.model, "accepted": True, "usage": authored.usage_total,
-                "rewrites": [{"n": d.n, "ok": d.ok, "reason": d.reason}
-                             for d in authored.rewrites]})
+        run = store.create_run(name, envelope, owner=who)
+        ticket = ticket_for(run.run_id, idempotency_key) if idempotency_key else new_ticket()
+        if body.script is not None:
+            spec = JobSpec("attempt", run.run_id, {"source": body.script, "args": body.args},
+                           ticket)
+        else:
+            assert body.task is not None and body.model is not None
+            spec = JobSpec("author", run.run_id, author_params(
+                body.task, body.model, max_rewrites=body.max_rewrites, args=body.args),
+                ticket)
         submission = state.queue.submit(store, spec)
-    response = answer(state, run, spec, submission, wait)
-    if authored is None:
-        return response
-    data = json.loads(bytes(response.body))
-    data["author"] = authored.to_dict()
-    return JSONResponse(data, status_code=response.status_code,
-                        headers={"Location": response.headers["Location"]})
-
-
-def _author(state: Any, body: CreateRun) -> AuthorResult:
-    """The script a configured model writes for `body.task` (422 when no draft is accepted;
-    a model error is a 502 through the error handlers)."""
-    if state.services.author is None:
-        raise DefinitionError("this server writes no scripts (its jobs run on workers, which "
-                              "hold the model endpoints); send `script` instead of `task`",
-                              field="task")
-    assert body.task is not None and body.model is not None
-    task = AuthorTask(body.task, catalog=state.catalog,
-                      envelope=Envelope.from_dict(body.envelope, state.catalog)
-                      if body.envelope else None,
-                      args=body.args or None, max_rewrites=body.max_rewrites)
-    result: AuthorResult = state.services.author(task, body.model)
-    if result.accepted is None:
-        raise HTTPException(422, {"code": "not_authored", "message": (
-            f"the model wrote no script the checker accepts in {len(result.rewrites)} "
-            "draft(s); rephrase the task, raise max_rewrites, or send a script"),
-            "rewrites": [d.to_dict() for d in result.rewrites]})
-    return result
+    return answer(state, run, spec, submission, wait)
 
 
 def _run_name(who: str, key: str | None) -> str:
