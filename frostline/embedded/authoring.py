@@ -20,6 +20,7 @@ from typing import Any
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
+from frostline.contract.status import RunStatus
 from frostline.errors import FrostlineError, RunNotFound
 from frostline.repair.author import DEFAULT_MAX_REWRITES, AuthorResult, AuthorTask
 from frostline.store.base import Store
@@ -55,7 +56,7 @@ def author_job(store: Store, run_id: str, params: dict[str, Any], *, write: Writ
         try:
             result = write(task, model)
         except FrostlineError:
-            store.set_run_status(run_id, "failed")
+            store.set_run_status(run_id, RunStatus.FAILED)
             raise
         report = result.to_dict()
         store.append_event(run_id, "author", {
@@ -63,7 +64,7 @@ def author_job(store: Store, run_id: str, params: dict[str, Any], *, write: Writ
             "usage": result.usage_total, "report": report,
             "rewrites": [{"n": d.n, "ok": d.ok, "reason": d.reason} for d in result.rewrites]})
     if report["accepted"] is None:
-        store.set_run_status(run_id, "failed")
+        store.set_run_status(run_id, RunStatus.FAILED)
         return {"run_id": run_id, "status": NOT_AUTHORED, "attempt": None, "author": report,
                 "message": f"the model wrote no script the checker accepts in "
                            f"{len(report['rewrites'])} draft(s); rephrase the task, raise "
