@@ -98,10 +98,6 @@ class Tally:
     statuses: list[str] = field(default_factory=list)
 
 
-class _Stop(FrostlineError):
-    code = "divergence"
-
-
 def _delay(attempt: int, site: str, steps: tuple[int, ...]) -> float:
     """The fixed network delay of a fanout call: (attempt, site, path) → 0-70 ms."""
     bucket = hashlib.sha256(f"{attempt}|{site}|{steps}".encode()).digest()[0] % 8
