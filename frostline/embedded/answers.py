@@ -156,11 +156,6 @@ def next_due_at(store: Store, run_id: str) -> float | None:
     return min(due) if due else None
 
 
-def next_due(store: Store, run_id: str) -> str | None:
-    """`next_due_at` as an ISO instant."""
-    return iso(next_due_at(store, run_id))
-
-
 def _stopped_on(error: Any) -> set[str]:
     if not isinstance(error, dict) or error.get("code") != "waiting":
         return set()

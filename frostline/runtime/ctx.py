@@ -41,11 +41,6 @@ _PATH: contextvars.ContextVar[tuple[int, ...]] = contextvars.ContextVar("frostli
                                                                           default=())
 
 
-def current_path() -> tuple[int, ...]:
-    """The fanout path π of the running branch (``()`` in sequential code)."""
-    return _PATH.get()
-
-
 class Transport(Protocol):
     """How the ctx reaches the host. Replies are the `reply` frames of frostline.runtime.rpc."""
 

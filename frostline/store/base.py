@@ -16,7 +16,7 @@ from __future__ import annotations
 import abc
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
@@ -361,8 +361,3 @@ def _ordered_worker(store: Store) -> ThreadPoolExecutor:
             entry = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="frostline-write"))
             store.__dict__["_write_worker"] = entry
         return entry[1]
-
-
-def iter_identities(slots: list[SlotRecord]) -> Iterator[Identity]:
-    for s in slots:
-        yield s.identity

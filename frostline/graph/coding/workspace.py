@@ -127,9 +127,6 @@ class Workspace:
                         ignore=shutil.ignore_patterns(".frostline-base"))
         self.applied = {}
 
-    def base_text(self, rel: str) -> str:
-        return (self.base / _safe_rel(rel)).read_text(encoding="utf-8")
-
     def base_texts(self, files: Sequence[str]) -> dict[str, str]:
         out = {}
         for rel in files:
