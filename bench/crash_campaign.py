@@ -52,10 +52,9 @@ from frostline.contract.records import SlotRecord  # noqa: E402
 from frostline.providers.local import LocalProviders  # noqa: E402
 from frostline.providers.provider_log import ProviderLog  # noqa: E402
 from frostline.runtime.execute import execute  # noqa: E402
-from frostline.runtime.runners import InProcessRunner  # noqa: E402
 from frostline.store import open_store  # noqa: E402
 from frostline.store.base import Store  # noqa: E402
-from frostline.store.faulty import FaultyStore  # noqa: E402
+from frostline.testing import FaultyStore, InProcessRunner  # noqa: E402
 
 POINTS = ("before_write", "after_write", "after_provider", "commit_in_flight", "after_commit")
 SCRIPTS: dict[str, tuple[str, int]] = {

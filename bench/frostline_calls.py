@@ -25,8 +25,8 @@ from frostline.contract.prefix import Prefix, load_prefix
 from frostline.providers.local import LocalProviders
 from frostline.runtime.broker import Broker
 from frostline.runtime.execute import execute
-from frostline.runtime.runners import InProcessRunner
 from frostline.store.base import Store
+from frostline.testing import InProcessRunner
 
 SITE = "orchestrate/#0"
 FANOUT = 32

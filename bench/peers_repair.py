@@ -176,8 +176,8 @@ def run_frostline(cases: Sequence[tuple[str, int, int]], folder: Path) -> list[R
     from frostline.capabilities.provider import ProviderResult
     from frostline.errors import ProviderError
     from frostline.runtime.execute import execute
-    from frostline.runtime.runners import InProcessRunner
     from frostline.store import open_store
+    from frostline.testing import InProcessRunner
 
     provider = CountingProvider(folder / "frostline-calls.jsonl")
 

@@ -42,8 +42,9 @@ from frostline.contract.prefix import load_prefix
 from frostline.errors import ProviderError
 from frostline.runtime.dry_replay import DryReplay, dry_replay, gate_with_trace
 from frostline.runtime.execute import execute
-from frostline.runtime.runners import InProcessRunner, Job, Runner
+from frostline.runtime.runners import Job, Runner
 from frostline.script import annotate, sites
+from frostline.testing import InProcessRunner
 
 REBIND = {"relocation": "rebind", "budget": {"usd": 100.0, "calls": 1000}, "ledger_policy": "warn"}
 

@@ -32,8 +32,9 @@ if str(ROOT) not in sys.path:
 from frostline.capabilities.provider import CallContext  # noqa: E402
 from frostline.providers.local import LocalProviders  # noqa: E402
 from frostline.runtime.execute import execute  # noqa: E402
-from frostline.runtime.runners import ChildProcessRunner, InProcessRunner, Runner  # noqa: E402
+from frostline.runtime.runners import ChildProcessRunner, Runner  # noqa: E402
 from frostline.store import open_store  # noqa: E402
+from frostline.testing import InProcessRunner  # noqa: E402
 
 SEQUENTIAL = """
 async def orchestrate(ctx, args):

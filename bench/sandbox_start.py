@@ -152,9 +152,10 @@ def end_to_end_variants(store_dir: str) -> dict[str, Callable[[], float]]:
     """One closure per runner: a ten-call script through `execute`, in a fresh run each time."""
     from frostline.providers.local import LocalProviders
     from frostline.runtime.execute import execute
-    from frostline.runtime.runners import ChildProcessRunner, InProcessRunner
+    from frostline.runtime.runners import ChildProcessRunner
     from frostline.runtime.sandbox_runner import SandboxRunner
     from frostline.store import open_store
+    from frostline.testing import InProcessRunner
 
     store = open_store(f"sqlite:///{Path(store_dir) / 'bench.db'}")
     providers = LocalProviders()

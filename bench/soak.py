@@ -58,7 +58,7 @@ STATUS_GRACE_S = 30.0  # ten times the workers' stalled_after
 def soak_worker(url: str, name: str, latency: float, keys: str) -> int:
     from frostline.embedded.bodies import host_body
     from frostline.providers.local import LocalProviders
-    from frostline.runtime.runners import InProcessRunner
+    from frostline.testing import InProcessRunner
     from frostline.worker import WorkerHost, WorkerSettings, open_worker_store
 
     store = open_worker_store(url)

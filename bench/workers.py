@@ -50,7 +50,7 @@ DBOS_POLL_S = 0.05
 def frostline_worker(url: str, latency: float, name: str) -> int:
     from frostline.embedded.bodies import host_body
     from frostline.providers.local import LocalProviders
-    from frostline.runtime.runners import InProcessRunner
+    from frostline.testing import InProcessRunner
     from frostline.worker import WorkerHost, WorkerSettings, open_worker_store
 
     store = open_worker_store(url)

@@ -143,6 +143,20 @@ def test_no_module_imports_a_private_name_of_another() -> None:
     assert offenders == []
 
 
+def test_no_product_module_imports_frostline_testing() -> None:
+    """The test doubles (frostline.testing) serve tests and benchmarks only (issue 28 §4)."""
+    offenders = [f"{name}:{line} imports {target}.{imported}"
+                 for name, (path, tree) in MODULES.items()
+                 if not _in_testing(name)
+                 for target, imported, line in imports(name, path, tree)
+                 if _in_testing(target) or _in_testing(f"{target}.{imported}")]
+    assert not offenders, offenders
+
+
+def _in_testing(module: str) -> bool:
+    return module == "frostline.testing" or module.startswith("frostline.testing.")
+
+
 def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 

@@ -20,8 +20,8 @@ from typing import Any
 from frostline.providers.local import LocalProviders
 from frostline.providers.provider_log import ProviderLog
 from frostline.runtime.execute import AttemptOutcome, execute
-from frostline.runtime.runners import InProcessRunner
 from frostline.store import Store, open_store
+from frostline.testing import InProcessRunner
 
 
 class Lab:

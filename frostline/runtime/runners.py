@@ -1,7 +1,5 @@
 """Runners: where a script executes, and how its frames reach the broker.
 
-- `InProcessRunner` runs the script in the host's own event loop against the broker directly.
-  Unit tests only: it isolates nothing.
 - `ChildProcessRunner` starts ``python -m frostline.runtime.child READ_FD WRITE_FD`` as a real
   process in its own process group, with a minimal environment (never the host's variables,
   so never a provider credential), talks to it over two inherited pipes with the framed,
@@ -19,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import logging
 import os
 import shutil
@@ -36,8 +33,6 @@ from typing import IO, Any, Protocol
 
 import frostline
 from frostline.runtime.broker import Broker, Reply
-from frostline.runtime.child import error_dict, load_entry, run_entry
-from frostline.runtime.ctx import Ctx
 from frostline.runtime.rpc import MAX_LOG, Channel, ProtocolError
 
 log = logging.getLogger("frostline.runner")
@@ -73,55 +68,6 @@ class ScriptOutcome:
 
 class Runner(Protocol):
     async def run(self, job: Job, broker: Broker) -> ScriptOutcome: ...
-
-
-# in-process ---------------------------------------------------------------------------
-class DirectTransport:
-    """The ctx transport of the in-process runner: frames go to the broker as dicts.
-
-    JSON round trips detach payloads and results from the script, as the pipe would.
-    """
-
-    def __init__(self, broker: Broker) -> None:
-        self._broker = broker
-        self._next = 0
-
-    async def call(self, site: str, path: list[int], capability: str,
-                   payload: dict[str, Any]) -> Reply:
-        return await self._send({"type": "call", "site": site, "path": path,
-                                 "capability": capability, "payload": payload})
-
-    async def decide(self, path: list[int], value: int) -> Reply:
-        return await self._send({"type": "decide", "path": path, "value": value})
-
-    async def _send(self, frame: dict[str, Any]) -> Reply:
-        self._next += 1
-        frame = json.loads(json.dumps({**frame, "id": self._next, "nonce": self._broker.nonce}))
-        # shield: a script that stops waiting (a race loser) must not cancel a dispatch.
-        reply = await asyncio.shield(self._broker.submit(frame))
-        return dict(json.loads(json.dumps(reply)))
-
-
-class InProcessRunner:
-    """Runs the script in this process (unit tests only; no isolation at all)."""
-
-    def __init__(self, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
-        self.timeout_s = timeout_s
-
-    async def run(self, job: Job, broker: Broker) -> ScriptOutcome:
-        ctx = Ctx(DirectTransport(broker), concurrency=job.concurrency, max_fanout=job.max_fanout)
-        try:
-            entry = load_entry(job.source)
-            result = await asyncio.wait_for(run_entry(entry, ctx, job.args), self.timeout_s)
-        except TimeoutError:
-            return ScriptOutcome(False, error={"type": "Timeout", "message":
-                                               f"the script ran longer than {self.timeout_s}s"},
-                                 timed_out=True)
-        except BaseException as exc:  # RunStopped included: the host already knows why
-            if isinstance(exc, KeyboardInterrupt | SystemExit | asyncio.CancelledError):
-                raise
-            return ScriptOutcome(False, error=error_dict(exc))
-        return ScriptOutcome(True, result=result)
 
 
 # child process -----------------------------------------------------------------------

@@ -95,7 +95,7 @@ command = ["{sys.executable}", "{SERVERS / 'fake.py'}", "{log}"]
 def test_repair_uses_a_configured_model_endpoint(tmp_path, sqlite_url):
     from frostline.providers.local import LocalProviders
     from frostline.runtime.execute import execute
-    from frostline.runtime.runners import InProcessRunner
+    from frostline.testing import InProcessRunner
 
     with open_store(sqlite_url) as store:
         assert execute(store, "e5", FAILING, args={"brief": "fox"}, providers=LocalProviders(),

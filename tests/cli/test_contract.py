@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from frostline.cli.contract import cert_command, gate_command, orphans_command
 from frostline.providers.local import LocalProviders
 from frostline.runtime.execute import execute
-from frostline.runtime.runners import InProcessRunner
 from frostline.store import open_store
+from frostline.testing import InProcessRunner
 
 SCRIPTS = Path(__file__).parent / "scripts"
 FAILING = (Path(__file__).parent.parent / "repair" / "replies" / "failing.py").read_text()

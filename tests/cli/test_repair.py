@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from frostline.cli.repair import repair_command
 from frostline.providers.local import LocalProviders
 from frostline.runtime.execute import execute
-from frostline.runtime.runners import InProcessRunner
 from frostline.store import open_store
+from frostline.testing import InProcessRunner
 from tests.fakes.openai_server import FakeOpenAIServer, chat, slow
 
 REPLIES = Path(__file__).parents[1] / "repair" / "replies"

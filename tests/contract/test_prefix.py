@@ -6,7 +6,7 @@ from frostline.contract.identity import Identity, digest
 from frostline.contract.prefix import Prefix, load_prefix
 from frostline.contract.records import SlotRecord
 from frostline.errors import PrefixConflict, StoreUnavailable
-from frostline.store.faulty import FaultyStore
+from frostline.testing import FaultyStore
 
 
 def slot(site="orchestrate/#0", path=(), occ=0, cap="echo", payload=None, attempt=1, run="r"):

@@ -18,7 +18,7 @@ from frostline.graph.durable import GraphTool, run_durable, tool_identity
 from frostline.graph.errors import GraphRejected, IllegalTool
 from frostline.graph.graph import Graph, load_graph
 from frostline.store import CallStatus, Store
-from frostline.store.faulty import FaultyStore
+from frostline.testing import FaultyStore
 
 BODIES = Path(__file__).with_name("durable_bodies.py")
 HAPPY_PATH = ("INIT", "RECONNAISSANCE", "LOCALIZE", "IMPACT", "DEBUG", "PLAN", "GENERATE", "EDIT",

@@ -23,7 +23,7 @@ from frostline.graph.engine import model_body
 from frostline.graph.graph import load_graph
 from frostline.graph.slot import SlotRequest
 from frostline.store import CallStatus, Store, open_store
-from frostline.store.faulty import FaultyStore
+from frostline.testing import FaultyStore
 
 TOOL_CALLS = sum(len(c) for c in CALLS.values())
 

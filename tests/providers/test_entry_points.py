@@ -59,7 +59,7 @@ import json, sys
 from frostline.config import parse_config
 from frostline.providers.registry import open_registry
 from frostline.runtime.execute import execute
-from frostline.runtime.runners import InProcessRunner
+from frostline.testing import InProcessRunner
 from frostline.store import open_store
 
 config = parse_config({"providers": {"plugins": {"kind": "python", "entry_points": True}}})

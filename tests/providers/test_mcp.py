@@ -26,7 +26,7 @@ from frostline.errors import ConfigError, ProviderUnavailable
 from frostline.providers.mcp import effect_of
 from frostline.providers.registry import open_registry, open_registry_async
 from frostline.runtime.execute import execute_async
-from frostline.runtime.runners import InProcessRunner
+from frostline.testing import InProcessRunner
 from tests.runtime.helpers import run
 
 pytest.importorskip("mcp")

@@ -20,7 +20,7 @@ from frostline.providers.local import LocalProviders
 from frostline.runtime.execute import execute
 from frostline.runtime.sandbox_runner import SandboxRunner
 from frostline.store import open_store
-from frostline.store.faulty import FaultyStore
+from frostline.testing import FaultyStore
 
 
 class DiesAfterRebinding(FaultyStore):

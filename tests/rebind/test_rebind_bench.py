@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bench.paper.common import Lab
 from bench.rebind import choose, demo_figures, generator, table_vii
-from frostline.runtime.runners import InProcessRunner
+from frostline.testing import InProcessRunner
 
 
 def rows_of(text: str) -> dict[str, list[str]]:

@@ -16,8 +16,8 @@ from frostline.errors import EnvelopeError
 from frostline.mcp import operations as ops
 from frostline.repair.loop import repair_loop, task_from_store
 from frostline.repair.prompt import RELOCATION_REBIND
-from frostline.runtime.runners import InProcessRunner
 from frostline.store import open_store
+from frostline.testing import InProcessRunner
 from tests.rebind.test_rebind_runtime import ARGS, BRAND, MOVED, paid
 from tests.runtime.helpers import local, run
 

@@ -29,7 +29,7 @@ from bench.refactor import REFACTORINGS, call_count, payload_change
 from frostline.capabilities.provider import CallContext, Provider, ProviderResult
 from frostline.contract.identity import Identity, digest
 from frostline.errors import ProviderError
-from frostline.runtime.runners import InProcessRunner
+from frostline.testing import InProcessRunner
 from tests.runtime.helpers import local, run
 
 CORPUS = sorted((s for s in load("valid") if call_count(s.source) > 0), key=lambda s: s.name)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from frostline.cli import main
 from frostline.contract.records import run_key
 from frostline.runtime.execute import execute
-from frostline.runtime.runners import InProcessRunner
+from frostline.testing import InProcessRunner
 from tests.rebind.test_rebind_runtime import ARGS, BRAND, MOVED
 from tests.runtime.helpers import local
 

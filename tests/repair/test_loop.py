@@ -19,8 +19,8 @@ from frostline.repair.loop import (
 )
 from frostline.repair.replay import ReplayClient, ReplayPolicy
 from frostline.runtime.execute import execute
-from frostline.runtime.runners import InProcessRunner
 from frostline.store import Store
+from frostline.testing import InProcessRunner
 
 REPLIES = Path(__file__).parent / "replies"
 FAILING = (REPLIES / "failing.py").read_text()

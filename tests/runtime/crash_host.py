@@ -31,7 +31,7 @@ from frostline.providers.local import LocalProviders
 from frostline.runtime.execute import execute
 from frostline.runtime.runners import ChildProcessRunner
 from frostline.store import open_store
-from frostline.store.faulty import FaultyStore
+from frostline.testing import FaultyStore
 
 SENT = threading.Event()  # read_only_in_flight: the provider was called
 

@@ -15,8 +15,9 @@ from frostline.errors import ProviderError
 from frostline.providers.local import LocalProviders
 from frostline.providers.provider_log import ProviderLog
 from frostline.runtime.execute import AttemptOutcome, execute
-from frostline.runtime.runners import InProcessRunner, Runner
+from frostline.runtime.runners import Runner
 from frostline.store.base import Store
+from frostline.testing import InProcessRunner
 
 
 def run(store: Store, run_id: str, source: str, providers: Provider, *,

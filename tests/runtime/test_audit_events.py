@@ -17,7 +17,7 @@ from frostline.errors import StoreUnavailable
 from frostline.providers.local import LocalProviders
 from frostline.runtime.broker import REPLAY_BATCH, Broker
 from frostline.store import Store
-from frostline.store.faulty import FaultyStore
+from frostline.testing import FaultyStore
 
 SITE = "orchestrate/#0"
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from frostline.runtime.rpc import MAX_LOG
-from frostline.runtime.runners import ChildProcessRunner, InProcessRunner
+from frostline.runtime.runners import ChildProcessRunner
+from frostline.testing import InProcessRunner
 from tests.runtime.helpers import Flaky, echo_ns, local, run
 
 ECHO = """

@@ -6,7 +6,7 @@ import logging
 
 from frostline.errors import StoreUnavailable
 from frostline.runtime.execute import FAIL_OPEN_ENV, fail_open_requested
-from frostline.store.faulty import FaultyStore
+from frostline.testing import FaultyStore
 from tests.runtime.helpers import echo_ns, local, run
 
 ONE = """

@@ -11,7 +11,7 @@ from dataclasses import replace
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.errors import StoreUnavailable
 from frostline.store import open_store
-from frostline.store.faulty import FaultyStore
+from frostline.testing import FaultyStore
 from tests.runtime.helpers import local, logged, run
 from tests.runtime.test_crash import ONE_REVIEW, executions, host, killed
 

@@ -11,7 +11,7 @@ from frostline.embedded.bodies import host_body
 from frostline.embedded.jobs import JobSpec, run_job
 from frostline.providers.local import LocalProviders
 from frostline.runtime import tracing
-from frostline.runtime.runners import InProcessRunner
+from frostline.testing import InProcessRunner
 
 sdk = pytest.importorskip("opentelemetry.sdk.trace")
 from opentelemetry import trace  # noqa: E402

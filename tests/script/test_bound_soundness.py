@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 
 from frostline.providers.local import LocalProviders
 from frostline.runtime.execute import execute
-from frostline.runtime.runners import InProcessRunner
 from frostline.script import check
 from frostline.store import Store, open_store
+from frostline.testing import InProcessRunner
 
 SOURCES = (
     'args["xs"][:{a}]',

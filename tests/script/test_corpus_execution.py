@@ -22,9 +22,9 @@ from bench.corpus import CorpusScript, load
 from bench.mutation import select_bases
 from frostline.providers.local import LocalProviders
 from frostline.runtime.execute import AttemptOutcome, execute
-from frostline.runtime.runners import InProcessRunner
 from frostline.script import check
 from frostline.store import Store, open_store
+from frostline.testing import InProcessRunner
 
 VALID = load("valid")
 DEFAULT = select_bases(VALID, 12, seed=0)

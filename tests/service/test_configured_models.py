@@ -10,9 +10,9 @@ from frostline.config import parse_config
 from frostline.providers.local import LocalProviders
 from frostline.providers.registry import open_registry
 from frostline.runtime.execute import execute
-from frostline.runtime.runners import InProcessRunner
 from frostline.service.operations import Services
 from frostline.service.schemas import RepairRequest
+from frostline.testing import InProcessRunner
 from tests.cli.test_repair import FAILING, FIXED, RELOCATED
 from tests.fakes.openai_server import FakeOpenAIServer, chat
 

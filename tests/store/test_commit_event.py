@@ -9,7 +9,7 @@ import pytest
 from frostline.contract.identity import digest
 from frostline.errors import DefinitionError, FrostlineError, StoreUnavailable
 from frostline.store import Store
-from frostline.store.faulty import FaultyStore
+from frostline.testing import FaultyStore
 
 from .helpers import CAP, Raw, ident, slot_for
 

@@ -6,9 +6,9 @@ import inspect
 
 import frostline.store as store_pkg
 from frostline.store.base import Store
-from frostline.store.faulty import FaultyStore
 from frostline.store.postgres import PostgresStore
 from frostline.store.sqlite import SQLiteStore
+from frostline.testing import FaultyStore
 
 
 def test_exported_members() -> None:

@@ -10,8 +10,8 @@ import pytest
 from frostline.contract.identity import digest
 from frostline.errors import StoreNotFound, StoreUnavailable
 from frostline.store import Store, open_store
-from frostline.store.faulty import FaultyStore
 from frostline.store.sql import SqlStore
+from frostline.testing import FaultyStore
 
 from .helpers import CAP, Raw, call_and_commit, ident, slot_for
 

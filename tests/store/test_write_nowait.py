@@ -11,7 +11,7 @@ from frostline.contract.identity import digest
 from frostline.contract.records import CallStatus
 from frostline.errors import FrostlineError, RunNotFound, StoreUnavailable
 from frostline.store import Store, open_store
-from frostline.store.faulty import FaultyStore
+from frostline.testing import FaultyStore
 
 from .helpers import CAP, ident, slot_for
 

@@ -19,8 +19,8 @@ from frostline.errors import (
 )
 from frostline.providers.local import LocalProviders
 from frostline.runtime.outcome import AttemptOutcome
-from frostline.runtime.runners import InProcessRunner
 from frostline.store.base import Store
+from frostline.testing import InProcessRunner
 from tests.runtime.helpers import echo_ns, run
 
 APPROVE_THEN_ECHO = """

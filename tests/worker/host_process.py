@@ -28,7 +28,8 @@ import psycopg
 from frostline.config import read_config
 from frostline.embedded.bodies import host_body
 from frostline.providers.local import LocalProviders
-from frostline.runtime.runners import ChildProcessRunner, InProcessRunner
+from frostline.runtime.runners import ChildProcessRunner
+from frostline.testing import InProcessRunner
 from frostline.worker import WorkerHost, WorkerSettings, open_worker_store
 
 SWEEP = ("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
