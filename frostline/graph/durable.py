@@ -15,8 +15,8 @@ the bodies and the tool results, and a replayed call returns the committed resul
 the same run id again walks the same states, reaches the same identities, replays every
 committed call and continues where the crashed attempt stopped.
 
-The grant set in force is the current state's allowlist: before each call the router gives the
-broker an envelope whose grants are exactly that allowlist. The engine's `ToolBoundary` has
+The grant set in force is the current state's allowlist: the router hands each call to the
+broker (`Broker.call_admitted`) with exactly that allowlist as its grants. The engine's `ToolBoundary` has
 already refused an off-list call (ILLEGAL_TOOL, recorded in the ledger, never routed), so the
 broker's grant check is a second line, not the first.
 
@@ -168,25 +168,22 @@ class DurableToolRouter:
     and the attempt settles before it is finished.
     """
 
-    def __init__(self, broker: Broker, graph: Graph, envelope: Envelope) -> None:
+    def __init__(self, broker: Broker, graph: Graph) -> None:
         self.broker = broker
         self.graph = graph
-        self.envelope = envelope
         self.calls: list[ToolCall] = []
         self._loop = asyncio.new_event_loop()
 
     def call(self, call: ToolCall) -> Any:
         self._check()  # a stopped run makes no further call
         identity = tool_identity(call.state, call.visit, call.ordinal)
-        # The grant set in force is the state's allowlist, nothing more.
-        self.broker.envelope = self.envelope.with_grants(
-            tuple(self.graph.contracts[call.state].permitted_tools))
-        self.broker.invoked.append(identity)
         self.calls.append(call)
         # The per-call rule of the broker, driven without a script: the engine has already
-        # admitted the call (allowlist) and assigned its occurrence (the visit's ordinal).
-        reply = self._loop.run_until_complete(
-            self.broker._call(identity, call.tool, dict(call.payload)))
+        # admitted the call (allowlist) and assigned its occurrence (the visit's ordinal); the
+        # grant set in force is the state's allowlist, nothing more.
+        reply = self._loop.run_until_complete(self.broker.call_admitted(
+            identity, call.tool, dict(call.payload),
+            grants=self.graph.contracts[call.state].permitted_tools))
         if reply.get("ok"):
             self._check()  # e.g. an earlier ledger batch that could not be written
             return reply.get("result")
@@ -370,7 +367,7 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
                     prefix=prefix, catalog=catalog, unresolved=unresolved,
                     prior_calls=len(calls), prior_spend_usd=prior_spend)
     broker.note("attempt_started", started)  # buffered with the ledger: see AttemptSink
-    router = DurableToolRouter(broker, graph, env)
+    router = DurableToolRouter(broker, graph)
     try:
         try:
             engine = Engine(graph, bodies, model=model, router=router, limits=limits,

@@ -50,7 +50,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
@@ -97,7 +97,7 @@ class Broker:
         self.store = store
         self.run_id = run_id
         self.attempt = attempt
-        self.envelope = envelope  # read per call: a graph run swaps it per state
+        self.envelope = envelope  # a graph state's call narrows its grants (call_admitted)
         self.providers = providers
         self.catalog = catalog
         self.prefix = prefix
@@ -182,30 +182,39 @@ class Broker:
         return stop_reply(err)
 
     # the runtime rule and dispatch --------------------------------------------------------
-    def _call(self, identity: Identity, capability: str,
-              payload: dict[str, Any]) -> Coroutine[Any, Any, Reply]:
-        """The rule and dispatch of a call admitted elsewhere: a graph state's tool call,
-        whose identity the graph engine assigns."""
-        return self._run(Call.of(identity, capability, payload))
+    def call_admitted(self, identity: Identity, capability: str, payload: dict[str, Any], *,
+                      grants: Sequence[str]) -> Coroutine[Any, Any, Reply]:
+        """The rule and dispatch of a call admitted outside the broker: a graph state's tool
+        call, whose identity (state, visit, ordinal) the graph engine assigned and whose state
+        permits exactly `grants`. The call counts as invoked and is decided under the
+        envelope with `grants` as its grant set (its other limits unchanged); everything after
+        admission (grants, schema, the runtime rule, dispatch) is a script call's.
+
+        Example: ``reply = await broker.call_admitted(ident, "sandbox.execute", {...},
+        grants=("sandbox.execute",))``
+        """
+        self.invoked.append(identity)
+        envelope = self.envelope.with_grants(tuple(grants))
+        return self._run(Call.of(identity, capability, payload), envelope)
 
     async def _traced(self, call: Call) -> Reply:
         with tracing.span("frostline.call", run_id=self.run_id, attempt=self.attempt,
                           identity=call.text, capability=call.capability) as span:
             try:
-                return await self._run(call)
+                return await self._run(call, self.envelope)
             finally:
                 outcome = call.row.get("outcome")
                 tracing.annotate(span, outcome=None if outcome is None else str(outcome),
                                  replayed=outcome == "replayed")
 
-    async def _run(self, call: Call) -> Reply:
+    async def _run(self, call: Call, envelope: Envelope) -> Reply:
         row = call.row
         self.stats.calls.append(row)
         try:
-            reply = self._rule.decide(call, self.envelope)
+            reply = self._rule.decide(call, envelope)
             if reply is not None:
                 return reply
-            return await self._dispatcher.dispatch(call, self.envelope.concurrency)
+            return await self._dispatcher.dispatch(call, envelope.concurrency)
         except StoreUnavailable as exc:
             row.setdefault("outcome", "store_unavailable")
             self._stop.stop(exc)

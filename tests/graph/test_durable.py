@@ -276,7 +276,7 @@ def test_the_broker_grants_only_the_current_states_allowlist(store: Store) -> No
     broker = Broker(store, "g1", attempt.number, envelope=Envelope(),
                     providers=ToolProvider(registry), whitelist={},
                     prefix=load_prefix(store, "g1"), catalog=tool_catalog(registry))
-    router = DurableToolRouter(broker, load_graph("canonical"), Envelope())
+    router = DurableToolRouter(broker, load_graph("canonical"))
     try:
         ok = router.call(ToolCall("EXECUTE", 0, 0, "sandbox.execute", {"cmd": "x"}))
         assert ok["echo"] == {"cmd": "x"}
