@@ -51,7 +51,7 @@ def new_broker(store: Store, calls: int, *, run_id: str | None = None,
     attempt = store.start_attempt(run_id, source="# benchmark", annotated="# benchmark",
                                   report={"valid": True})
     return Broker(store, run_id, attempt.number, envelope=env, providers=LocalProviders(),
-                  whitelist={SITE: "echo"},
+                  allowlist={SITE: "echo"},
                   prefix=prefix if prefix is not None else load_prefix(store, run_id))
 
 

@@ -72,7 +72,7 @@ def _broker(store: Store, registry: CapabilityRegistry, calls: int) -> Broker:
     attempt = store.start_attempt(run_id, source="# benchmark", annotated="# benchmark",
                                   report={"valid": True})
     return Broker(store, run_id, attempt.number, envelope=env, providers=registry,
-                  whitelist={SITE: CAPABILITY}, prefix=load_prefix(store, run_id),
+                  allowlist={SITE: CAPABILITY}, prefix=load_prefix(store, run_id),
                   catalog=registry.catalog)
 
 

@@ -262,13 +262,13 @@ def timing(scripts: Sequence[CorpusScript], lab: Lab, runs: int) -> str:
             t = time.perf_counter()
             asyncio.run(dry_replay(lab.store, run_id, annotated=annotate(candidate),
                                    args=script.args or {}, envelope=Envelope(),
-                                   whitelist={s.site: s.capability for s in infos},
+                                   allowlist={s.site: s.capability for s in infos},
                                    prefix=prefix, vanished=vanished, runner=sandbox))
             costs.append(time.perf_counter() - t)
     empty = "async def orchestrate(ctx, args):\n    return 1\n"
     prefix = load_prefix(lab.store, "none")
     for _ in range(max(runs * 3, 5)):
-        dry = DryReplay(lab.store, "none", envelope=Envelope(), whitelist={}, prefix=prefix,
+        dry = DryReplay(lab.store, "none", envelope=Envelope(), allowlist={}, prefix=prefix,
                         matcher=Matcher([], ()))
         t = time.perf_counter()
         asyncio.run(sandbox.run(Job(annotate(empty), {}), dry))

@@ -363,7 +363,7 @@ def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
         return _finish(store, run_id, number, AttemptStatus.UNRESOLVED, None, None, err.to_dict())
 
     prior_spend = spent_usd(prefix.slots(), calls, catalog_prices(catalog))
-    broker = Broker(store, run_id, number, envelope=env, providers=provider, whitelist={},
+    broker = Broker(store, run_id, number, envelope=env, providers=provider, allowlist={},
                     prefix=prefix, catalog=catalog, unresolved=unresolved,
                     prior_calls=len(calls), prior_spend_usd=prior_spend)
     broker.note("attempt_started", started)  # buffered with the ledger: see AttemptSink

@@ -55,9 +55,9 @@ class Admission:
         admitted = admission.admit(frame, max_fanout=8, stopped=False)
     """
 
-    def __init__(self, nonce: str, whitelist: Mapping[str, str | None]) -> None:
+    def __init__(self, nonce: str, allowlist: Mapping[str, str | None]) -> None:
         self.nonce = nonce
-        self.whitelist = dict(whitelist)
+        self.allowlist = dict(allowlist)
         self._occurrences: Counter[tuple[str, tuple[int, ...]]] = Counter()
         self._races: Counter[tuple[int, ...]] = Counter()
 
@@ -88,11 +88,11 @@ class Admission:
         if kind != "call":
             return _reject("type", f"unexpected frame type {kind!r}", frame)
         site, capability, payload = frame.get("site"), frame.get("capability"), frame.get("payload")
-        if not isinstance(site, str) or site not in self.whitelist:
+        if not isinstance(site, str) or site not in self.allowlist:
             return _reject("site", f"callsite {site!r} is not in the host's annotation", frame)
-        if capability != self.whitelist[site]:
+        if capability != self.allowlist[site]:
             return _reject("capability", f"callsite {site} is annotated for "
-                           f"{self.whitelist[site]!r}, the frame asks for {capability!r}", frame)
+                           f"{self.allowlist[site]!r}, the frame asks for {capability!r}", frame)
         if not isinstance(payload, dict):
             return _reject("payload", "the payload must be a JSON object", frame)
         if stopped:

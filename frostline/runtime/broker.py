@@ -81,13 +81,13 @@ class Broker:
     Example::
 
         broker = Broker(store, "run-1", 1, envelope=env, providers=LocalProviders(),
-                        whitelist={"orchestrate/#0": "echo"}, prefix=load_prefix(store, "run-1"))
+                        allowlist={"orchestrate/#0": "echo"}, prefix=load_prefix(store, "run-1"))
         reply = await broker.submit({"type": "call", "nonce": broker.nonce, ...})
         await broker.drain()
     """
 
     def __init__(self, store: Store, run_id: str, attempt: int, *, envelope: Envelope,
-                 providers: Provider, whitelist: Mapping[str, str | None], prefix: Prefix,
+                 providers: Provider, allowlist: Mapping[str, str | None], prefix: Prefix,
                  catalog: Catalog = DEFAULT_CATALOG,
                  unresolved: Mapping[Identity, CallRecord] | None = None,
                  prior_calls: int = 0, prior_spend_usd: float = 0.0,
@@ -106,8 +106,8 @@ class Broker:
         self.stats = BrokerStats()
         self.invoked: list[Identity] = []
         self._stop = RunStop()
-        self._admission = Admission(self.nonce, whitelist)
-        self.whitelist = self._admission.whitelist
+        self._admission = Admission(self.nonce, allowlist)
+        self.allowlist = self._admission.allowlist
         self._writes = Settlement(store, run_id, self._stop, fail_open=fail_open)
         self._trail = AuditTrail(self._writes, run_id, attempt)
         # Committed usage of earlier attempts counts against the token budget too.

@@ -2,7 +2,7 @@
 
 Under `relocation = "rebind"`, a candidate the static gate stops only with `removed` and
 `call_changed` counterexamples gets one run before any spend, with a broker that can reach no
-provider: `DryReplay` admits the frames as the real broker does (nonce, whitelisted site,
+provider: `DryReplay` admits the frames as the real broker does (nonce, allowlisted site,
 capability, plausible path, ω in arrival order) and hands every call to the pure matcher
 (frostline.contract.rebind.Matcher):
 
@@ -65,17 +65,17 @@ class DryReplay(Broker):
 
     Example::
 
-        dry = DryReplay(store, "run-1", envelope=env, whitelist=whitelist, prefix=prefix,
+        dry = DryReplay(store, "run-1", envelope=env, allowlist=allowlist, prefix=prefix,
                         matcher=Matcher(slots, vanished))
         await runner.run(job, dry)
         verdict = dry.matcher.verdict()
     """
 
     def __init__(self, store: Store, run_id: str, *, envelope: Envelope,
-                 whitelist: Mapping[str, str | None], prefix: Prefix, matcher: Matcher,
+                 allowlist: Mapping[str, str | None], prefix: Prefix, matcher: Matcher,
                  catalog: Catalog = DEFAULT_CATALOG) -> None:
         super().__init__(store, run_id, 0, envelope=envelope, providers=Unreachable(),
-                         whitelist=whitelist, prefix=prefix, catalog=catalog, waits=False)
+                         allowlist=allowlist, prefix=prefix, catalog=catalog, waits=False)
         self.matcher = matcher
         self.frontier_calls: list[str] = []
 
@@ -123,14 +123,14 @@ class DryReplay(Broker):
 
 
 async def dry_replay(store: Store, run_id: str, *, annotated: str, args: Any,
-                     envelope: Envelope, whitelist: Mapping[str, str | None],
+                     envelope: Envelope, allowlist: Mapping[str, str | None],
                      prefix: Prefix, vanished: set[str], runner: Runner,
                      catalog: Catalog = DEFAULT_CATALOG) -> TraceVerdict:
     """Run the annotated candidate once against `prefix` with no provider reachable and return
     the trace check's verdict. A runner that fails (e.g. the sandbox cannot start) is a
     FrostlineError for the caller: nothing was admitted and nothing spent."""
     matcher = Matcher(prefix.slots(), vanished)
-    dry = DryReplay(store, run_id, envelope=envelope, whitelist=whitelist, prefix=prefix,
+    dry = DryReplay(store, run_id, envelope=envelope, allowlist=allowlist, prefix=prefix,
                     matcher=matcher, catalog=catalog)
     job = Job(annotated, args, concurrency=envelope.concurrency, max_fanout=envelope.max_fanout)
     outcome = await runner.run(job, dry)
@@ -184,11 +184,11 @@ async def trace_check(store: Store, run_id: str, source: str, args: Any, env: En
     if vanished is None:
         return None
     annotated = annotate(source)
-    whitelist = {s.site: s.capability for s in site_infos}
+    allowlist = {s.site: s.capability for s in site_infos}
     try:
         with tracing.span("frostline.dry_replay", run_id=run_id):
             verdict = await dry_replay(store, run_id, annotated=annotated, args=args,
-                                       envelope=env, whitelist=whitelist, prefix=prefix,
+                                       envelope=env, allowlist=allowlist, prefix=prefix,
                                        vanished=vanished, runner=runner, catalog=catalog)
     except FrostlineError as exc:  # e.g. the sandbox cannot start: the gate's stop stands
         log.error("dry replay failed for run %s: %s", run_id, exc.message)

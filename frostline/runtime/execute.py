@@ -243,7 +243,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     if len(annotated) > MAX_SOURCE:
         return _refuse(store, run_id, source, report, AttemptStatus.REJECTED, ScriptRejected(
             f"the annotated script has {len(annotated)} characters; the cap is {MAX_SOURCE}"))
-    whitelist = {s.site: s.capability for s in site_infos}
+    allowlist = {s.site: s.capability for s in site_infos}
     catalog_digest = store.put_catalog(catalog.entries_json())
     attempt = store.start_attempt(run_id, source=source, annotated=annotated, report=report,
                                   args=args, catalog_digest=catalog_digest)
@@ -263,7 +263,7 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
 
     # 5. run the script against the broker
     broker = Broker(store, run_id, number, envelope=env, providers=providers,
-                    whitelist=whitelist, prefix=prefix, catalog=catalog, unresolved=unresolved,
+                    allowlist=allowlist, prefix=prefix, catalog=catalog, unresolved=unresolved,
                     prior_calls=prior.calls, prior_spend_usd=prior.usd, fail_open=fail_open,
                     rebinding=rebinding)
     job = Job(annotated, args, concurrency=env.concurrency, max_fanout=env.max_fanout)

@@ -274,7 +274,7 @@ def test_the_broker_grants_only_the_current_states_allowlist(store: Store) -> No
     store.create_run("g1", {}, kind="graph")
     attempt = store.start_attempt("g1", source="", annotated="", report={})
     broker = Broker(store, "g1", attempt.number, envelope=Envelope(),
-                    providers=ToolProvider(registry), whitelist={},
+                    providers=ToolProvider(registry), allowlist={},
                     prefix=load_prefix(store, "g1"), catalog=tool_catalog(registry))
     router = DurableToolRouter(broker, load_graph("canonical"))
     try:

@@ -39,7 +39,7 @@ NEW0 = Identity("orchestrate.go/#0", (), 0)
 
 def broker(store, tmp_path, rebinding) -> Broker:
     return Broker(store, "r", 9, envelope=Envelope(), providers=local(tmp_path),
-                  whitelist={"orchestrate.go/#0": "echo", "orchestrate.h/#0": "echo"},
+                  allowlist={"orchestrate.go/#0": "echo", "orchestrate.h/#0": "echo"},
                   prefix=load_prefix(store, "r"), rebinding=rebinding)
 
 

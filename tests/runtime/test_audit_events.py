@@ -52,7 +52,7 @@ def _broker(store: Store, run_id: str, *, calls: int = 100, proxy: Any = None) -
         store.create_run(run_id, _env(calls).to_dict())
     number = store.start_attempt(run_id, source="#", annotated="#", report={}).number
     return Broker(proxy or store, run_id, number, envelope=_env(calls),
-                  providers=LocalProviders(), whitelist={SITE: "echo"},
+                  providers=LocalProviders(), allowlist={SITE: "echo"},
                   prefix=load_prefix(store, run_id))
 
 

@@ -27,7 +27,7 @@ def _broker(store: Store, run_id: str) -> Broker:
     store.create_run(run_id, env.to_dict(), kind="graph")
     number = store.start_attempt(run_id, source="", annotated="", report={}).number
     return Broker(store, run_id, number, envelope=env, providers=LocalProviders(),
-                  whitelist={}, prefix=load_prefix(store, run_id))
+                  allowlist={}, prefix=load_prefix(store, run_id))
 
 
 def test_issue28_call_admitted_decides_under_the_states_grants(store: Store) -> None:
@@ -59,7 +59,7 @@ def test_issue28_call_admitted_replays_a_committed_call(store: Store) -> None:
     executed = asyncio.run(once(first))
     number = store.start_attempt("adm-2", source="", annotated="", report={}).number
     second = Broker(store, "adm-2", number, envelope=first.envelope, providers=LocalProviders(),
-                    whitelist={}, prefix=load_prefix(store, "adm-2"))
+                    allowlist={}, prefix=load_prefix(store, "adm-2"))
     replayed = asyncio.run(once(second))
     assert executed["ok"] and first.stats.executed == 1
     assert replayed == executed and second.stats.replayed == 1 and second.stats.executed == 0

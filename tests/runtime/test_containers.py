@@ -69,7 +69,7 @@ def test_the_host_caps_dispatch_even_when_the_script_floods_it(store, tmp_path):
 
     async def flood():
         broker = Broker(store, "r", attempt.number, envelope=Envelope(concurrency=2),
-                        providers=gauge, whitelist={"orchestrate/#0": "echo"},
+                        providers=gauge, allowlist={"orchestrate/#0": "echo"},
                         prefix=Prefix("r"))
         tasks = [broker.submit({"type": "call", "nonce": broker.nonce, "id": i,
                                 "site": "orchestrate/#0", "path": [i], "capability": "echo",

@@ -49,7 +49,7 @@ def _broker(store: Any, real: Store, run_id: str, providers: Provider, *, calls:
     real.create_run(run_id, _env(calls, concurrency).to_dict())
     number = real.start_attempt(run_id, source="#", annotated="#", report={}).number
     return Broker(store, run_id, number, envelope=_env(calls, concurrency), providers=providers,
-                  whitelist={SITE: "echo"}, prefix=load_prefix(real, run_id))
+                  allowlist={SITE: "echo"}, prefix=load_prefix(real, run_id))
 
 
 def _frame(broker: Broker, payload: dict[str, Any], path: list[int]) -> dict[str, Any]:
@@ -295,7 +295,7 @@ def test_the_first_reply_is_what_a_replay_returns(store: Store) -> None:
     assert executed["ok"] and first.stats.executed == 1
     number = store.start_attempt("same-1", source="#", annotated="#", report={}).number
     second = Broker(store, "same-1", number, envelope=_env(10), providers=Fixed(),
-                    whitelist={SITE: "echo"}, prefix=load_prefix(store, "same-1"))
+                    allowlist={SITE: "echo"}, prefix=load_prefix(store, "same-1"))
     replayed = asyncio.run(once(second))
     assert second.stats.replayed == 1
     assert _shape(executed["result"]) == _shape(replayed["result"])
@@ -398,7 +398,7 @@ def test_a_replay_follows_grants_changed_during_the_attempt(store: Store) -> Non
     assert all(r["ok"] for r in asyncio.run(calls(first, 2)))
     number = store.start_attempt("grants-1", source="#", annotated="#", report={}).number
     second = Broker(store, "grants-1", number, envelope=_env(10), providers=LocalProviders(),
-                    whitelist={SITE: "echo"}, prefix=load_prefix(store, "grants-1"))
+                    allowlist={SITE: "echo"}, prefix=load_prefix(store, "grants-1"))
 
     async def narrowed() -> list[dict[str, Any]]:
         ok = await second.submit(_frame(second, {"n": 0}, []))
