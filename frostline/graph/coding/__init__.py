@@ -8,3 +8,5 @@ One task under one arm: ``solve(task, arm("arm4"), FaultPlan(), workdir=dir)`` (
 are in `workflow`, their tools in `tools`; repository code runs only in the sandbox
 (`testrun`).
 """
+
+__all__: list[str] = []  # a namespace: its modules are imported by their full names
