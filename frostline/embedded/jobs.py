@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
+from frostline.contract.status import AttemptStatus, RunStatus
 from frostline.embedded.queue_stats import QueueStats
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
@@ -341,7 +342,7 @@ def record_cancelled(store: Store, spec: JobSpec, *, by: str | None, worker: str
         "attempt": attempt, "error": {"code": "cancelled", "by": who, "message":
                                       f"the job was cancelled while {state}"
                                       + (f" by {who}" if who else "")}})
-    return {"run_id": spec.run_id, "status": "cancelled", "attempt": attempt, "by": who}
+    return {"run_id": spec.run_id, "status": RunStatus.CANCELLED, "attempt": attempt, "by": who}
 
 
 def close_cancelled(store: Store, run_id: str, by: str | None, *,
@@ -351,13 +352,15 @@ def close_cancelled(store: Store, run_id: str, by: str | None, *,
     number (None when there was none). The caller holds the run lock."""
     attempts = store.list_attempts(run_id)
     last = attempts[-1] if attempts else None
-    if last is None or last.status not in (("running", "waiting") if running else ("waiting",)):
+    closable = ((AttemptStatus.RUNNING, AttemptStatus.WAITING) if running
+                else (AttemptStatus.WAITING,))
+    if last is None or last.status not in closable:
         return None
-    store.finish_attempt(run_id, last.number, status="cancelled", error={
+    store.finish_attempt(run_id, last.number, status=AttemptStatus.CANCELLED, error={
         "type": "JobCancelled", "code": "cancelled", "by": by,
         "message": f"cancelled by {by}; every call it dispatched completed and was committed "
                    "first" if by else "cancelled"})
-    store.set_run_status(run_id, "cancelled")
+    store.set_run_status(run_id, RunStatus.CANCELLED)
     store.append_event(run_id, "attempt_cancelled", {"attempt": last.number, "by": by})
     return last.number
 
