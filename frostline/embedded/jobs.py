@@ -350,10 +350,8 @@ def close_cancelled(store: Store, run_id: str, by: str | None, *,
     """Close the run's latest attempt as `cancelled` if it waits (nothing resumes it then),
     or, with `running`, if it is marked running (the job's own attempt, stopped); return its
     number (None when there was none). The caller holds the run lock."""
-    attempts = store.list_attempts(run_id)
-    last = attempts[-1] if attempts else None
-    closable = ((AttemptStatus.RUNNING, AttemptStatus.WAITING) if running
-                else (AttemptStatus.WAITING,))
+    last = next(reversed(store.list_attempts(run_id)), None)
+    closable = {AttemptStatus.WAITING, AttemptStatus.RUNNING} if running else {AttemptStatus.WAITING}
     if last is None or last.status not in closable:
         return None
     store.finish_attempt(run_id, last.number, status=AttemptStatus.CANCELLED, error={
