@@ -24,7 +24,7 @@ from typing import Literal
 Edit = tuple[str, str]  # (mutated source, where it applied)
 Kind = Literal["destroying", "preserving"]
 CONTAINERS = frozenset({"parallel", "race", "pipeline", "dag"})
-#: Attribute names a script may use on data (DESIGN §3.1, R07); `x["k"]` -> `x.k` is only a
+#: Attribute names a script may use on data (rule R07, docs/script.md); `x["k"]` -> `x.k` is only a
 #: mutation when k is not one of them.
 DATA_METHODS = frozenset({
     "get", "items", "keys", "values", "append", "extend", "insert", "pop", "update", "copy",

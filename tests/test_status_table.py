@@ -66,7 +66,7 @@ def test_issue28_exit_code_and_http_status_agree_for_every_code(cls: type[Frostl
 
 def test_issue28_a_graph_traversal_exits_by_the_table() -> None:
     from frostline.cli import graph as cli_graph
-    from frostline.graph.engine import RunStatus as Traversal
+    from frostline.graph.engine import TraversalStatus as Traversal
 
     assert set(status.GRAPH_EXIT) == {str(s) for s in Traversal}
     assert {Traversal.ACCEPTED: CODE["ok"], Traversal.REJECTED: CODE["failed"],

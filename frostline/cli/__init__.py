@@ -19,6 +19,8 @@ import click
 
 from frostline import __version__
 
+__all__ = ["COMMANDS", "LazyGroup", "main"]
+
 # command name -> (module, attribute); each attribute is a click command or group.
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("frostline.cli.demo", "demo"),

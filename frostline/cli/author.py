@@ -46,6 +46,7 @@ from frostline.cli.common import (
     store_option,
     text,
 )
+from frostline.contract.status import AttemptStatus
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.repair.author import DEFAULT_MAX_REWRITES, AuthorResult, AuthorTask, author
 
@@ -187,7 +188,7 @@ def do_command(task_text: str, spec: str, timeout_s: float | None, max_retries: 
             outcomes.append(guarded(as_json, lambda: _execute(
                 store, run_id, result.accepted, args, envelope, runner, registry)))
             store.append_event(run_id, "author", _event(spec, result))
-        while outcomes and outcomes[-1].status == "failed" and len(repairs) < max_repairs:
+        while outcomes and outcomes[-1].status == AttemptStatus.FAILED and len(repairs) < max_repairs:
             fixed, outcome = _repair_once(session, registry, store, run_id, spec,
                                           max_rewrites + 1, runner, as_json)
             repairs.append(fixed)
@@ -199,7 +200,7 @@ def do_command(task_text: str, spec: str, timeout_s: float | None, max_retries: 
             "author": result.to_dict(), "attempts": [o.to_dict() for o in outcomes],
             "repairs": repairs}
     _report(as_json, data, result, outcomes)
-    if last is None or (last.status == "failed" and repairs and
+    if last is None or (last.status == AttemptStatus.FAILED and repairs and
                         repairs[-1]["accepted"] is None):
         sys.exit(EXIT_STOPPED)
     sys.exit(last.exit_code)

@@ -10,6 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from frostline.cli.common import EXIT_USAGE, Command, console, emit_json, fail, fail_with, text
+from frostline.contract.status import AttemptStatus
 from frostline.errors import FrostlineError
 
 
@@ -92,7 +93,7 @@ def _render(console: Console, d: dict[str, Any]) -> None:
                   f"{'yes' if d['byte_identical'] else 'NO'}), {d['executed']} executed.")
     for policy, r in d.get("relocation", {}).items():
         console.print(f"   relocation [b]{policy}[/b]: the moved repair is "
-                      f"[{'green' if r['status'] == 'succeeded' else 'magenta'}]"
+                      f"[{'green' if r['status'] == AttemptStatus.SUCCEEDED else 'magenta'}]"
                       f"{text(r['status'])}[/] ({r['rebound']} moved call(s) replayed free, "
                       f"{r['executed']} executed, {r['provider_calls']} provider call(s))")
     table = Table(title="Revision contract vs naive full rerun", title_justify="left")

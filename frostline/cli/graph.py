@@ -39,7 +39,7 @@ from frostline.contract.status import ATTEMPT_EXIT, EXIT_CODES, GRAPH_EXIT, Atte
 from frostline.errors import FrostlineError, GraphLoadError
 from frostline.graph.allowlist import LocalToolRouter
 from frostline.graph.bodies import load_bodies
-from frostline.graph.engine import Engine, RunResult, RunStatus
+from frostline.graph.engine import Engine, RunResult, TraversalStatus
 from frostline.graph.graph import Graph, load_graph
 from frostline.graph.ledger import CallbackSink, LedgerEvent
 from frostline.graph.modelcheck import check as model_check
@@ -205,7 +205,7 @@ def _run(g: Graph, bodies_spec: str, as_json: bool, run_id: str, durable_run: st
 
 # From the one table (frostline.contract.status): a traversal's status, and the durable run's
 # statuses that exit with their own row (any other ends `failed`).
-_CODES = {s: EXIT_CODES[GRAPH_EXIT[s]][0] for s in RunStatus}
+_CODES = {s: EXIT_CODES[GRAPH_EXIT[s]][0] for s in TraversalStatus}
 _DURABLE_CODES: dict[str, int] = {s: EXIT_CODES[ATTEMPT_EXIT[s]][0]
                                    for s in (AttemptStatus.DIVERGED, AttemptStatus.UNRESOLVED)}
 

@@ -43,11 +43,14 @@ from frostline.cli.common import (
 )
 from frostline.contract.identity import Identity
 from frostline.contract.records import LOCAL_PRINCIPAL, run_key
+from frostline.contract.status import AttemptStatus
 from frostline.embedded.reconcile import NOT_GIVEN, reconcile
 from frostline.errors import FrostlineError
 from frostline.runtime.describe import describe_run
 from frostline.runtime.execute import AttemptOutcome, execute
 
+# an attempt's status line: green when it succeeded, magenta while it waits, else red
+_STATUS_STYLE: dict[str, str] = {AttemptStatus.SUCCEEDED: "green", AttemptStatus.WAITING: "magenta"}
 _OUTCOME_STYLE = {"waiting": "magenta", "replayed": "cyan", "executed": "green", "failed": "red", "diverged": "bold red",
                   "denied": "red", "invalid": "yellow", "unresolved": "bold red",
                   "orphan": "magenta", "stopped": "dim", "store_unavailable": "bold red"}
@@ -160,7 +163,7 @@ def print_outcome(o: AttemptOutcome, source: str) -> None:
         table.add_row(text(ident), "", _styled("orphan"), "", "committed, not invoked")
     if o.calls or o.orphans:
         out.print(table)
-    style = {"succeeded": "green", "waiting": "magenta"}.get(o.status, "bold red")
+    style = _STATUS_STYLE.get(o.status, "bold red")
     out.print(f"status [{style}]{text(o.status)}[/] · executed {o.executed} · replayed "
               f"{o.replayed} · provider calls {o.provider_calls} · spend "
               f"${o.spend_usd:.4f} · orphans {len(o.orphans)} · semantic repeats "
@@ -175,13 +178,13 @@ def print_outcome(o: AttemptOutcome, source: str) -> None:
             out.print(f"  gate: [red]{text(c.get('kind'))}[/] {text(c.get('site'))} "
                       f"(line {c.get('line')}: {text(c.get('source_line', '').strip())})",
                       highlight=False)
-    if o.status == "waiting" and o.error:
+    if o.status == AttemptStatus.WAITING and o.error:
         # A wait is a state, not an error: what it waits for, and how it goes on.
         out.print(f"[magenta]waiting:[/] {text(o.error.get('message', ''))}", highlight=False)
     elif o.error:
         for line in describe_error(o.error, source):
             out.print(line, highlight=False)
-    elif o.status == "succeeded":
+    elif o.status == AttemptStatus.SUCCEEDED:
         out.print("result: " + text(json.dumps(o.result, default=str)[:2000]), highlight=False)
 
 

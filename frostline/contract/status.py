@@ -111,7 +111,7 @@ ATTEMPT_EXIT: dict[str, str] = {
     AttemptStatus.WAITING: "waiting",
 }
 
-# The row a phase graph's traversal exits with (frostline.graph.engine.RunStatus's values):
+# The row a phase graph's traversal exits with (frostline.graph.engine.TraversalStatus's values):
 # stuck and the step limit both end in no terminal state.
 GRAPH_EXIT: dict[str, str] = {
     "accepted": "ok", "rejected": "failed", "stuck": "stuck", "step_limit": "stuck"}

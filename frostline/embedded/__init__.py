@@ -16,6 +16,9 @@ from frostline.providers.registry import CapabilityRegistry, open_registry
 from frostline.repair.replay import ReplayPolicy
 from frostline.store.base import Store
 
+__all__ = ["default_log_path", "execute", "local_providers", "make_runner", "open_capabilities",
+           "repair"]
+
 
 def local_providers(log_path: Path | str | None = None, latency_s: float = 0.0) -> Any:
     from frostline.providers.local import LocalProviders

@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from frostline.contract.status import RunStatus
 from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import JobQueue, close_cancelled, open_jobs, wait_job
 from frostline.errors import NothingToCancel, RunBusy, RunNotFound
@@ -49,7 +50,7 @@ def cancel_run(store: Store, run_id: str, *, by: str, queue: JobQueue | None = N
             store.append_event(run_id, "job.cancel_requested", {"job": ticket, "by": by})
             jobs.append({"job": ticket, "state": "queued" if state == "queued" else "running"})
     attempt = None
-    if not jobs and run.status == "waiting":
+    if not jobs and run.status == RunStatus.WAITING:
         try:
             with store.run_lock(run_id):
                 attempt = close_cancelled(store, run_id, by, running=False)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
+from frostline.contract.status import AttemptStatus, RunStatus
 from frostline.embedded.queue_stats import QueueStats
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
@@ -341,7 +342,7 @@ def record_cancelled(store: Store, spec: JobSpec, *, by: str | None, worker: str
         "attempt": attempt, "error": {"code": "cancelled", "by": who, "message":
                                       f"the job was cancelled while {state}"
                                       + (f" by {who}" if who else "")}})
-    return {"run_id": spec.run_id, "status": "cancelled", "attempt": attempt, "by": who}
+    return {"run_id": spec.run_id, "status": RunStatus.CANCELLED, "attempt": attempt, "by": who}
 
 
 def close_cancelled(store: Store, run_id: str, by: str | None, *,
@@ -349,15 +350,15 @@ def close_cancelled(store: Store, run_id: str, by: str | None, *,
     """Close the run's latest attempt as `cancelled` if it waits (nothing resumes it then),
     or, with `running`, if it is marked running (the job's own attempt, stopped); return its
     number (None when there was none). The caller holds the run lock."""
-    attempts = store.list_attempts(run_id)
-    last = attempts[-1] if attempts else None
-    if last is None or last.status not in (("running", "waiting") if running else ("waiting",)):
+    last = next(reversed(store.list_attempts(run_id)), None)
+    closable = {AttemptStatus.WAITING, AttemptStatus.RUNNING} if running else {AttemptStatus.WAITING}
+    if last is None or last.status not in closable:
         return None
-    store.finish_attempt(run_id, last.number, status="cancelled", error={
+    store.finish_attempt(run_id, last.number, status=AttemptStatus.CANCELLED, error={
         "type": "JobCancelled", "code": "cancelled", "by": by,
         "message": f"cancelled by {by}; every call it dispatched completed and was committed "
                    "first" if by else "cancelled"})
-    store.set_run_status(run_id, "cancelled")
+    store.set_run_status(run_id, RunStatus.CANCELLED)
     store.append_event(run_id, "attempt_cancelled", {"attempt": last.number, "by": by})
     return last.number
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.provider import Provider
+from frostline.contract.status import RunStatus
 from frostline.errors import DefinitionError, RunNotFound
 from frostline.runtime.outcome import AttemptOutcome
 from frostline.runtime.runners import Runner
@@ -42,7 +43,7 @@ def resumable_source(store: Store, run_id: str) -> str | None:
     """`resume_source` for a queued resume job: None when the run no longer waits (another
     job resumed it first), so the job ends without an attempt."""
     run = store.get_run(run_id)
-    if run is None or run.status != "waiting":
+    if run is None or run.status != RunStatus.WAITING:
         return None
     return resume_source(store, run_id)
 

@@ -14,8 +14,8 @@ from frostline.graph.engine import (
     Engine,
     RunCounters,
     RunResult,
-    RunStatus,
     StateContext,
+    TraversalStatus,
     model_body,
 )
 from frostline.graph.errors import GraphRejected, IllegalTool, IllegalTransition
@@ -58,7 +58,6 @@ __all__ = [
     "Operator",
     "RunCounters",
     "RunResult",
-    "RunStatus",
     "SafetyInvariant",
     "SlotLimits",
     "SlotReply",
@@ -72,6 +71,7 @@ __all__ = [
     "ToolRouter",
     "Transition",
     "TransitionKind",
+    "TraversalStatus",
     "check",
     "evaluate_gate",
     "exists",

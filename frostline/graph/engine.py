@@ -47,7 +47,11 @@ def _verified(graph: Graph) -> CheckResult:
     return report
 
 
-class RunStatus(StrEnum):
+class TraversalStatus(StrEnum):
+    """How one traversal of a graph ended (`RunResult.status`; its exit code is
+    `contract.status.GRAPH_EXIT`). Not a stored run's status: that is
+    `frostline.contract.status.RunStatus`."""
+
     ACCEPTED = "accepted"
     REJECTED = "rejected"
     STUCK = "stuck"
@@ -79,7 +83,7 @@ class RunCounters:
 
 @dataclass(frozen=True)
 class RunResult:
-    status: RunStatus
+    status: TraversalStatus
     terminal: str | None
     reason: str
     path: tuple[str, ...]
@@ -146,7 +150,7 @@ class Engine:
     """Run a graph. Example::
 
         result = Engine(load_graph("canonical"), bodies, model=client, router=router).run()
-        result.status is RunStatus.ACCEPTED
+        result.status is TraversalStatus.ACCEPTED
     """
 
     def __init__(self, graph: Graph, bodies: Mapping[str, Body], *, model: ModelClient | None = None,
@@ -324,11 +328,12 @@ class Engine:
                 self.ledger.append("state_entered", {"state": state, "visit": 0, "inputs": {},
                                                      "blocking": []})
                 # the graph says which sinks accept (a termination edge never enters one)
-                status = RunStatus.ACCEPTED if state in g.accepting_terminals else RunStatus.REJECTED
+                status = (TraversalStatus.ACCEPTED if state in g.accepting_terminals
+                          else TraversalStatus.REJECTED)
                 return self._finish(status, state, self._reason, path)
             if self.counters.steps >= self.max_steps:
                 self.ledger.append("step_limit", {"state": state, "steps": self.counters.steps})
-                return self._finish(RunStatus.STEP_LIMIT, None, "step_limit", path)
+                return self._finish(TraversalStatus.STEP_LIMIT, None, "step_limit", path)
             self.counters.steps += 1
             emitted = self._visit(state)
             decision = select_edge(g, state, self.artifacts, self.budget, emitted=emitted)
@@ -337,7 +342,7 @@ class Engine:
             if decision.edge is None:
                 self.ledger.append("stuck", {"state": state, "emitted": emitted,
                                              "budget": self.budget.to_dict()})
-                return self._finish(RunStatus.STUCK, None, "no edge enabled", path)
+                return self._finish(TraversalStatus.STUCK, None, "no edge enabled", path)
             edge = decision.edge
             self.traverse(edge.from_, edge.to)
             self.budget = self.budget.draw(edge)
@@ -350,7 +355,8 @@ class Engine:
             state = edge.to
             path.append(state)
 
-    def _finish(self, status: RunStatus, terminal: str | None, reason: str, path: list[str]) -> RunResult:
+    def _finish(self, status: TraversalStatus, terminal: str | None, reason: str,
+                path: list[str]) -> RunResult:
         if terminal is not None:
             self.ledger.append("terminal", {"state": terminal, "status": status.value, "reason": reason,
                                             "counters": self.counters.to_dict()})

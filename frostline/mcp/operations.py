@@ -28,6 +28,7 @@ from frostline.contract.records import (
     owner_view,
     run_key,
 )
+from frostline.contract.status import RunStatus
 from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import JobCancelled, JobQueue, close_cancelled
 from frostline.embedded.reconcile import NOT_GIVEN, reconcile
@@ -83,7 +84,7 @@ def run_script(store: Store, registry: CapabilityRegistry, runner: Runner, run_i
         except RunBusy:
             pass
         return key_as_name(key, run_id, {
-            "run_id": key, "status": "cancelled", "attempt": number, "by": stop.by,
+            "run_id": key, "status": RunStatus.CANCELLED, "attempt": number, "by": stop.by,
             "error": {"code": "cancelled", "by": stop.by, "message":
                       f"cancelled by {stop.by}; every call it dispatched was committed first"}})
     finally:

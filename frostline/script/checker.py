@@ -1,4 +1,4 @@
-"""``check``: the static checker of the script language (DESIGN §3.1, rules R00–R12).
+"""``check``: the static checker of the script language (rules R00–R12, docs/script.md).
 
 It parses the script once and never executes it. Phases:
 

@@ -1,4 +1,4 @@
-"""Callsites σ and call-expression fingerprints (DESIGN §3.2, the paper's Lemma 1).
+"""Callsites σ and call-expression fingerprints (docs/script.md; the paper's Lemma 1).
 
 σ names a ``ctx.run(...)`` expression by its structural position in the normalized AST:
 ``<qualified function>/<block>/…/#<j>``, e.g. ``orchestrate/for#0.body/if#0.orelse/#1``.

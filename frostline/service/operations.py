@@ -11,6 +11,7 @@ from frostline.capabilities import DEFAULT_CATALOG, Catalog, Envelope
 from frostline.contract.identity import program_order
 from frostline.contract.jsonshape import check_storable
 from frostline.contract.records import AttemptRecord, RunRecord, owner_view
+from frostline.contract.status import AttemptStatus
 from frostline.contract.waits import APPROVAL_SUFFIX
 from frostline.embedded.answers import waits_of
 from frostline.embedded.bodies import Interrupts
@@ -130,7 +131,7 @@ def run_artifacts(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
     # an A/B report's files are named by its attempts' results (it makes no calls)
     for head in store.list_attempt_heads(run_id, 0):
         a = head.record
-        if a.report.get("kind") == "ab" and a.status == "succeeded":
+        if a.report.get("kind") == "ab" and a.status == AttemptStatus.SUCCEEDED:
             full = store.get_attempt(run_id, a.number)
             walk(full.result if full is not None else None, f"report/{a.number}", "ab")
     return found
@@ -172,7 +173,7 @@ def timeline(store: Store, run_id: str,
             cell(ident)["attempts"].setdefault(str(a.number), "orphan")
         # The calls an attempt stopped at to wait (an approval, an event, a timer): they are
         # in no event of the call's own, only in the attempt's `waiting` error.
-        waits = (a.error or {}).get("waits") if a.status == "waiting" else None
+        waits = (a.error or {}).get("waits") if a.status == AttemptStatus.WAITING else None
         for w in waits if isinstance(waits, list) else []:
             ident = w.get("identity") if isinstance(w, dict) else None
             if isinstance(ident, str):

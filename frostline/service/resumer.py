@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 
 from frostline.contract.records import LOCAL_PRINCIPAL
+from frostline.contract.status import RunStatus
 from frostline.embedded.answers import ready
 from frostline.embedded.jobs import JobQueue, Submission, resume_spec
 from frostline.embedded.limits import LimitExceeded, PrincipalLimits
@@ -40,7 +41,7 @@ def wake(store: Store, queue: JobQueue, run_id: str, now: float, *,
     the run is already queued or running, or the owner has no free slot (the sweep tries
     again)."""
     run = store.get_run(run_id)
-    if run is None or run.status != "waiting" or not ready(store, run_id, now):
+    if run is None or run.status != RunStatus.WAITING or not ready(store, run_id, now):
         return None
     try:
         if limits is None:

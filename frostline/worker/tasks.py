@@ -36,6 +36,7 @@ import procrastinate
 from procrastinate.retry import BaseRetryStrategy, RetryDecision
 from psycopg_pool import AsyncConnectionPool
 
+from frostline.contract.status import AttemptStatus, RunStatus
 from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import HandBack, JobBody, JobSpec, StoreHandBack, run_job
 from frostline.errors import (
@@ -183,9 +184,9 @@ def job_task(context: procrastinate.JobContext, job: dict[str, Any]) -> dict[str
         done.set()
         watcher.join()
         host.interrupts.forget(spec.run_id)
-    if outcome.get("status") == "cancelled" and _cancelled(context):
+    if outcome.get("status") == RunStatus.CANCELLED and _cancelled(context):
         raise procrastinate.exceptions.JobAborted(f"cancelled by {outcome.get('by')}")
-    if outcome.get("status") == "waiting":
+    if outcome.get("status") == AttemptStatus.WAITING:
         _schedule_wake(host, spec)
     return {"status": outcome.get("status"), "attempt": outcome.get("attempt")
             if isinstance(outcome.get("attempt"), int) else None}
@@ -261,7 +262,7 @@ def _record_given_up(host: HostContext, spec: JobSpec, exc: BaseException, tries
     try:
         closed: list[int] = []
         with host.store.run_lock(spec.run_id):
-            closed = fail_open_attempts(host.store, spec.run_id, error, run_status="failed")
+            closed = fail_open_attempts(host.store, spec.run_id, error, run_status=RunStatus.FAILED)
         record_finished(host.store, spec, host.name, attempt=closed[-1] if closed else None,
                         status="failed", outcome={}, error=error)
     except (RunBusy, StoreUnavailable) as again:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frostline.graph.edges import BudgetState, select_edge
-from frostline.graph.engine import Engine, RunStatus
+from frostline.graph.engine import Engine, TraversalStatus
 from frostline.graph.freshness import Lattice
 from frostline.graph.gates import StoredArtifact
 from frostline.graph.graph import load_graph
@@ -32,7 +32,7 @@ def test_test_failure_with_budget_takes_the_retry_edge():
     result = run({"TEST": [{"failed": 1}]})
     assert ("TEST", "REPAIR", "retry") in edges(result)
     assert result.counters.retry_used == 1
-    assert result.status is RunStatus.ACCEPTED
+    assert result.status is TraversalStatus.ACCEPTED
     assert result.counters.model_calls == 0
 
 
@@ -41,7 +41,7 @@ def test_exhausted_budget_takes_the_termination_edge():
     taken = edges(result)
     assert taken.count(("TEST", "REPAIR", "retry")) == CANONICAL.budgets.retry
     assert taken[-1] == ("TEST", "TERMINAL_REJECT", "termination")
-    assert (result.status, result.terminal, result.reason) == (RunStatus.REJECTED, "TERMINAL_REJECT", "out_of_budget")
+    assert (result.status, result.terminal, result.reason) == (TraversalStatus.REJECTED, "TERMINAL_REJECT", "out_of_budget")
     last_gates = [e.data for e in result.ledger.of_kind("gate") if e.data["state"] == "TEST"][-3:]
     retry = next(g for g in last_gates if g["edge"]["to"] == "REPAIR")
     assert retry["budget_ok"] is False and retry["gate"] is None  # disabled, not even evaluated
@@ -61,7 +61,7 @@ def test_diagnosis_implicating_validation_failure_rolls_back_to_localize():
                for e in result.ledger.of_kind("invalidation"))
     assert result.artifacts["RepoManifest"].version == 1
     assert result.artifacts["LocalizationResult"].version == 1
-    assert result.status is RunStatus.ACCEPTED
+    assert result.status is TraversalStatus.ACCEPTED
     assert result.counters.model_calls == 0
 
 
@@ -108,7 +108,7 @@ def test_an_edge_into_a_state_with_stale_inputs_is_never_taken():
 def test_random_guard_outcomes_always_end_in_a_terminal_within_the_budget_bound(data):
     engine = Engine(CANONICAL, random_bodies(data), model=ForbiddenModel())
     result = engine.run()
-    assert result.status in (RunStatus.ACCEPTED, RunStatus.REJECTED)
+    assert result.status in (TraversalStatus.ACCEPTED, TraversalStatus.REJECTED)
     assert result.terminal in CANONICAL.terminals
     b = CANONICAL.budgets
     # forward and termination edges form no cycle, so between two budget draws a run visits

@@ -7,7 +7,7 @@ from broken_graphs import unbounded_cycle
 from graph_helpers import ForbiddenModel, run_canonical, scripted_bodies
 
 from frostline.errors import FrostlineError
-from frostline.graph.engine import Engine, RunStatus
+from frostline.graph.engine import Engine, TraversalStatus
 from frostline.graph.errors import GraphRejected
 from frostline.graph.graph import load_graph
 
@@ -24,7 +24,7 @@ def test_the_engine_enforces_required_inputs_even_on_an_unchecked_graph(seed):
     # the checker's counterexample. The engine refuses the edge on the record; IMPACT has no
     # failure transition, so the run is stuck, exactly as the liveness counterexample says.
     result = Engine(seed, scripted_bodies(), model=ForbiddenModel(), verify=False).run()
-    assert result.status is RunStatus.STUCK
+    assert result.status is TraversalStatus.STUCK
     assert result.path == ("INIT", "RECONNAISSANCE", "LOCALIZE", "IMPACT")
     blocked = [e.data for e in result.ledger.of_kind("gate") if e.data["blocked_by"]]
     assert blocked[0]["edge"]["to"] == "PLAN" and blocked[0]["blocked_by"] == ["Diagnosis"]
@@ -41,7 +41,7 @@ def test_the_step_valve_stops_an_unbounded_graph():
         return {"pass": 0}
 
     result = Engine(graph, {"WORK": work, "CHECK": check_}, verify=False, max_steps=25).run()
-    assert result.status is RunStatus.STEP_LIMIT
+    assert result.status is TraversalStatus.STEP_LIMIT
     assert result.counters.steps == 25
     assert result.ledger.events[-1].kind == "step_limit"
 
@@ -56,7 +56,7 @@ def test_bodies_are_checked_against_the_graph(canonical):
 def test_counters_for_an_ab_driver():
     result = run_canonical({"TEST": [{"failed": 1}], "REVIEW": [{"verified_defects": 1}]})
     c = result.counters
-    assert result.status is RunStatus.ACCEPTED
+    assert result.status is TraversalStatus.ACCEPTED
     assert (c.retry_used, c.rollback_used) == (1, 1)
     assert c.visits["REPAIR"] == 2 and c.visits["TEST"] == 3
     assert c.invalidated == 2  # the Review, twice: by the repair and by its edit
@@ -70,7 +70,7 @@ def test_identical_recomputation_invalidates_nothing():
     result = run_canonical({"VALIDATE": [{"accepted": 0, "implicates_diagnosis": 1}]})
     assert not [e for e in result.ledger.of_kind("invalidation") if e.data["changed"] != "Patch"]
     assert result.counters.identical_recomputations >= 2
-    assert result.status is RunStatus.ACCEPTED
+    assert result.status is TraversalStatus.ACCEPTED
 
 
 def test_deterministic_states_never_consult_a_model(forbidden_model):
@@ -99,7 +99,7 @@ def test_terminal_status_follows_the_edge_kind():
     def work(ctx):
         return {"ok": 1, "again": 0}
 
-    for verdict, status, reason in ((0, RunStatus.REJECTED, "out_of_budget"), (1, RunStatus.ACCEPTED, "")):
+    for verdict, status, reason in ((0, TraversalStatus.REJECTED, "out_of_budget"), (1, TraversalStatus.ACCEPTED, "")):
         result = Engine(graph, {"WORK": work, "CHECK": lambda ctx, v=verdict: {"pass": v}},
                         verify=False).run()
         assert (result.status, result.reason) == (status, reason)
@@ -113,7 +113,7 @@ def test_a_failing_body_of_a_state_without_output_still_leaves_by_its_forward_ed
 
     result = Engine(canonical, {**scripted_bodies(), "INIT": init}, model=ForbiddenModel()).run()
     assert result.ledger.of_kind("state_failed")[0].data["state"] == "INIT"
-    assert result.status is RunStatus.ACCEPTED
+    assert result.status is TraversalStatus.ACCEPTED
 
 
 def test_an_output_that_cannot_be_digested_fails_the_visit():

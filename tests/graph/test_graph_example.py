@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from frostline.errors import RunError
-from frostline.graph import Engine, LocalToolRouter, RunStatus, SlotRequest, load_graph
+from frostline.graph import Engine, LocalToolRouter, SlotRequest, TraversalStatus, load_graph
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "graph" / "fix_failing_test.py"
 
@@ -25,7 +25,7 @@ def test_failing_test_fixed_after_one_retry_and_one_rollback():
     made = load_example().build()
     router = LocalToolRouter(made["tools"])
     result = Engine(load_graph("canonical"), made["bodies"], model=made["model"], router=router).run()
-    assert result.status is RunStatus.ACCEPTED
+    assert result.status is TraversalStatus.ACCEPTED
     edges = [(e.data["from"], e.data["to"], e.data["kind"]) for e in result.ledger.of_kind("edge")]
     assert ("TEST", "REPAIR", "retry") in edges and ("REVIEW", "REPAIR", "rollback") in edges
     # the patched repository really passes its tests now (run in a child process by the tool)

@@ -10,7 +10,7 @@ from broken_graphs import shortcut
 from graph_helpers import ForbiddenModel
 
 from frostline.errors import GraphLoadError
-from frostline.graph.engine import Engine, RunStatus
+from frostline.graph.engine import Engine, TraversalStatus
 from frostline.graph.graph import Graph, load_graph
 from frostline.graph.modelcheck import check
 from frostline.graph.promela import to_promela
@@ -78,7 +78,7 @@ def test_the_engine_fails_closed_on_an_invariant():
     assert plain.path == ("INIT", "WORK", "USE", "DONE")
     guarded = Engine(shortcut("USE"), bodies, model=ForbiddenModel(), verify=False).run()
     assert guarded.path == ("INIT", "WORK", "FAIL")
-    assert (guarded.status, guarded.reason) == (RunStatus.REJECTED, "out_of_budget")
+    assert (guarded.status, guarded.reason) == (TraversalStatus.REJECTED, "out_of_budget")
     blocked = [e.data for e in guarded.ledger.of_kind("gate") if e.data["blocked_by"]]
     assert [(b["edge"]["to"], b["blocked_by"]) for b in blocked] == [("USE", ["Out"])]
 

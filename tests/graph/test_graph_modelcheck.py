@@ -144,7 +144,7 @@ def without_edges(graph, drop: set[int]):
 def test_green_verdicts_hold_for_the_engine_on_mutated_graphs(data):
     from graph_helpers import ForbiddenModel, random_bodies
 
-    from frostline.graph.engine import Engine, RunStatus
+    from frostline.graph.engine import Engine, TraversalStatus
 
     canonical = CANONICAL
     failure_edges = [i for i, t in enumerate(canonical.transitions) if t.kind.value != "forward"]
@@ -154,8 +154,8 @@ def test_green_verdicts_hold_for_the_engine_on_mutated_graphs(data):
     for _ in range(3):
         result = Engine(graph, random_bodies(data), model=ForbiddenModel(), verify=False, max_steps=500).run()
         if verdict.liveness.ok:
-            assert result.status in (RunStatus.ACCEPTED, RunStatus.REJECTED)
+            assert result.status in (TraversalStatus.ACCEPTED, TraversalStatus.REJECTED)
         if verdict.safety.ok:
             assert all(not e.data["blocked_by"] for e in result.ledger.of_kind("gate"))
-        if result.status is RunStatus.STUCK:
+        if result.status is TraversalStatus.STUCK:
             assert not verdict.liveness.ok  # the engine got stuck: the checker had said so

@@ -6,7 +6,7 @@ import pytest
 from graph_helpers import HAPPY, ScriptedModel, scripted_bodies
 
 from frostline.graph.allowlist import LocalToolRouter
-from frostline.graph.engine import Engine, RunStatus, model_body
+from frostline.graph.engine import Engine, TraversalStatus, model_body
 from frostline.graph.graph import load_graph
 from frostline.graph.slot import SlotLimits, SlotReply, validate_output
 
@@ -25,7 +25,7 @@ def run_localize(replies, *, limits=None, tools=None):
 
 def test_one_bounded_model_call_emits_the_typed_output():
     result, model, _ = run_localize([GOOD])
-    assert result.status is RunStatus.ACCEPTED
+    assert result.status is TraversalStatus.ACCEPTED
     assert result.counters.model_calls == 1
     assert result.counters.model_calls_by_state == {"LOCALIZE": 1}
     assert result.artifacts["LocalizationResult"].value == HAPPY["LOCALIZE"]
@@ -53,7 +53,7 @@ def test_off_list_tool_from_the_slot_is_illegal_and_not_routed():
     assert observations[0]["error"] == "ILLEGAL_TOOL"
     assert observations[1] == {"tool": "code.graph", "result": {"functions": ["f"]}}
     assert result.counters.model_calls == 2  # one bounded sequence of two calls
-    assert result.status is RunStatus.ACCEPTED
+    assert result.status is TraversalStatus.ACCEPTED
 
 
 def test_the_model_cannot_invent_a_transition():
@@ -79,7 +79,7 @@ def test_malformed_output_is_re_requested_then_the_state_fails_deterministically
 
 def test_a_malformed_output_followed_by_a_good_one_succeeds():
     result, _model, _ = run_localize([{"output": "not an object"}, GOOD])
-    assert result.status is RunStatus.ACCEPTED
+    assert result.status is TraversalStatus.ACCEPTED
     assert result.counters.output_rejections == 1 and result.counters.model_calls == 2
 
 
@@ -114,7 +114,7 @@ def test_the_l_column_has_one_entry_per_state_visit_across_a_run():
     model = ScriptedModel({"LOCALIZE": [GOOD], "GENERATE": [{"output": HAPPY["GENERATE"]}],
                            "REPAIR": [{"output": HAPPY["REPAIR"]}]})
     result = Engine(CANONICAL, bodies, model=model).run()
-    assert result.status is RunStatus.ACCEPTED
+    assert result.status is TraversalStatus.ACCEPTED
     for state, calls in result.counters.model_calls_by_state.items():
         assert calls == result.counters.visits[state] == 1
 

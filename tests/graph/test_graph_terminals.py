@@ -9,7 +9,7 @@ from graph_helpers import ForbiddenModel, scripted_bodies
 
 from frostline.errors import GraphLoadError
 from frostline.graph.builder import GraphBuilder
-from frostline.graph.engine import Engine, RunStatus
+from frostline.graph.engine import Engine, TraversalStatus
 from frostline.graph.graph import Graph, load_graph
 from frostline.graph.modelcheck import check
 from frostline.graph.promela import spin_available, spin_check, to_promela
@@ -52,20 +52,20 @@ def test_a_reject_sink_reached_by_a_forward_edge_rejects(declare):
     result = run_give_up(graph, ok=0)
     assert result.path[-2:] == ("WORK", "ABANDONED")
     assert result.ledger.of_kind("edge")[-1].data["kind"] == "forward"
-    assert (result.status, result.terminal, result.reason) == (RunStatus.REJECTED, "ABANDONED", "")
+    assert (result.status, result.terminal, result.reason) == (TraversalStatus.REJECTED, "ABANDONED", "")
     assert result.ledger.of_kind("terminal")[0].data["status"] == "rejected"
     result = run_give_up(graph, ok=1)
-    assert (result.status, result.terminal) == (RunStatus.ACCEPTED, "SHIPPED")
+    assert (result.status, result.terminal) == (TraversalStatus.ACCEPTED, "SHIPPED")
 
 
 def test_renamed_canonical_runs_to_its_own_terminals(canonical):
     graph = renamed(canonical)
     assert graph.accepting == ("SHIPPED",)
     result = Engine(graph, scripted_bodies(), model=ForbiddenModel()).run()
-    assert (result.status, result.terminal) == (RunStatus.ACCEPTED, "SHIPPED")
+    assert (result.status, result.terminal) == (TraversalStatus.ACCEPTED, "SHIPPED")
     result = Engine(graph, scripted_bodies({"PLAN": [{"satisfiable": 0}]}), model=ForbiddenModel()).run()
     assert (result.status, result.terminal, result.reason) == (
-        RunStatus.REJECTED, "GAVE_UP", "contradiction_in_specification")
+        TraversalStatus.REJECTED, "GAVE_UP", "contradiction_in_specification")
 
 
 @pytest.mark.parametrize("name", ["seed", "canonical"])
@@ -111,7 +111,7 @@ def test_a_file_without_accepting_still_loads(canonical):
     legacy = Graph.from_dict(data)
     assert legacy.accepting is None and "accepting" not in legacy.to_dict()
     assert legacy.accepting_terminals == ("TERMINAL_ACCEPT",)
-    assert Engine(legacy, scripted_bodies(), model=ForbiddenModel()).run().status is RunStatus.ACCEPTED
+    assert Engine(legacy, scripted_bodies(), model=ForbiddenModel()).run().status is TraversalStatus.ACCEPTED
 
 
 def load_error(data) -> GraphLoadError:

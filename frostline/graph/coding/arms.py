@@ -5,7 +5,7 @@
     arm1              fixed pipeline: the declared states in order, no gates, no allowlists,
                       no failure edges, no lattice; any failure reruns everything
     arm2              state machine: + gates, allowlists, retry/rollback/termination edges
-    arm3              + adaptive plan DAG: not built (seed row 10 is deferred)
+    arm3              + adaptive plan DAG: not built (Build Spec 23 §2 row 10 is deferred)
     arm4              + freshness lattice and partial retry: the full canonical graph
     no_gates, no_allowlists, no_lattice, no_failure_edges, no_single_l
                       arm 4 with that one mechanism off; no_lattice is the same configuration
@@ -34,7 +34,8 @@ ARMS: dict[str, Arm] = {
 }
 
 #: Arms that exist in the protocol but are not built, with the reason the report prints.
-NOT_BUILT = {"arm3": "the adaptive plan DAG (seed 002 row 10) is deferred; arm 3 is not built"}
+NOT_BUILT = {"arm3": "the adaptive plan DAG (Build Spec 23 §2 row 10) is deferred; "
+                     "arm 3 is not built"}
 
 
 def arm(name: str) -> Arm:

@@ -39,14 +39,14 @@ from frostline.graph.coding.setup import (
     prepare,
 )
 from frostline.graph.coding.variants import graph_for
-from frostline.graph.engine import Engine, RunResult, RunStatus
+from frostline.graph.engine import Engine, RunResult, TraversalStatus
 from frostline.graph.modelcheck import check
 
 
 def _reason(result: RunResult) -> str:
     """Why a run ended where it did: the termination edge's reason, then the last visit's
     failure, or the forward gates that did not hold there."""
-    if result.status is RunStatus.ACCEPTED:
+    if result.status is TraversalStatus.ACCEPTED:
         return ""
     events = list(result.ledger.events)
     entered = max((i for i, e in enumerate(events) if e.kind == "state_entered"
@@ -73,7 +73,7 @@ def _baseline(result_artifacts: Mapping[str, Any]) -> list[str]:
 def outcome_of(setup: Setup, result: RunResult, started: float,
                settings: SolveSettings, extra: Mapping[str, Any] | None = None) -> TaskOutcome:
     """The TaskOutcome of a finished graph run, with the hidden tests' verdict."""
-    accepted = result.status is RunStatus.ACCEPTED
+    accepted = result.status is TraversalStatus.ACCEPTED
     resolved, slipped, note = final_check(setup, accepted, _baseline(result.artifacts), settings)
     c = result.counters
     inst = Instruments(

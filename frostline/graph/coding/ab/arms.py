@@ -1,4 +1,4 @@
-"""The arms of seed 002 §8.1 and the ablations of §8.4, as one table.
+"""The arms of Build Spec 23 §8.1 and the ablations of §8.4, as one table.
 
 Each entry is an `Arm` of `frostline.graph.coding.interface`: the baseline, the four arms (each
 a strict superset of the one before), and arm 4 with one mechanism removed at a time.
@@ -51,7 +51,7 @@ ALL_NAMES: tuple[str, ...] = (*ARM_NAMES, *ABLATION_NAMES)
 
 #: Arms that are part of the protocol but not built, with the reason the report prints.
 DEFERRED: dict[str, str] = {
-    "arm3": "deferred: the adaptive plan DAG (seed 002 §2 row 10) is not built; arm 4 builds "
+    "arm3": "deferred: the adaptive plan DAG (Build Spec 23 §2 row 10) is not built; arm 4 builds "
             "on arm 2",
 }
 

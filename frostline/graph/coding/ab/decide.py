@@ -1,4 +1,4 @@
-"""The decision rule of seed 002 §8.3 and the ablation rule of §8.4, applied mechanically.
+"""The decision rule of Build Spec 23 §8.3 and the ablation rule of §8.4, applied mechanically.
 
 "Beyond noise" means the 95% paired bootstrap interval of the per-task difference excludes 0
 (`stats.Comparison.verdict`). Fewer than `MIN_PAIRED` paired tasks decide nothing.
