@@ -44,25 +44,19 @@ from frostline.runtime.dry_replay import DryReplay, dry_replay, gate_with_trace
 from frostline.runtime.execute import execute
 from frostline.runtime.runners import Job, Runner
 from frostline.script import annotate, sites
-from frostline.testing import InProcessRunner
+from frostline.testing import Delegating, InProcessRunner
 
 REBIND = {"relocation": "rebind", "budget": {"usd": 100.0, "calls": 1000}, "ledger_policy": "warn"}
 
 
-class FailAt:
+class FailAt(Delegating):
     """A provider that fails its `fail_at`-th call (1-based) with an HTTP 503, else delegates:
     the random failure point of an attempt."""
 
     def __init__(self, inner: Provider, fail_at: int) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.fail_at = fail_at
         self.calls = 0
-
-    def capabilities(self) -> frozenset[str]:
-        return self.inner.capabilities()
-
-    def honours_idempotency_keys(self, capability: str) -> bool:
-        return self.inner.honours_idempotency_keys(capability)
 
     async def invoke(self, capability: str, payload: Mapping[str, Any],
                      ctx: CallContext) -> ProviderResult:

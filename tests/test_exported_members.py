@@ -52,7 +52,7 @@ EXPORTS: dict[str, list[str]] = {
     "frostline.service.routes": [],
     "frostline.store": ["DEFAULT_URL", "ENV_VAR", "AttemptRecord", "CallRecord", "CallStatus",
                         "Event", "RunRecord", "SlotRecord", "Store", "open_store"],
-    "frostline.testing": ["DirectTransport", "FaultyStore", "InProcessRunner"],
+    "frostline.testing": ["Delegating", "DirectTransport", "FaultyStore", "InProcessRunner"],
     "frostline.worker": ["JournaledStore", "LockJournal", "ProcrastinateQueue", "WorkerHost",
                          "WorkerSettings", "open_worker_store", "submit_attempt",
                          "submit_graph"],

@@ -1,6 +1,8 @@
 """Test doubles for frostline's own tests and benchmarks (after Temporal's `temporalio.testing`).
 
 - `FaultyStore` (frostline.testing.faulty) wraps a real store and fails its reads and/or writes.
+- `Delegating` (frostline.testing.providers) wraps a provider; a subclass counts, delays or
+  fails its calls.
 - `InProcessRunner` (frostline.testing.runners) runs a script in the host's event loop, with
   no isolation at all.
 
@@ -9,6 +11,7 @@ and tests/test_architecture.py checks it); tests and benchmarks do.
 """
 
 from frostline.testing.faulty import FaultyStore
+from frostline.testing.providers import Delegating
 from frostline.testing.runners import DirectTransport, InProcessRunner
 
-__all__ = ["DirectTransport", "FaultyStore", "InProcessRunner"]
+__all__ = ["Delegating", "DirectTransport", "FaultyStore", "InProcessRunner"]

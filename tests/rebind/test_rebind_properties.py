@@ -29,7 +29,7 @@ from bench.refactor import REFACTORINGS, call_count, payload_change
 from frostline.capabilities.provider import CallContext, Provider, ProviderResult
 from frostline.contract.identity import Identity, digest
 from frostline.errors import ProviderError
-from frostline.testing import InProcessRunner
+from frostline.testing import Delegating, InProcessRunner
 from tests.runtime.helpers import local, run
 
 CORPUS = sorted((s for s in load("valid") if call_count(s.source) > 0), key=lambda s: s.name)
@@ -37,19 +37,13 @@ REBIND = {"relocation": "rebind", "budget": {"usd": 100.0, "calls": 1000}, "ledg
 _ids = itertools.count()
 
 
-class Paid:
+class Paid(Delegating):
     """Records every request a provider is asked for; fails the `fail_at`-th (1-based)."""
 
     def __init__(self, inner: Provider, fail_at: int | None = None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.fail_at = fail_at
         self.requests: list[tuple[str, str]] = []
-
-    def capabilities(self) -> frozenset[str]:
-        return self.inner.capabilities()
-
-    def honours_idempotency_keys(self, capability: str) -> bool:
-        return self.inner.honours_idempotency_keys(capability)
 
     async def invoke(self, capability: str, payload: Mapping[str, Any],
                      ctx: CallContext) -> ProviderResult:

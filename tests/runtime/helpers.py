@@ -17,7 +17,7 @@ from frostline.providers.provider_log import ProviderLog
 from frostline.runtime.execute import AttemptOutcome, execute
 from frostline.runtime.runners import Runner
 from frostline.store.base import Store
-from frostline.testing import InProcessRunner
+from frostline.testing import Delegating, InProcessRunner
 
 
 def run(store: Store, run_id: str, source: str, providers: Provider, *,
@@ -36,7 +36,7 @@ def echo_ns(path: Path) -> list[Any]:
     return [e["payload"].get("n") for e in logged(path) if e["capability"] == "echo" and e["ok"]]
 
 
-class Gauge:
+class Gauge(Delegating):
     """Wraps a provider and measures how many invocations are in flight at once.
 
     Each invocation waits until `target` invocations are in flight together (or all `total`
@@ -45,18 +45,12 @@ class Gauge:
     """
 
     def __init__(self, inner: Provider, *, target: int, total: int) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.target = target
         self.total = total
         self.started = 0
         self.in_flight = 0
         self.max_in_flight = 0
-
-    def capabilities(self) -> frozenset[str]:
-        return self.inner.capabilities()
-
-    def honours_idempotency_keys(self, capability: str) -> bool:
-        return self.inner.honours_idempotency_keys(capability)
 
     async def invoke(self, capability: str, payload: Mapping[str, Any],
                      ctx: CallContext) -> ProviderResult:
@@ -73,17 +67,8 @@ class Gauge:
             self.in_flight -= 1
 
 
-class Slow:
+class Slow(Delegating):
     """Wraps a provider; sleeps `payload["delay"]` seconds before delegating."""
-
-    def __init__(self, inner: Provider) -> None:
-        self.inner = inner
-
-    def capabilities(self) -> frozenset[str]:
-        return self.inner.capabilities()
-
-    def honours_idempotency_keys(self, capability: str) -> bool:
-        return self.inner.honours_idempotency_keys(capability)
 
     async def invoke(self, capability: str, payload: Mapping[str, Any],
                      ctx: CallContext) -> ProviderResult:
@@ -91,17 +76,8 @@ class Slow:
         return await self.inner.invoke(capability, payload, ctx)
 
 
-class Flaky:
+class Flaky(Delegating):
     """Wraps a provider; rejects payloads whose `fail` key is true with an HTTP-400-like error."""
-
-    def __init__(self, inner: Provider) -> None:
-        self.inner = inner
-
-    def capabilities(self) -> frozenset[str]:
-        return self.inner.capabilities()
-
-    def honours_idempotency_keys(self, capability: str) -> bool:
-        return self.inner.honours_idempotency_keys(capability)
 
     async def invoke(self, capability: str, payload: Mapping[str, Any],
                      ctx: CallContext) -> ProviderResult:
