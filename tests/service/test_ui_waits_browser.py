@@ -82,7 +82,9 @@ def test_issue26_the_page_shows_who_may_approve_when_the_owner_may_not(tmp_path)
             assert time.monotonic() < deadline
             time.sleep(0.05)
         with signed_in(live, live.alice, CHROMIUM) as page:
-            page.goto(live.url + "/#/runs/keep")
+            # Open the run from the waiting list once the signed-in page has drawn it (a
+            # navigation sent before then raced the page's first render and could be lost).
+            page.click("#waiting-runs [data-waiting='keep']")
             page.wait_for_selector("#waits button.approve")
             page.click("#waits button.approve")
             page.wait_for_selector("#waits .error:has-text('may not answer its own approval')")
