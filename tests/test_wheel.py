@@ -95,7 +95,7 @@ def test_issue27_the_wheel_and_the_sdist_hold_every_file_of_the_package(dist: Pa
     files = _package_files()
     assert {"frostline/repair/skill.md", "frostline/service/ui/logo.svg",
             "frostline/demo/scripts/brand_video_v1.py", "frostline/graph/graphs/seed.json",
-            "frostline/graph/coding/pytest_driver.py"} <= files
+            "frostline/coding/pytest_driver.py"} <= files
     in_wheel = set(zipfile.ZipFile(dist / f"frostline-{VERSION}-py3-none-any.whl").namelist())
     assert sorted(files - in_wheel) == []
     with tarfile.open(dist / f"frostline-{VERSION}.tar.gz") as tf:
@@ -200,11 +200,11 @@ SOLVE = textwrap.dedent("""
     sys.path.insert(0, sys.argv[2])  # the test's repository builder, not frostline
     from pathlib import Path
     from coding_repo import make_task
-    from frostline.graph.coding.arms import arm
-    from frostline.graph.coding.interface import FaultPlan
-    from frostline.graph.coding.setup import SolveSettings
-    from frostline.graph.coding.solve import solve
-    from frostline.graph.coding.testrun import SandboxSettings
+    from frostline.coding.arms import arm
+    from frostline.coding.interface import FaultPlan
+    from frostline.coding.setup import SolveSettings
+    from frostline.coding.solve import solve
+    from frostline.coding.testrun import SandboxSettings
 
     root = Path(sys.argv[1])
     t = "tests/test_core.py::"

@@ -30,7 +30,7 @@ from frostline.cli.common import (
     text,
 )
 from frostline.errors import FrostlineError
-from frostline.graph.coding.interface import INSTRUMENT_KEYS
+from frostline.coding.interface import INSTRUMENT_KEYS
 
 
 def _model(config_file: str | None, name: str | None, as_json: bool) -> tuple[Any, str | None]:
@@ -58,7 +58,7 @@ def _model(config_file: str | None, name: str | None, as_json: bool) -> tuple[An
 def _record(store_url: str | None, name: str, owner: str | None, report: dict[str, Any],
             config: dict[str, Any], files: list[Path], as_json: bool) -> str:
     """Keep the report and its files in the store as a run of kind "ab"; its key."""
-    from frostline.graph.coding.recorded import record_report
+    from frostline.coding.recorded import record_report
 
     with opened_store(store_url, as_json) as store:
         try:
@@ -124,13 +124,13 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     Writes report.md, report.json and the figures, and applies the decision and ablation rules
     of "Build Spec 23 — Workflow / State Machine" (its §8.3 and §8.4; docs/coding-workflow.md).
     """
-    from frostline.graph.coding.ab import arms as arm_table
-    from frostline.graph.coding.ab.decide import decide_all
-    from frostline.graph.coding.ab.driver import DEFAULT_SOLVER, load_solver, run_ab, spread
-    from frostline.graph.coding.ab.figures import draw, require_matplotlib
-    from frostline.graph.coding.ab.report import build_report, write_report
-    from frostline.graph.coding.interface import FaultPlan
-    from frostline.graph.coding.tasks.split import load_tasks
+    from frostline.coding.ab import arms as arm_table
+    from frostline.coding.ab.decide import decide_all
+    from frostline.coding.ab.driver import DEFAULT_SOLVER, load_solver, run_ab, spread
+    from frostline.coding.ab.figures import draw, require_matplotlib
+    from frostline.coding.ab.report import build_report, write_report
+    from frostline.coding.interface import FaultPlan
+    from frostline.coding.tasks.split import load_tasks
 
     names, unknown = arm_table.parse_names(arms)
     if unknown:

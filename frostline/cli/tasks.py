@@ -52,10 +52,10 @@ def build_cmd(out: str, packages: tuple[str, ...], per_package: int, jobs: int,
     single-site mutants that the full suite kills the same way under three hash seeds."""
     from pathlib import Path
 
-    from frostline.graph.coding.tasks.build import BuildOptions, build
-    from frostline.graph.coding.tasks.errors import FetchError, TaskSetError
-    from frostline.graph.coding.tasks.fetch import default_cache
-    from frostline.graph.coding.tasks.pins import PACKAGES
+    from frostline.coding.tasks.build import BuildOptions, build
+    from frostline.coding.tasks.errors import FetchError, TaskSetError
+    from frostline.coding.tasks.fetch import default_cache
+    from frostline.coding.tasks.pins import PACKAGES
 
     names = _names(packages) or tuple(PACKAGES)
     unknown = [n for n in names if n not in PACKAGES]

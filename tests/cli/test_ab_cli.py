@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 from frostline.cli.ab import ab
-from frostline.graph.coding.ab.arms import ALL_NAMES
-from frostline.graph.coding.interface import INSTRUMENT_KEYS
-from frostline.graph.coding.tasks.split import SEAL_FILE, TASKS_FILE
-from tests.graph.coding.ab_fixtures import sealed_tasks
+from frostline.coding.ab.arms import ALL_NAMES
+from frostline.coding.interface import INSTRUMENT_KEYS
+from frostline.coding.tasks.split import SEAL_FILE, TASKS_FILE
+from tests.coding.ab_fixtures import sealed_tasks
 
-DOUBLE = "tests.graph.coding.ab_doubles:scripted_solve_double"
+DOUBLE = "tests.coding.ab_doubles:scripted_solve_double"
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ def test_missing_matplotlib_is_a_clear_error(tasks_dir: Path, monkeypatch: pytes
 
 
 def test_record_keeps_the_report_in_the_store(tasks_dir: Path, tmp_path: Path) -> None:
-    from frostline.graph.coding.recorded import latest_report
+    from frostline.coding.recorded import latest_report
     from frostline.store import open_store
 
     url = f"sqlite:///{tmp_path}/s.db"

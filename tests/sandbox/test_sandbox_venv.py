@@ -109,9 +109,9 @@ def test_issue27_a_script_runs_in_the_sandbox_from_a_venv_under_tmp(venv: Path,
 SUITES = textwrap.dedent("""
     import json, sys
     from pathlib import Path
-    from frostline.graph.coding.tasks.pins import Archive, PackageSpec
-    from frostline.graph.coding.tasks.suite import run_suite
-    from frostline.graph.coding.testrun import SandboxSettings, run_pytest
+    from frostline.coding.tasks.pins import Archive, PackageSpec
+    from frostline.coding.tasks.suite import run_suite
+    from frostline.coding.testrun import SandboxSettings, run_pytest
 
     tree = Path(sys.argv[1])
     report = run_pytest(tree, SandboxSettings(wall_seconds=120, test_timeout=30), coverage=True)

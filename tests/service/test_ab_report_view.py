@@ -10,7 +10,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from frostline.errors import FrostlineError
-from frostline.graph.coding.recorded import latest_report, record_report
+from frostline.coding.recorded import latest_report, record_report
 from tests.service.conftest import poll, signed_in
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

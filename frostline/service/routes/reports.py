@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from frostline.errors import RunNotFound
-from frostline.graph.coding.recorded import KIND, latest_report
+from frostline.coding.recorded import KIND, latest_report
 from frostline.service.dependencies import OwnedRun, State
 
 router = APIRouter(tags=["runs"])

@@ -1,0 +1,89 @@
+"""The graph each arm runs: the canonical graph, or a variant with one mechanism taken out.
+
+An `Arm`'s flags say which mechanisms it keeps (frostline.coding.interface). Each variant
+is derived from the shipped canonical graph and, like it, must pass the model checker before it
+runs (the engine refuses a red graph):
+
+    gates off          every guard is emptied: a transition fires as soon as its target's
+                       entry requirements hold (for a forward edge: once the state emitted)
+    allowlists off     every state may call every tool of the vocabulary
+    lattice off        no freshness lattice: nothing is ever STALE, every revisit recomputes
+    failure edges off  the retry and rollback edges are removed; a failure terminates
+    arm 1              the fixed pipeline: the canonical happy path in order, each step
+                       guarded only by its output's existence, the pipeline's one check at
+                       VALIDATE -> MEMORIZE, and any failure sends the run back to
+                       RECONNAISSANCE to rerun everything (one retry unit per rerun, with the
+                       canonical retry and rollback budgets added together)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from functools import lru_cache
+
+from frostline.graph.builder import GraphBuilder
+from frostline.coding.interface import Arm
+from frostline.graph.graph import Graph, load_graph
+from frostline.graph.records import GatePredicate, Operator, Transition, TransitionKind, exists
+
+#: The canonical happy path, which the fixed pipeline runs in order.
+PIPELINE = ("INIT", "RECONNAISSANCE", "LOCALIZE", "IMPACT", "DEBUG", "PLAN", "GENERATE", "EDIT",
+            "EXECUTE", "TEST", "REGRESSION", "REVIEW", "VALIDATE", "MEMORIZE", "TERMINAL_ACCEPT")
+REJECT = "TERMINAL_REJECT"
+
+
+def canonical() -> Graph:
+    return load_graph("canonical")
+
+
+def rebuild(base: Graph, name: str, transitions: Iterable[Transition], *,
+            lattice: bool = True, allow_all: bool = False, retry: int | None = None,
+            rollback: int | None = None) -> Graph:
+    """`base` with another transition list (contracts restated to agree with it)."""
+    b = GraphBuilder(name, states=base.states, terminals=base.terminals, tools=base.tools,
+                     initial=base.initial, accepting=base.accepting)
+    for s in base.states:
+        c = base.contracts[s]
+        tools = base.tools if allow_all and s not in base.terminals else c.permitted_tools
+        b.state(s, inputs=c.required_inputs, tools=tools, output=c.output_schema)
+    for t in transitions:
+        b.edge(t.from_, t.to, t.kind, guard=t.guard, reason=t.reason)
+    if lattice:
+        b.lattice(base.lattice)
+    b.budgets(retry=base.budgets.retry if retry is None else retry,
+              rollback=base.budgets.rollback if rollback is None else rollback)
+    for inv in base.invariants:
+        b.invariant(inv.state, inv.requires)
+    return b.build()
+
+
+def _pipeline(base: Graph) -> list[Transition]:
+    edges: list[Transition] = []
+    for src, dst in itertools.pairwise(PIPELINE):
+        out = base.contracts[src].output
+        guard: tuple[GatePredicate, ...] = (exists(out),) if out else ()
+        if src == "VALIDATE":
+            guard = (GatePredicate("ValidationResult", "accepted", Operator.EQ, 1.0),)
+        edges.append(Transition(src, dst, TransitionKind.FORWARD, guard, ""))
+        if src != "INIT":
+            edges.append(Transition(src, "RECONNAISSANCE", TransitionKind.RETRY, (), ""))
+            edges.append(Transition(src, REJECT, TransitionKind.TERMINATION, (), "out_of_budget"))
+    return edges
+
+
+@lru_cache(maxsize=32)
+def graph_for(arm: Arm) -> Graph:
+    """The (model-checkable) graph `arm` runs."""
+    base = canonical()
+    if not arm.failure_edges and not arm.gates:
+        return rebuild(base, f"pipeline-{arm.name}", _pipeline(base), lattice=arm.lattice,
+                       allow_all=not arm.allowlists,
+                       retry=base.budgets.retry + base.budgets.rollback, rollback=0)
+    edges = list(base.transitions)
+    if not arm.failure_edges:
+        edges = [t for t in edges if t.kind in (TransitionKind.FORWARD, TransitionKind.TERMINATION)]
+    if not arm.gates:
+        edges = [Transition(t.from_, t.to, t.kind, (), t.reason) for t in edges]
+    return rebuild(base, f"canonical-{arm.name}", edges, lattice=arm.lattice,
+                   allow_all=not arm.allowlists)
