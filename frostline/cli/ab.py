@@ -29,8 +29,8 @@ from frostline.cli.common import (
     store_option,
     text,
 )
-from frostline.errors import FrostlineError
 from frostline.coding.interface import INSTRUMENT_KEYS
+from frostline.errors import FrostlineError
 
 
 def _model(config_file: str | None, name: str | None, as_json: bool) -> tuple[Any, str | None]:

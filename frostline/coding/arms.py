@@ -17,8 +17,8 @@ Example: ``solve(task, arm("arm4"), FaultPlan(), workdir=tmp)``.
 
 from __future__ import annotations
 
-from frostline.errors import DefinitionError
 from frostline.coding.interface import ABLATION_NAMES, ARM_NAMES, Arm
+from frostline.errors import DefinitionError
 
 ARMS: dict[str, Arm] = {
     "free_agent": Arm("free_agent", free_agent=True, gates=False, allowlists=False,

@@ -21,10 +21,10 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable
 
+from frostline.coding.interface import FaultPlan
 from frostline.errors import (
     InjectedFault as InjectedFault,
 )
-from frostline.coding.interface import FaultPlan
 
 TEST_TOOLS = frozenset({"trace.read", "test.run", "regression.check", "repair.iterative",
                         "validate.accept"})

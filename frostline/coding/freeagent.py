@@ -22,10 +22,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from frostline.contract.identity import digest
 from frostline.coding.interface import Instruments, TaskOutcome
 from frostline.coding.setup import ACCEPT, REJECT, Setup, SolveSettings, final_check
 from frostline.coding.variants import canonical
+from frostline.contract.identity import digest
 from frostline.graph.ledger import LedgerEvent
 
 #: tool -> the lattice or state artifact its result is (for repeated work and freshness)

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from frostline.contract.identity import digest
 from frostline.coding.templates import line_edits
+from frostline.contract.identity import digest
 
 MAX_TEMPLATE_CANDIDATES = 160
 _BLOCK = re.compile(r"(?P<file>[^\s`]+\.py)\s*\n(?:```[a-z]*\n)?<<<<<<< SEARCH\n(?P<search>.*?)\n?"

@@ -28,11 +28,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from frostline.coding.codegraph import CodeGraph
+from frostline.coding.testrun import TestReport
 from frostline.errors import (
     BugDoesNotReproduce as BugDoesNotReproduce,
 )
-from frostline.coding.codegraph import CodeGraph
-from frostline.coding.testrun import TestReport
 
 #: Statements ranked in a LocalizationResult: the plan's sites, then what REPAIR widens to.
 TOP_K = 64

@@ -22,12 +22,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from frostline.errors import NotAGraphArm
 from frostline.coding.generate import ChatModel
 from frostline.coding.interface import Arm, FaultPlan, Task, TaskOutcome
 from frostline.coding.setup import SolveSettings, prepare
 from frostline.coding.solve import outcome_of
 from frostline.coding.variants import graph_for
+from frostline.errors import NotAGraphArm
 from frostline.graph.durable import DurableOutcome, GraphTool, run_durable
 from frostline.store.base import Store
 

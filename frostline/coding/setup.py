@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from frostline.errors import FrostlineError
 from frostline.coding.faults import FaultInjector
 from frostline.coding.generate import ChatModel, Generator, ModelGenerator, TemplateGenerator
 from frostline.coding.instruments import CountingChat, Observer
@@ -22,6 +21,7 @@ from frostline.coding.tools import CodingTools, ToolSettings
 from frostline.coding.variants import canonical, graph_for
 from frostline.coding.workflow import CodingBodies
 from frostline.coding.workspace import Workspace
+from frostline.errors import FrostlineError
 
 ACCEPT, REJECT, NOT_RUN = "ACCEPT", "TERMINAL_REJECT", "not_run"
 

@@ -24,8 +24,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from frostline.errors import FrostlineError
-from frostline.graph.allowlist import LocalToolRouter
 from frostline.coding.freeagent import run_free_agent
 from frostline.coding.generate import ChatModel
 from frostline.coding.interface import Arm, FaultPlan, Instruments, Task, TaskOutcome
@@ -39,6 +37,8 @@ from frostline.coding.setup import (
     prepare,
 )
 from frostline.coding.variants import graph_for
+from frostline.errors import FrostlineError
+from frostline.graph.allowlist import LocalToolRouter
 from frostline.graph.engine import Engine, RunResult, TraversalStatus
 from frostline.graph.modelcheck import check
 

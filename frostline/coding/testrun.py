@@ -25,10 +25,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from frostline.coding.interface import Task
 from frostline.errors import (
     TestsDidNotRun as TestsDidNotRun,
 )
-from frostline.coding.interface import Task
 from frostline.runtime.limits import ResourceLimits
 from frostline.runtime.sandbox import SandboxProfile
 from frostline.runtime.sandbox_process import SandboxResult, run_sandboxed

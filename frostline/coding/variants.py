@@ -22,8 +22,8 @@ import itertools
 from collections.abc import Iterable
 from functools import lru_cache
 
-from frostline.graph.builder import GraphBuilder
 from frostline.coding.interface import Arm
+from frostline.graph.builder import GraphBuilder
 from frostline.graph.graph import Graph, load_graph
 from frostline.graph.records import GatePredicate, Operator, Transition, TransitionKind, exists
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from frostline.coding.impact import PLAN_SITES
+from frostline.coding.interface import Task
 from frostline.contract.identity import digest
 from frostline.errors import (
     NoCandidate as NoCandidate,
@@ -25,8 +27,6 @@ from frostline.errors import (
 from frostline.errors import (
     RunError,
 )
-from frostline.coding.impact import PLAN_SITES
-from frostline.coding.interface import Task
 from frostline.graph.engine import Body, StateContext
 
 IMPACT_SELECT_CAP = 300

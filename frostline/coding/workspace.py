@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from frostline.coding.interface import Mutation
+from frostline.coding.manifest import SKIP_DIRS, is_test_file
 from frostline.errors import (
     BadTask as BadTask,
 )
 from frostline.errors import (
     PatchRefused as PatchRefused,
 )
-from frostline.coding.interface import Mutation
-from frostline.coding.manifest import SKIP_DIRS, is_test_file
 
 
 @dataclass(frozen=True)

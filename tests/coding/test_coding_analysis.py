@@ -11,7 +11,6 @@ from coding_repo import BUGS, CORE, bug_line, make_task, write_repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frostline.errors import DefinitionError
 from frostline.coding.arms import ARMS, arm
 from frostline.coding.codegraph import build_code_graph
 from frostline.coding.faults import FaultInjector, InjectedFault
@@ -24,6 +23,7 @@ from frostline.coding.templates import line_edits, statement_lines
 from frostline.coding.testrun import TestReport, parse_junit
 from frostline.coding.variants import graph_for
 from frostline.coding.workspace import BadTask, PatchRefused, Workspace
+from frostline.errors import DefinitionError
 from frostline.graph.modelcheck import check
 
 CORE_FILE = "textkit/core.py"

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from coding_repo import CORE, make_task
 
-from frostline.contract.records import CallStatus
 from frostline.coding.arms import arm
 from frostline.coding.interface import FaultPlan
 from frostline.coding.resumable import solve_durable
+from frostline.contract.records import CallStatus
 from frostline.graph.durable import tool_identity
 from frostline.store import open_store
 

@@ -9,8 +9,8 @@ import shutil
 import pytest
 from PIL import Image, ImageDraw
 
-from frostline.errors import FrostlineError
 from frostline.coding.recorded import latest_report, record_report
+from frostline.errors import FrostlineError
 from tests.service.conftest import poll, signed_in
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from frostline.coding.interface import ABLATION_NAMES, INSTRUMENT_KEYS
 from frostline.errors import (
     MissingExtra as MissingExtra,
 )
-from frostline.coding.interface import ABLATION_NAMES, INSTRUMENT_KEYS
 
 __all__ = ["FIGURES", "MissingExtra", "draw", "require_matplotlib"]
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from frostline.errors import RunNotFound
 from frostline.coding.recorded import KIND, latest_report
+from frostline.errors import RunNotFound
 from frostline.service.dependencies import OwnedRun, State
 
 router = APIRouter(tags=["runs"])
