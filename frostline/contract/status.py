@@ -65,8 +65,12 @@ class AttemptStatus(StrEnum):
 
 
 class RunStatus(StrEnum):
-    """A run's status: its last attempt's, `created` before any, `cancelled` after a cancel."""
+    """A run's status: its last attempt's, `created` before any, `cancelled` after a cancel;
+    `authoring` while a model writes its first script (frostline.embedded.authoring): such a
+    row only holds the name, is listed nowhere, and becomes `created` once a draft is
+    accepted, or is removed."""
 
+    AUTHORING = "authoring"
     CREATED = "created"
     RUNNING = "running"
     SUCCEEDED = "succeeded"

@@ -6,11 +6,24 @@ A job like an attempt or a repair (`JobSpec("author", run_id, {"task", "model",
 "max_rewrites", "args"})`), so a server whose jobs run on PostgreSQL workers authors too: the
 model endpoint and its credentials are the worker's. The job's outcome is the first attempt's
 (`status`, `attempt`, `executed`, …) with the authoring report under `author` (every draft's
-verdict, violations, tokens, wall time); when no draft is accepted, its `status` is
-`not_authored`, no attempt is opened and the run is marked `failed`. A model that fails ends
-the job with the model's error (code `model`), the run marked `failed` likewise. The report is
-recorded (the run's `author` event) before the attempt starts, so a job run again after a
-hand-back runs the accepted script without asking the model again.
+verdict, violations, tokens, wall time).
+
+The run exists only once a draft is accepted. Until then its row (status `authoring`) only
+holds the name: it is listed nowhere, the run's routes answer 409, and the job's life is
+recorded on a stream of its own (`frostline.embedded.jobs.author_stream`), never on the run's
+events. An accepted draft makes it a run (`created`, then its first attempt). When no draft
+is accepted (status `not_authored`), the model fails or answers garbage (the model's error,
+code `model`, carrying the drafts so far under `author`), the job is cancelled, or it is
+given up, the row is removed in one transaction: no run, no attempt, no event under the name,
+which is free again; the job's outcome (`removed: true`) stays readable at its Location. The
+row is kept, marked `failed`, only if something was recorded under it meanwhile (fail closed:
+`removed: false`). A host that dies mid-authoring: a worker's job is taken back and runs
+again; the serving process's pool, when it starts, removes every row still being authored
+and marks its job interrupted.
+
+The accepted report is recorded (an `author` event on the job's stream, with its ticket)
+before the run is made, so a job run again after a hand-back runs the accepted script without
+asking the model again.
 """
 
 from __future__ import annotations
@@ -21,7 +34,8 @@ from typing import Any
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
 from frostline.contract.status import RunStatus
-from frostline.errors import FrostlineError, RunNotFound
+from frostline.embedded.jobs import JobCancelled, author_stream
+from frostline.errors import RunNotFound
 from frostline.repair.author import DEFAULT_MAX_REWRITES, AuthorResult, AuthorTask
 from frostline.store.base import Store
 
@@ -39,47 +53,87 @@ def author_params(task: str, model: str, *, max_rewrites: int = DEFAULT_MAX_REWR
     return {"task": task, "model": model, "max_rewrites": max_rewrites, "args": args}
 
 
-def author_job(store: Store, run_id: str, params: dict[str, Any], *, write: Write,
-               execute: Execute, catalog: Catalog = DEFAULT_CATALOG) -> dict[str, Any]:
-    """Run an author job on `run_id`: `write` the script for the task, then `execute` it."""
+def author_job(store: Store, run_id: str, params: dict[str, Any], *, ticket: str,
+               write: Write, execute: Execute, catalog: Catalog = DEFAULT_CATALOG,
+               cancelled: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+    """Run the author job `ticket` on `run_id`: `write` the script for the task, then, once a
+    draft is accepted, make the run and `execute` it; otherwise remove the row that held the
+    name (see the module's note). `cancelled` says whether the owner cancelled the job."""
     run = store.get_run(run_id)
     if run is None:
-        raise RunNotFound(f"run {run_id!r} does not exist", run_id=run_id)
+        raise RunNotFound(f"run {run_id!r} does not exist (its authoring ended, and removed "
+                          "it)", run_id=run_id)
     model = str(params["model"])
     args = params.get("args")
-    task = AuthorTask(str(params["task"]), catalog=catalog,
-                      envelope=Envelope.from_dict(run.envelope, catalog) if run.envelope
-                      else None, args=args or None,
-                      max_rewrites=int(params.get("max_rewrites", DEFAULT_MAX_REWRITES)))
-    report = accepted_report(store, run_id)
+    report = accepted_report(store, run_id, ticket)
     if report is None:
+        if run.status != RunStatus.AUTHORING:
+            raise RunNotFound(f"run {run.name!r} is not being authored: an authored script "
+                              "is a run's first attempt", run_id=run_id)
+        task = AuthorTask(str(params["task"]), catalog=catalog,
+                          envelope=Envelope.from_dict(run.envelope, catalog) if run.envelope
+                          else None, args=args or None,
+                          max_rewrites=int(params.get("max_rewrites", DEFAULT_MAX_REWRITES)))
         try:
             result = write(task, model)
-        except FrostlineError:
-            store.set_run_status(run_id, RunStatus.FAILED)
+        except Exception as exc:  # a model that fails or answers garbage: no run is left
+            removed = abandon_authoring(store, run_id)
+            fields = getattr(exc, "fields", None)
+            if isinstance(fields, dict):
+                fields["removed"] = removed
             raise
         report = result.to_dict()
-        store.append_event(run_id, "author", {
-            "model": model, "accepted": result.accepted is not None,
-            "usage": result.usage_total, "report": report,
-            "rewrites": [{"n": d.n, "ok": d.ok, "reason": d.reason} for d in result.rewrites]})
+        store.append_event(author_stream(run_id), "author", _author_event(model, result, ticket))
     if report["accepted"] is None:
-        store.set_run_status(run_id, RunStatus.FAILED)
+        removed = abandon_authoring(store, run_id)
         return {"run_id": run_id, "status": NOT_AUTHORED, "attempt": None, "author": report,
+                "removed": removed,
                 "message": f"the model wrote no script the checker accepts in "
-                           f"{len(report['rewrites'])} draft(s); rephrase the task, raise "
-                           "max_rewrites, or send a script"}
+                           f"{len(report['rewrites'])} draft(s); nothing was stored as a run "
+                           + ("(the name is free again)" if removed else
+                              "(the run was addressed meanwhile, so it is kept, failed)")
+                           + "; rephrase the task, raise max_rewrites, or send a script"}
+    now = store.get_run(run_id)
+    if now is not None and now.status == RunStatus.AUTHORING:  # else made by an earlier try
+        if cancelled():
+            abandon_authoring(store, run_id)
+            raise JobCancelled()
+        store.promote_authoring(run_id)
+        store.append_event(run_id, "author", _author_event(model, report, ticket))
     return {**execute(str(report["accepted"]), args), "author": report}
 
 
-def accepted_report(store: Store, run_id: str) -> dict[str, Any] | None:
-    """The report of the run's accepted authoring, if a job already wrote one: a job run again
-    (handed back by a worker that stopped during the attempt) runs that script, never paying
-    the model twice."""
-    for ev in store.list_events(run_id):
-        report = ev.data.get("report") if ev.kind == "author" else None
-        if isinstance(report, dict) and isinstance(report.get("accepted"), str):
-            return report
+def abandon_authoring(store: Store, run_id: str) -> bool:
+    """End the authoring of `run_id` with no run: its row is removed (True); if something
+    was recorded under it meanwhile, it is kept and marked `failed` instead (False), so its
+    owner sees what is there."""
+    if store.discard_authoring(run_id):
+        return True
+    run = store.get_run(run_id)
+    if run is not None and run.status == RunStatus.AUTHORING:
+        store.set_run_status(run_id, RunStatus.FAILED)
+    return False
+
+
+def _author_event(model: str, result: AuthorResult | dict[str, Any], ticket: str
+                  ) -> dict[str, Any]:
+    report = result.to_dict() if isinstance(result, AuthorResult) else result
+    return {"job": ticket, "model": model, "accepted": report["accepted"] is not None,
+            "usage": report["usage_total"], "report": report,
+            "rewrites": [{"n": d["n"], "ok": d["ok"], "reason": d["reason"]}
+                         for d in report["rewrites"]]}
+
+
+def accepted_report(store: Store, run_id: str, ticket: str = "") -> dict[str, Any] | None:
+    """The report of job `ticket`'s accepted authoring of `run_id`, if it already wrote one:
+    a job run again (handed back by a worker that stopped during the attempt) runs that
+    script, never paying the model twice."""
+    for stream in (author_stream(run_id), run_id):  # the run's own: jobs queued before
+        for ev in store.list_events(stream):
+            report = ev.data.get("report") if ev.kind == "author" else None
+            if (isinstance(report, dict) and isinstance(report.get("accepted"), str)
+                    and ev.data.get("job", ticket) == ticket):
+                return report
     return None
 
 

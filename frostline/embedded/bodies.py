@@ -158,7 +158,9 @@ def host_body(providers: Provider, runner: Runner, catalog: Catalog = DEFAULT_CA
         if spec.kind == "author":
             from frostline.embedded.authoring import author_job, host_writer
 
-            return author_job(store, spec.run_id, p, write=host_writer(config), catalog=catalog,
+            return author_job(store, spec.run_id, p, ticket=spec.ticket,
+                              write=host_writer(config), catalog=catalog,
+                              cancelled=lambda: stops.cancelling(spec.run_id),
                               execute=lambda source, args: attempt(store, spec.run_id, source,
                                                                    args, None))
         return _graph(store, spec)

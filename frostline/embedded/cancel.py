@@ -22,7 +22,7 @@ from typing import Any
 
 from frostline.contract.status import RunStatus
 from frostline.embedded.bodies import Interrupts
-from frostline.embedded.jobs import JobQueue, close_cancelled, open_jobs, wait_job
+from frostline.embedded.jobs import JobQueue, close_cancelled, job_stream, open_jobs, wait_job
 from frostline.errors import NothingToCancel, RunBusy, RunNotFound
 from frostline.store.base import Store
 
@@ -47,7 +47,8 @@ def cancel_run(store: Store, run_id: str, *, by: str, queue: JobQueue | None = N
     seen = {j["job"] for j in handled}
     for ticket, state in open_.items():
         if ticket not in seen:  # held by another process: it reads the request and stops it
-            store.append_event(run_id, "job.cancel_requested", {"job": ticket, "by": by})
+            store.append_event(job_stream(run_id, ticket), "job.cancel_requested",
+                               {"job": ticket, "by": by})
             jobs.append({"job": ticket, "state": "queued" if state == "queued" else "running"})
     attempt = None
     if not jobs and run.status == RunStatus.WAITING:

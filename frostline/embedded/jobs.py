@@ -11,6 +11,11 @@ only decides who runs what and when.
 One job per run at a time: a run's job is refused (`AlreadyQueued`) while another one of the
 same run waits or runs, so "the same attempt" can never be queued twice, and the attempt number
 a submission announces is the one the job opens.
+
+An author job (ticket `a-…`) records its life on a stream of its own, `author_stream(run)`,
+not on the run's events: its run exists only once a draft is accepted, and a failed authoring
+leaves the run's events as if it never was, while its outcome stays readable by its ticket
+(`job_stream` says where a ticket's events are; every reader here follows it).
 """
 
 from __future__ import annotations
@@ -37,17 +42,36 @@ TERMINAL = ("finished", "interrupted", "cancelled")
 FAILED_SHOWN = 20  # jobs that failed for good, as `frostline workers` and /v1/workers list them
 
 
-def new_ticket() -> str:
-    return "j-" + secrets.token_hex(8)
+AUTHOR_TICKET = "a-"  # the tickets of author jobs, whose events are on their own stream
+AUTHOR_STREAM = "~author/"  # no run key starts with "~" (a name starts with a letter or digit)
 
 
-def ticket_for(run_id: str, key: str) -> str:
+def new_ticket(kind: str = "attempt") -> str:
+    return _prefix(kind) + secrets.token_hex(8)
+
+
+def ticket_for(run_id: str, key: str, kind: str = "attempt") -> str:
     """The ticket of a submission that carries a client's idempotency key: the same key on the
     same run is the same ticket, so a retried submission finds the job it queued."""
     if not key or len(key) > 200:
         raise DefinitionError("an idempotency key is 1 to 200 characters, e.g. a UUID the "
                               "client chose for this submission")
-    return "j-" + hashlib.sha256(f"{run_id}\0{key}".encode()).hexdigest()[:16]
+    return _prefix(kind) + hashlib.sha256(f"{run_id}\0{key}".encode()).hexdigest()[:16]
+
+
+def _prefix(kind: str) -> str:
+    return AUTHOR_TICKET if kind == "author" else "j-"
+
+
+def author_stream(run_id: str) -> str:
+    """The events key of the author jobs of the run `run_id` (its store key)."""
+    return AUTHOR_STREAM + run_id
+
+
+def job_stream(run_id: str, ticket: str) -> str:
+    """Where the events of job `ticket` of `run_id` are: an author job's on its own stream,
+    any other job's on the run's."""
+    return author_stream(run_id) if ticket.startswith(AUTHOR_TICKET) else run_id
 
 
 @dataclass(frozen=True)
@@ -60,7 +84,7 @@ class JobSpec:
     kind: str
     run_id: str
     params: dict[str, Any] = field(default_factory=dict)
-    ticket: str = field(default_factory=new_ticket)
+    ticket: str = ""  # default: a new one, `a-…` for an author job, `j-…` for any other
 
     def __post_init__(self) -> None:
         from frostline.contract.jsonshape import check_storable
@@ -68,10 +92,17 @@ class JobSpec:
         if self.kind not in JOB_KINDS:
             raise DefinitionError(f"a job kind is one of {', '.join(JOB_KINDS)}, not "
                                   f"{self.kind!r}")
+        if not self.ticket:
+            object.__setattr__(self, "ticket", new_ticket(self.kind))
         # A queue stores its jobs too (Procrastinate's jsonb): what no store can hold is
         # refused here, before a run or a job exists, on every surface that submits.
         check_storable(self.params.get("args"), "args")
         check_storable(self.params, "the job's parameters")
+
+    @property
+    def stream(self) -> str:
+        """The events key the job's life is recorded on (`job_stream`)."""
+        return job_stream(self.run_id, self.ticket)
 
     def to_args(self) -> dict[str, Any]:
         """The job as JSON data (what a queue stores)."""
@@ -215,7 +246,7 @@ def next_attempt(store: Store, run_id: str, kind: str, params: dict[str, Any]) -
 def queued_submission(store: Store, run_id: str, ticket: str) -> Submission | None:
     """The submission recorded for job `ticket` of `run_id` (its `job.queued`), if any: what a
     retried submission with the same ticket gets back."""
-    for ev in _job_events(store, run_id, 0):
+    for ev in _job_events(store, job_stream(run_id, ticket), 0):
         if ev.kind == "job.queued" and ev.data.get("job") == ticket:
             return submission_of(run_id, ev.seq, ev.data)
     return None
@@ -238,7 +269,7 @@ def queued_event(spec: JobSpec, attempt: int | None, queue_job_id: int | None) -
 def record_queued(store: Store, spec: JobSpec, *, attempt: int | None,
                   queue_job_id: int | None = None) -> Submission:
     """Append `job.queued` and return the submission a caller follows."""
-    seq = store.append_event(spec.run_id, "job.queued", queued_event(spec, attempt, queue_job_id))
+    seq = store.append_event(spec.stream, "job.queued", queued_event(spec, attempt, queue_job_id))
     return Submission(spec.run_id, spec.ticket, spec.kind, attempt, seq, queue_job_id)
 
 
@@ -251,7 +282,7 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
     from frostline.runtime import tracing
 
     # Not waited for: durable with the job's first write (queue order), checked at its end.
-    started = store.write_nowait("append_event", spec.run_id, "job.started", {
+    started = store.write_nowait("append_event", spec.stream, "job.started", {
         "job": spec.ticket, "kind": spec.kind, "worker": worker})
     with tracing.span("frostline.job", run_id=spec.run_id, job=spec.ticket, kind=spec.kind,
                       worker=worker):
@@ -291,7 +322,7 @@ def record_finished(store: Store, spec: JobSpec, worker: str, *, attempt: int | 
     from frostline.contract.jsonshape import storable_copy
 
     kept = _without_results(outcome)
-    return store.append_event(spec.run_id, "job.finished", storable_copy({
+    return store.append_event(spec.stream, "job.finished", storable_copy({
         "job": spec.ticket, "kind": spec.kind, "worker": worker, "attempt": attempt,
         "status": status, "outcome": kept, "error": error, "result_in_attempt": kept != outcome}))
 
@@ -337,7 +368,11 @@ def record_cancelled(store: Store, spec: JobSpec, *, by: str | None, worker: str
             attempt = close_cancelled(store, spec.run_id, who, running=state == "running")
     except RunBusy:  # another process holds the run: its own attempt is not this job's
         pass
-    store.append_event(spec.run_id, "job.cancelled", {
+    if spec.kind == "author":  # cancelled before a draft was accepted: the name is free again
+        from frostline.embedded.authoring import abandon_authoring
+
+        abandon_authoring(store, spec.run_id)
+    store.append_event(spec.stream, "job.cancelled", {
         "job": spec.ticket, "kind": spec.kind, "worker": worker, "by": who, "state": state,
         "attempt": attempt, "error": {"code": "cancelled", "by": who, "message":
                                       f"the job was cancelled while {state}"
@@ -366,7 +401,7 @@ def close_cancelled(store: Store, run_id: str, by: str | None, *,
 def cancel_requested_by(store: Store, run_id: str, ticket: str) -> str | None:
     """Who asked to cancel job `ticket` (its latest `job.cancel_requested`), if anyone did."""
     by: str | None = None
-    for ev in _job_events(store, run_id, 0):
+    for ev in _job_events(store, job_stream(run_id, ticket), 0):
         if ev.kind == "job.cancel_requested" and ev.data.get("job") == ticket:
             by = ev.data.get("by")
     return by
@@ -399,7 +434,7 @@ def _job_events(store: Store, run_id: str, after: int) -> Iterator[Any]:
 def job_state(store: Store, run_id: str, ticket: str, *, after: int = 0) -> JobState | None:
     """The state of job `ticket` of `run_id` (None if the run never queued it)."""
     state: JobState | None = None
-    for ev in _job_events(store, run_id, after):
+    for ev in _job_events(store, job_stream(run_id, ticket), after):
         if ev.data.get("job") != ticket:
             continue
         what = ev.kind[len(EVENT_PREFIX):]
@@ -441,10 +476,12 @@ def wait_job(store: Store, run_id: str, ticket: str, timeout_s: float, *, after:
 
 
 def open_jobs(store: Store, run_id: str) -> dict[str, str]:
-    """Tickets of `run_id` whose last job event is not terminal → their state."""
+    """Tickets of `run_id` (its author jobs' too) whose last job event is not terminal → their
+    state."""
     states: dict[str, str] = {}
-    for ev in _job_events(store, run_id, 0):
-        ticket = ev.data.get("job")
-        if isinstance(ticket, str) and ev.kind != "job.cancel_requested":
-            states[ticket] = ev.kind[len(EVENT_PREFIX):]
+    for stream in (run_id, author_stream(run_id)):
+        for ev in _job_events(store, stream, 0):
+            ticket = ev.data.get("job")
+            if isinstance(ticket, str) and ev.kind != "job.cancel_requested":
+                states[ticket] = ev.kind[len(EVENT_PREFIX):]
     return {t: s for t, s in states.items() if s not in TERMINAL}

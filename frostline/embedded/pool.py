@@ -36,6 +36,7 @@ from frostline.embedded.jobs import (
     JobBody,
     JobSpec,
     Submission,
+    job_stream,
     next_attempt,
     open_jobs,
     record_cancelled,
@@ -155,7 +156,7 @@ class LocalPool:
             if isinstance(error, dict) and error.get("code") == "store_refused":
                 self._gave_up(spec, error)
         except HandBack as exc:
-            self.store.append_event(spec.run_id, "job.interrupted", {
+            self.store.append_event(spec.stream, "job.interrupted", {
                 "job": spec.ticket, "kind": spec.kind, "worker": self.name,
                 "error": {"code": "interrupted", "message": str(exc)}})
         except Exception as exc:  # the store failed while recording: logged, the thread lives on
@@ -191,7 +192,7 @@ class LocalPool:
             record_cancelled(self.store, spec, by=by, worker=self.name, state="queued")
             return {"job": spec.ticket, "state": "queued"}
         if ask:
-            self.store.append_event(run_id, "job.cancel_requested", {
+            self.store.append_event(spec.stream, "job.cancel_requested", {
                 "job": spec.ticket, "kind": spec.kind, "by": by})
         self._interrupts.cancel(run_id, by)
         return {"job": spec.ticket, "state": "running"}
@@ -203,7 +204,7 @@ class LocalPool:
                 entries = [(e.spec, e.cursor) for e in self._jobs.values() if not e.cancelling]
             for spec, cursor in entries:
                 try:
-                    events = self.store.list_events(spec.run_id, after=cursor, limit=1000)
+                    events = self.store.list_events(spec.stream, after=cursor, limit=1000)
                 except Exception:  # the store is down: look again next time
                     log.warning("cannot read run %s for cancellations", spec.run_id)
                     continue
@@ -268,11 +269,24 @@ class LocalPool:
 
 
 def close_interrupted(store: Store) -> int:
-    """Close what a previous process left open; return how many jobs were interrupted."""
+    """Close what a previous process left open; return how many jobs were interrupted. A run
+    still being authored (no draft was accepted before the restart) is removed, so its name
+    is free again, and its job says so."""
     count = 0
+    from frostline.embedded.authoring import abandon_authoring
+
+    for run in store.list_authoring(limit=MAX_RUNS_SCANNED):
+        removed = abandon_authoring(store, run.run_id)
+        for ticket, state in open_jobs(store, run.run_id).items():
+            store.append_event(job_stream(run.run_id, ticket), "job.interrupted", {
+                "job": ticket, "error": {"code": "interrupted", "removed": removed, "message":
+                                         f"the server restarted while the job was {state}, "
+                                         "before the model's script was accepted: nothing "
+                                         "was stored as a run; submit the task again"}})
+            count += 1
     for run in store.list_runs(limit=MAX_RUNS_SCANNED):
         for ticket, state in open_jobs(store, run.run_id).items():
-            store.append_event(run.run_id, "job.interrupted", {
+            store.append_event(job_stream(run.run_id, ticket), "job.interrupted", {
                 "job": ticket, "error": {"code": "interrupted", "message":
                                          f"the server restarted while the job was {state}"}})
             count += 1

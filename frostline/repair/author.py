@@ -28,7 +28,7 @@ from typing import Any
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
-from frostline.errors import DefinitionError
+from frostline.errors import DefinitionError, FrostlineError
 from frostline.repair.extract import extract_code
 from frostline.repair.feedback import RewriteFeedback, Usage
 from frostline.repair.loop import ModelClientLike, Reply
@@ -124,9 +124,13 @@ def author_loop(task: AuthorTask) -> Generator[list[Message], str | Reply, Autho
     drafts: list[Draft] = []
     previous: Draft | None = None
     for n in range(1, task.max_rewrites + 2):
-        reply = yield build_author_messages(
-            task=task.task, catalog_python=catalog_python, envelope=shown, args=task.args,
-            previous=previous.feedback() if previous is not None else None)
+        try:
+            reply = yield build_author_messages(
+                task=task.task, catalog_python=catalog_python, envelope=shown, args=task.args,
+                previous=previous.feedback() if previous is not None else None)
+        except FrostlineError as exc:  # the model call failed: its error tells what was paid
+            exc.fields.setdefault("author", AuthorResult(None, drafts, _total(drafts)).to_dict())
+            raise
         draft = judge(n, reply, task)
         drafts.append(draft)
         if draft.ok:
@@ -154,7 +158,8 @@ def judge(n: int, reply: str | Reply, task: AuthorTask) -> Draft:
 def author(client: ModelClientLike, task: AuthorTask, *,
            clock: Callable[[], float] = time.monotonic) -> AuthorResult:
     """Drive `author_loop` with a model client (at most 1 + `task.max_rewrites` calls), timing
-    each call with `clock`. A model error (frostline.repair.ModelError) propagates.
+    each call with `clock`. A model error (frostline.repair.ModelError) propagates, carrying
+    the report of the drafts before it under `author` (what was paid, and why each was refused).
 
     Example: ``author(model_client("openai:gpt-4o-mini"), AuthorTask("a fox video")).accepted``
     """
@@ -163,7 +168,11 @@ def author(client: ModelClientLike, task: AuthorTask, *,
         messages = next(loop)
         while True:
             started = clock()
-            reply = client.complete(messages)
+            try:
+                reply = client.complete(messages)
+            except FrostlineError as exc:
+                loop.throw(exc)  # adds the drafts so far (`author`) to the error, re-raised
+                raise
             messages = loop.send(TimedReply(reply.text, reply.usage, clock() - started))
     except StopIteration as stop:
         result: AuthorResult = stop.value

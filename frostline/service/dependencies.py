@@ -17,8 +17,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from frostline.capabilities import Catalog
 from frostline.capabilities.approvals import ApprovalPolicy
 from frostline.contract.records import RunRecord
+from frostline.contract.status import RunStatus
 from frostline.embedded.jobs import JobQueue
-from frostline.errors import RunNotFound
+from frostline.errors import RunBusy, RunNotFound
 from frostline.service.auth import bearer_token, unauthorized
 from frostline.service.limits import PrincipalLimits
 from frostline.service.operations import Services
@@ -84,7 +85,23 @@ Roles = Annotated[tuple[str, ...], Depends(roles)]
 
 def owned_run(run_id: str, who: Principal, state: State) -> RunRecord:
     """The caller's run named `run_id` in the path (404 otherwise: names are per principal,
-    so another principal's run of that name is simply not the caller's)."""
+    so another principal's run of that name is simply not the caller's). A run a model is
+    still writing is not a run yet: 409, saying where its job is followed."""
+    run = owned_or_authoring(run_id, who, state)
+    if run.status == RunStatus.AUTHORING:
+        from frostline.embedded.jobs import open_jobs
+
+        jobs = ", ".join(f"/v1/runs/{run.name}/jobs/{t}" for t in open_jobs(state.store,
+                                                                             run.run_id))
+        raise RunBusy(f"run {run_id!r} is being authored: it becomes a run once the model's "
+                      "script is accepted, and is removed if none is; follow its job"
+                      + (f" at {jobs}" if jobs else "") + " or cancel it",
+                      run_id=run_id, status=run.status)
+    return run
+
+
+def owned_or_authoring(run_id: str, who: Principal, state: State) -> RunRecord:
+    """`owned_run`, also while the run is being authored (to cancel its author job)."""
     run = state.store.find_run(who, run_id)
     if run is None or run.owner != who:
         raise RunNotFound(f"no run {run_id!r}", run_id=run_id)
@@ -92,3 +109,4 @@ def owned_run(run_id: str, who: Principal, state: State) -> RunRecord:
 
 
 OwnedRun = Annotated[RunRecord, Depends(owned_run)]
+OwnedOrAuthoring = Annotated[RunRecord, Depends(owned_or_authoring)]

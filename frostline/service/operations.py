@@ -330,11 +330,15 @@ class Services:
                 from frostline.embedded.authoring import author_job
 
                 if self.author is None:
+                    from frostline.embedded.authoring import abandon_authoring
+
+                    removed = abandon_authoring(store, spec.run_id)
                     raise DefinitionError("this server has no model endpoint to write "
                                           "scripts with; send `script` instead of `task`",
-                                          field="task")
-                return author_job(store, spec.run_id, p, write=self.author,
+                                          field="task", removed=removed)
+                return author_job(store, spec.run_id, p, ticket=spec.ticket, write=self.author,
                                   catalog=self.extra.get("catalog", DEFAULT_CATALOG),
+                                  cancelled=lambda: self.interrupts.cancelling(spec.run_id),
                                   execute=lambda source, args: self.execute(
                                       store, spec.run_id, source, args))
             raise DefinitionError(f"the HTTP service does not run {spec.kind} jobs")

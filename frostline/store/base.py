@@ -47,10 +47,12 @@ class Store(abc.ABC):
     # runs ---------------------------------------------------------------------------------------
     @abc.abstractmethod
     def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
-                   kind: str = "script") -> RunRecord:
+                   kind: str = "script", authoring: bool = False) -> RunRecord:
         """Create the run `run_id` of `owner` (default: the local principal); raise
         FrostlineError if that owner already has a run of that name. The returned record's
-        `run_id` is the store key every later call takes."""
+        `run_id` is the store key every later call takes. With `authoring`, the row only
+        holds the name while a model writes the run's first script (status `authoring`,
+        listed nowhere) until `promote_authoring` or `discard_authoring`."""
 
     @abc.abstractmethod
     def get_run(self, run_id: str) -> RunRecord | None:
@@ -61,7 +63,24 @@ class Store(abc.ABC):
         """The run `owner` named `name`, or None: names are unique per principal."""
 
     @abc.abstractmethod
-    def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]: ...
+    def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]:
+        """Runs newest first (`owner`'s only, if given); runs being authored are not runs
+        yet and are not listed."""
+
+    @abc.abstractmethod
+    def list_authoring(self, *, limit: int = 1000) -> list[RunRecord]:
+        """The rows that hold a name while a model writes their first script, oldest first."""
+
+    @abc.abstractmethod
+    def promote_authoring(self, run_id: str) -> RunRecord:
+        """A run being authored becomes a run (`created`); RunNotFound if it is not one
+        being authored (it was removed meanwhile)."""
+
+    @abc.abstractmethod
+    def discard_authoring(self, run_id: str) -> bool:
+        """Remove a run being authored, in one transaction, if nothing was recorded under it
+        (no attempt, slot, call, wait, signal, …); return whether it was removed. False: it
+        is no longer being authored, or something addressed it (the caller keeps it)."""
 
     @abc.abstractmethod
     def set_run_status(self, run_id: str, status: str) -> None: ...

@@ -13,6 +13,7 @@ from frostline.contract.records import (
     check_run_name,
     run_key,
 )
+from frostline.contract.status import RunStatus
 from frostline.errors import DefinitionError, RunExists, RunNotFound
 from frostline.store.base import AttemptHead
 from frostline.store.principals import check_principal_name
@@ -22,7 +23,11 @@ _RUN_COLS = "run_id, envelope, status, owner, kind, created_at, name"
 _ATTEMPT_COLS = ("run_id, number, source, source_digest, annotated, report, status, gate, "
                  "invoked, orphans, result, error, stats, started_at, finished_at, args, "
                  "catalog_digest")
-RUN_KINDS = ("script", "graph", "ab")  # ab: a report of `frostline ab --store`
+RUN_KINDS = ("script", "graph", "ab")
+AUTHORING = RunStatus.AUTHORING.value
+# Every table whose rows belong to a run: a run being authored that holds one is kept.
+_RUN_TABLES = ("attempts", "slots", "calls", "certificates", "decisions", "waits",
+               "wait_answers", "signals", "rebindings")  # ab: a report of `frostline ab --store`
 
 
 class RunQueries(SqlBackend):
@@ -30,7 +35,7 @@ class RunQueries(SqlBackend):
 
     # runs ---------------------------------------------------------------------------------------
     def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
-                   kind: str = "script") -> RunRecord:
+                   kind: str = "script", authoring: bool = False) -> RunRecord:
         name, owner = run_id, check_principal_name(LOCAL_PRINCIPAL if owner is None else owner)
         if isinstance(name, str) and name.startswith("@"):
             raise DefinitionError(f"run id {name!r} may not start with '@' (reserved for "
@@ -43,12 +48,13 @@ class RunQueries(SqlBackend):
             raise DefinitionError("a run's envelope is a JSON object (a dict)")
         env = self._j(envelope, "envelope")
         now = self._clock()
+        status = AUTHORING if authoring else "created"
 
         def op(conn: Any) -> RunRecord:
             rows = self._x(conn, "INSERT INTO runs (run_id, envelope, status, owner, kind, "
-                           "created_at, updated_at, name) VALUES (?, ?, 'created', ?, ?, ?, ?, ?) "
+                           "created_at, updated_at, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                            f"ON CONFLICT DO NOTHING RETURNING {_RUN_COLS}",
-                           (run_id, env, owner, kind, now, now, name)).fetchall()
+                           (run_id, env, status, owner, kind, now, now, name)).fetchall()
             if not rows:
                 raise RunExists(f"run {name!r} already exists; choose another run id",
                                 run_id=name)
@@ -68,11 +74,45 @@ class RunQueries(SqlBackend):
         return self._run(rows[0]) if rows else None
 
     def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]:
-        where, params = ("WHERE owner = ? ", (owner,)) if owner is not None else ("", ())
+        where, params = ("AND owner = ? ", (owner,)) if owner is not None else ("", ())
         rows = self._read("list_runs", lambda c: self._x(
-            c, f"SELECT {_RUN_COLS} FROM runs {where}ORDER BY created_at DESC, run_id LIMIT ?",
-            (*params, int(limit))).fetchall())
+            c, f"SELECT {_RUN_COLS} FROM runs WHERE status <> ? {where}"
+               "ORDER BY created_at DESC, run_id LIMIT ?",
+            (AUTHORING, *params, int(limit))).fetchall())
         return [self._run(r) for r in rows]
+
+    def list_authoring(self, *, limit: int = 1000) -> list[RunRecord]:
+        rows = self._read("list_authoring", lambda c: self._x(
+            c, f"SELECT {_RUN_COLS} FROM runs WHERE status = ? ORDER BY created_at, run_id "
+               "LIMIT ?", (AUTHORING, int(limit))).fetchall())
+        return [self._run(r) for r in rows]
+
+    def promote_authoring(self, run_id: str) -> RunRecord:
+        now = self._clock()
+
+        def op(conn: Any) -> RunRecord:
+            rows = self._x(conn, "UPDATE runs SET status = 'created', updated_at = ? WHERE "
+                           f"run_id = ? AND status = ? RETURNING {_RUN_COLS}",
+                           (now, run_id, AUTHORING)).fetchall()
+            if not rows:
+                raise RunNotFound(f"run {run_id!r} is not being authored (it was removed, or "
+                                  "is a run already)", run_id=run_id)
+            return self._run(rows[0])
+
+        return self._write("promote_authoring", op)
+
+    def discard_authoring(self, run_id: str) -> bool:
+        # One statement, one transaction: the row goes only while it is still being authored
+        # and nothing was recorded under it (a record under it means someone addressed it).
+        held = " AND ".join(f"NOT EXISTS (SELECT 1 FROM {table} WHERE run_id = ?)"
+                            for table in _RUN_TABLES)
+
+        def op(conn: Any) -> bool:
+            cur = self._x(conn, f"DELETE FROM runs WHERE run_id = ? AND status = ? AND {held}",
+                          (run_id, AUTHORING, *([run_id] * len(_RUN_TABLES))))
+            return bool(cur.rowcount == 1)
+
+        return self._write("discard_authoring", op)
 
     def set_run_status(self, run_id: str, status: str) -> None:
         self._write("set_run_status", self._set_run_status_op(run_id, status))

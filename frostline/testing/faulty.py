@@ -60,9 +60,9 @@ class FaultyStore(Store):
 
     # runs
     def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
-                   kind: str = "script") -> RunRecord:
-        return self._w("create_run", lambda: self.inner.create_run(run_id, envelope, owner=owner,
-                                                                   kind=kind))
+                   kind: str = "script", authoring: bool = False) -> RunRecord:
+        return self._w("create_run", lambda: self.inner.create_run(
+            run_id, envelope, owner=owner, kind=kind, authoring=authoring))
 
     def get_run(self, run_id: str) -> RunRecord | None:
         return self._r("get_run", lambda: self.inner.get_run(run_id))
@@ -75,6 +75,15 @@ class FaultyStore(Store):
 
     def list_runs(self, *, owner: str | None = None, limit: int = 100) -> list[RunRecord]:
         return self._r("list_runs", lambda: self.inner.list_runs(owner=owner, limit=limit))
+
+    def list_authoring(self, *, limit: int = 1000) -> list[RunRecord]:
+        return self._r("list_authoring", lambda: self.inner.list_authoring(limit=limit))
+
+    def promote_authoring(self, run_id: str) -> RunRecord:
+        return self._w("promote_authoring", lambda: self.inner.promote_authoring(run_id))
+
+    def discard_authoring(self, run_id: str) -> bool:
+        return self._w("discard_authoring", lambda: self.inner.discard_authoring(run_id))
 
     def set_run_status(self, run_id: str, status: str) -> None:
         self._w("set_run_status", lambda: self.inner.set_run_status(run_id, status))

@@ -35,7 +35,7 @@ from typing import Any
 import psycopg
 from procrastinate.worker import Worker
 
-from frostline.embedded.jobs import job_state
+from frostline.embedded.jobs import job_state, job_stream
 from frostline.errors import StoreUnavailable
 from frostline.store.base import Store
 
@@ -116,7 +116,7 @@ async def take_back(app: Any, keeper: Keeper, job_id: int, worker_id: int | None
 
 def _requeued_event(keeper: Keeper, run_id: str, ticket: str, kind: Any, why: str) -> None:
     try:
-        keeper.store.append_event(run_id, "job.requeued", {
+        keeper.store.append_event(job_stream(run_id, ticket), "job.requeued", {
             "job": ticket, "kind": kind, "worker": keeper.name, "reason": why})
     except StoreUnavailable as exc:  # the queue already has it back; the event is a courtesy
         log.warning("job %s: requeued, but the event was not stored: %s", ticket, exc.message)

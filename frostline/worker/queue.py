@@ -34,6 +34,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from frostline.embedded.jobs import (
+    AUTHOR_STREAM,
     FAILED_SHOWN,
     JobSpec,
     Submission,
@@ -76,8 +77,8 @@ SELECT j.id, j.lock, j.args, j.attempts, ev.data, extract(epoch FROM (
           AND e.type IN ('failed', 'succeeded')))
   FROM (SELECT * FROM procrastinate_jobs WHERE queue_name = %s
            AND status IN ('failed', 'succeeded') ORDER BY id DESC LIMIT {recent}) j
-  LEFT JOIN LATERAL (SELECT data FROM {events} e WHERE e.run_id = j.lock
-           AND e.kind = 'job.finished' AND e.data->>'job' = j.args->'job'->>'ticket'
+  LEFT JOIN LATERAL (SELECT data FROM {events} e
+          WHERE e.run_id IN (j.lock, {author_stream} || j.lock) AND e.kind = 'job.finished' AND e.data->>'job' = j.args->'job'->>'ticket'
          ORDER BY e.seq DESC LIMIT 1) ev ON true
  WHERE j.status = 'failed' OR ev.data->'error'->>'code' = 'store_refused'
     OR ev.data->'outcome'->'error'->>'code' = 'store_refused'
@@ -200,7 +201,7 @@ class ProcrastinateQueue:
         row = conn.execute(sql.SQL(
             "SELECT seq, data FROM {} WHERE run_id = %s AND kind = 'job.queued' AND "
             "data->>'job' = %s ORDER BY seq LIMIT 1").format(self._events),
-            (spec.run_id, spec.ticket)).fetchone()
+            (spec.stream, spec.ticket)).fetchone()
         return None if row is None else submission_of(spec.run_id, int(row[0]), row[1])
 
     def _record(self, conn: psycopg.Connection[Any], spec: JobSpec, attempt: int | None,
@@ -210,7 +211,7 @@ class ProcrastinateQueue:
         row = conn.execute(sql.SQL(
             "INSERT INTO {} (run_id, ts, kind, data) VALUES (%s, %s, 'job.queued', "
             "%s::jsonb) RETURNING seq").format(self._events),
-            (spec.run_id, time.time(), json_text(data, "event"))).fetchone()
+            (spec.stream, time.time(), json_text(data, "event"))).fetchone()
         assert row is not None
         return Submission(spec.run_id, spec.ticket, spec.kind, attempt, int(row[0]), job_id)
 
@@ -266,7 +267,7 @@ class ProcrastinateQueue:
             if state == "queued":
                 record_cancelled(store, spec, by=by, worker=None, state="queued")
             else:
-                store.append_event(run_id, "job.cancel_requested", {
+                store.append_event(spec.stream, "job.cancel_requested", {
                     "job": spec.ticket, "kind": spec.kind, "by": by})
         return [{"job": spec.ticket, "state": state} for spec, state in found]
 
@@ -308,7 +309,8 @@ class ProcrastinateQueue:
         """Jobs that failed for good among the queue's latest `RECENT_JOBS` finished ones,
         newest first, with the error and the worker their `job.finished` event recorded
         (`retries_exhausted`, `store_refused`, …)."""
-        query = sql.SQL(_FAILED).format(recent=sql.Literal(RECENT_JOBS), events=self._events)
+        query = sql.SQL(_FAILED).format(recent=sql.Literal(RECENT_JOBS), events=self._events,
+                                        author_stream=sql.Literal(AUTHOR_STREAM))
         rows = self._read(lambda c: c.execute(query, (self.queue, limit)).fetchall())
         out = []
         for job_id, lock, args, tries, data, failed_at in rows:

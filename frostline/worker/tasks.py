@@ -261,6 +261,10 @@ def _record_given_up(host: HostContext, spec: JobSpec, exc: BaseException, tries
             "run again", tries=tries, last=_code(exc)).to_dict()
     try:
         closed: list[int] = []
+        if spec.kind == "author":  # still being authored: no run is left behind
+            from frostline.embedded.authoring import abandon_authoring
+
+            abandon_authoring(host.store, spec.run_id)
         with host.store.run_lock(spec.run_id):
             closed = fail_open_attempts(host.store, spec.run_id, error, run_status=RunStatus.FAILED)
         record_finished(host.store, spec, host.name, attempt=closed[-1] if closed else None,
@@ -285,7 +289,7 @@ def _record_requeue(host: HostContext, spec: JobSpec, exc: BaseException) -> Non
         log.warning("job %s of run %s handed back: %s", spec.ticket, spec.run_id,
                     redact_text(exc.message))
     try:
-        host.store.append_event(spec.run_id, "job.requeued", {
+        host.store.append_event(spec.stream, "job.requeued", {
             "job": spec.ticket, "kind": spec.kind, "worker": host.name, "reason": reason})
     except StoreUnavailable:  # the queue still gets it back once the database answers
         log.warning("job %s of run %s handed back (%s); the store did not take the event",

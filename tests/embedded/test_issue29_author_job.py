@@ -24,7 +24,7 @@ def test_issue29_a_retried_author_job_never_pays_the_model_twice(
             "base_url": model.url, "api_key_env": "FAST_KEY", "model": "fast-model",
             "max_retries": 0}}})
         body = host_body(LocalProviders(), ChildProcessRunner(), config=config)
-        store.create_run("fox", {})
+        store.create_run("fox", {}, authoring=True)
         spec = JobSpec("author", "fox", author_params(TASK, "fast", args={"brief": "a fox"}))
         record_queued(store, spec, attempt=1)
         model.script(chat(WHILE), chat(BOUNDED))

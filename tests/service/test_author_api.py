@@ -1,7 +1,8 @@
 """`POST /v1/runs` with `{"task", "model"}` instead of a script (issue 29), over real HTTP,
 against the fake OpenAI-compatible server. Plumbing tests: no model is reachable here, the
 drafts are written by hand; what is tested is the route, what the model is sent, and that a
-model that fails or writes nothing acceptable leaves no run."""
+model that fails, answers garbage or writes nothing acceptable leaves no run (nothing under
+its name, the name free again) while its job still says why."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from frostline.config import parse_config
 from frostline.providers.registry import open_registry
 from frostline.service.operations import Services
 from frostline.store import open_store
-from tests.fakes.openai_server import FakeOpenAIServer, chat, malformed, server_error
+from tests.fakes.openai_server import FakeOpenAIServer, chat, malformed, server_error, slow
 from tests.service.conftest import Live, serving
 
 DRAFTS = Path(__file__).parents[1] / "repair" / "authoring"
@@ -90,25 +91,108 @@ def _ended(http: object, location: str) -> dict[str, object]:
     return found
 
 
-@pytest.mark.parametrize("reply, status, code", [
-    (server_error(500), "failed", "model"), (malformed(), "failed", "model"),
-    (chat("I would rather not write code."), "not_authored", None)])
-def test_issue29_a_failing_model_leaves_a_failed_run_without_attempts(
-        api: Live, model: FakeOpenAIServer, reply: object, status: str, code: str | None
-) -> None:
-    model.script(*[reply] * 3)  # type: ignore[list-item]
+GARBAGE = "no_script"
+REFUSED = "refused"
+FAILURES = [  # (what the endpoint answers, how many times, max_rewrites, the job's code)
+    ([server_error(500)], 0, "model"),
+    ([malformed()], 0, "model"),  # not JSON
+    ([chat(WHILE), server_error(500)], 1, "model"),  # fails after a refused draft
+    ([chat("I would rather not write code.")] * 3, 2, GARBAGE),  # JSON, but no script
+    ([chat(WHILE)] * 2, 1, REFUSED),  # every draft breaks R03, the rewrites spent
+]
+
+
+@pytest.mark.parametrize("replies, max_rewrites, code", FAILURES,
+                         ids=["500", "not-json", "500-after-a-draft", "no-script", "refused"])
+def test_issue29_a_failing_model_stores_no_run_and_says_why(
+        api: Live, model: FakeOpenAIServer, replies: list[object], max_rewrites: int,
+        code: str) -> None:
+    model.script(*replies)  # type: ignore[arg-type]
+    body = {"task": TASK, "model": "fast", "run_id": "r1", "max_rewrites": max_rewrites}
     with api.client(api.alice) as http:
-        r = http.post("/v1/runs?wait=60", json={"task": TASK, "model": "fast", "run_id": "r1"})
-        assert r.status_code == 200, r.text
+        r = http.post("/v1/runs?wait=60", json=body)
+        assert r.status_code == 200, r.text  # the contract's status: the job ended in time
         job = r.json()
-        run = http.get("/v1/runs/r1").json()
-    assert run["status"] == "failed" and run["attempts"] == []
-    if code is None:  # every draft refused: the report says why, no attempt was opened
-        assert job["outcome"]["status"] == status and job["outcome"]["attempt"] is None
-        assert [d["ok"] for d in job["outcome"]["author"]["rewrites"]] == [False] * 3
-        assert "no script the checker accepts" in job["outcome"]["message"]
-    else:
-        assert job["error"]["code"] == code and job["outcome"] == {}
+        assert job["state"] == "finished" and job["run_id"] == "r1" and job["kind"] == "author"
+        if code == "model":  # the model's error, with the drafts paid before it
+            assert job["error"]["code"] == "model" and job["outcome"] == {}
+            assert job["error"]["removed"] is True
+            drafts = job["error"]["author"]["rewrites"]
+            assert [d["ok"] for d in drafts] == [False] * (len(replies) - 1)
+        else:  # every draft refused: the report says why
+            out = job["outcome"]
+            assert out["status"] == "not_authored" and out["attempt"] is None
+            assert out["removed"] is True and "nothing was stored as a run" in out["message"]
+            drafts = out["author"]["rewrites"]
+            assert [d["ok"] for d in drafts] == [False] * (max_rewrites + 1)
+            if code == REFUSED:
+                assert {v["rule"] for d in drafts for v in d["violations"]} >= {"R03"}
+                assert "usage_total" in out["author"]
+            else:
+                assert all("no code block" in d["reason"] for d in drafts)
+        # Nothing is a run: not listed, not readable, nothing stored under its key.
+        assert http.get("/v1/runs/r1").status_code == 404
+        assert [x["run_id"] for x in http.get("/v1/runs").json()["runs"]] == []
+        # The answer stays readable where the 202 would have pointed.
+        again = http.get(r.headers["Location"])
+        assert again.status_code == 200 and again.json() == job
+        _nothing_stored(api, "r1")
+        # The name is free: a script run takes it, and its events hold nothing of the above.
+        made = http.post("/v1/runs?wait=60", json={"run_id": "r1", "script": SCRIPT})
+        assert made.status_code == 200 and made.json()["outcome"]["status"] == "succeeded"
+        key = api.store.find_run("alice", "r1").run_id
+        assert all(e.data.get("job") != job["job"] for e in api.store.list_events(key))
+        assert http.get(r.headers["Location"]).json() == job  # still the authoring's answer
+
+
+SCRIPT = "async def orchestrate(ctx, args):\n    return {'ok': 1}\n"
+
+
+def _nothing_stored(api: Live, name: str) -> None:
+    from frostline.contract.records import run_key
+
+    key = run_key("alice", name)
+    store = api.store
+    assert store.find_run("alice", name) is None and store.get_run(key) is None
+    assert store.list_events(key) == [] and store.list_attempts(key) == []
+    assert store.list_slots(key) == [] and store.list_calls(key) == []
+    assert store.list_waits(key) == [] and store.list_authoring() == []
+
+
+def test_issue29_a_run_being_authored_is_no_run_yet(api: Live, model: FakeOpenAIServer) -> None:
+    model.script(slow(1.5, chat(BOUNDED)))
+    body = {"task": TASK, "model": "fast", "run_id": "fox", "args": {"brief": "a fox"}}
+    with api.client(api.alice) as http:
+        r = http.post("/v1/runs", json=body)
+        assert r.status_code == 202, r.text
+        # While the model writes: the name is held, yet nothing shows it as a run.
+        held = http.get("/v1/runs/fox")
+        assert held.status_code == 409 and "being authored" in held.json()["error"]["message"]
+        assert r.headers["Location"] in held.json()["error"]["message"]
+        assert http.get("/v1/runs").json()["runs"] == []
+        taken = http.post("/v1/runs", json={"run_id": "fox", "script": SCRIPT})
+        assert taken.status_code == 409 and taken.json()["error"]["code"] == "exists"
+        assert http.post("/v1/runs/fox/attempts", json={"script": SCRIPT}).status_code == 409
+        done = _ended(http, r.headers["Location"])
+        assert done["outcome"]["status"] == "succeeded"
+        assert [x["run_id"] for x in http.get("/v1/runs").json()["runs"]] == ["fox"]
+        assert http.get("/v1/runs/fox").json()["status"] == "succeeded"
+
+
+def test_issue29_a_cancelled_authoring_stores_no_run(api: Live, model: FakeOpenAIServer) -> None:
+    model.script(slow(1.5, chat(BOUNDED)))
+    with api.client(api.alice) as http:
+        r = http.post("/v1/runs", json={"task": TASK, "model": "fast", "run_id": "fox"})
+        assert r.status_code == 202, r.text
+        from tests.worker.conftest import eventually
+
+        eventually(lambda: http.get(r.headers["Location"]).json()["state"] == "running",
+                   timeout=30, what="the author job running")
+        cancelled = http.post("/v1/runs/fox/cancel?wait=30")
+        assert cancelled.status_code == 200, cancelled.text
+        assert cancelled.json()["jobs"][0]["state"] == "cancelled"
+        assert http.get(r.headers["Location"]).json()["state"] == "cancelled"
+    _nothing_stored(api, "fox")
 
 
 @pytest.mark.parametrize("body", [
@@ -135,7 +219,8 @@ def test_issue29_a_server_without_models_says_so(tmp_path: Path) -> None:
                                                     "run_id": "r1"})
         assert r.status_code == 200, r.text
         assert "send `script`" in r.json()["error"]["message"]
-        assert live.store.list_attempts(live.store.find_run("alice", "r1").run_id) == []
+        assert r.json()["error"]["removed"] is True
+        assert live.store.find_run("alice", "r1") is None and live.store.list_runs() == []
 
 
 def test_issue29_a_taken_run_id_is_refused_before_the_model_is_paid(

@@ -8,21 +8,26 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
+from frostline.contract.records import key_as_name, run_key
 from frostline.embedded.jobs import job_state
 from frostline.errors import RunNotFound
-from frostline.service import metrics, operations
-from frostline.service.dependencies import Credentials, OwnedRun, Principal, State, principal
+from frostline.service import metrics
+from frostline.service.dependencies import Credentials, Principal, State, principal
 
 router = APIRouter(tags=["jobs"])
 
 
 @router.get("/v1/runs/{run_id}/jobs/{job}")
-def get_job(job: str, run: OwnedRun, state: State) -> dict[str, Any]:
-    """A job of the run: queued, running, finished (with its outcome) or interrupted."""
-    found = job_state(state.store, run.run_id, job)
+def get_job(run_id: str, job: str, who: Principal, state: State) -> dict[str, Any]:
+    """A job of the run: queued, running, finished (with its outcome) or interrupted. An
+    author job answers here for its whole life: while the run is being authored, and after
+    an authoring that stored no run (its outcome says why)."""
+    run = state.store.find_run(who, run_id)
+    key = run.run_id if run is not None and run.owner == who else run_key(who, run_id)
+    found = job_state(state.store, key, job)
     if found is None:
-        raise RunNotFound(f"run {run.name!r} has no job {job!r}", run_id=run.name, job=job)
-    return operations.public(run, found.to_dict())
+        raise RunNotFound(f"run {run_id!r} has no job {job!r}", run_id=run_id, job=job)
+    return key_as_name(key, run_id, found.to_dict())
 
 
 @router.get("/v1/workers")

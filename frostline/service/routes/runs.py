@@ -15,7 +15,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import JSONResponse
 
-from frostline.embedded.authoring import author_params
+from frostline.contract.records import RunRecord, run_key
+from frostline.contract.status import RunStatus
+from frostline.embedded.authoring import abandon_authoring, author_params
 from frostline.embedded.cancel import cancel_run
 from frostline.embedded.jobs import (
     JobSpec,
@@ -27,7 +29,7 @@ from frostline.embedded.jobs import (
     wait_job,
 )
 from frostline.service import operations
-from frostline.service.dependencies import OwnedRun, Principal, State
+from frostline.service.dependencies import OwnedOrAuthoring, OwnedRun, Principal, State
 from frostline.service.jobs import ACCEPTED, MAX_WAIT_S, IdempotencyKey, Wait, answer, job_slot
 from frostline.service.schemas import CreateRun
 
@@ -45,29 +47,39 @@ def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0,
     (docs/authoring.md): a model endpoint configured where the job runs (this server, or the
     workers) writes the script, and an accepted one runs as the run's first attempt. The
     job's outcome is that attempt's, with `author` (every draft's verdict); when no draft is
-    accepted its status is `not_authored`, and a model that fails ends the job with its error
-    (code `model`): either way the run is `failed` with no attempt."""
+    accepted its status is `not_authored`, and a model that fails or answers garbage ends the
+    job with its error (code `model`, the drafts so far under `author`): either way nothing is
+    stored as a run (`removed: true`: the name is free again), and the job's answer stays
+    readable at its Location. Until a draft is accepted the run is listed nowhere and its
+    routes answer 409; only its job and `cancel` answer for it."""
     store, catalog = state.store, state.catalog
     name = body.run_id or _run_name(who, idempotency_key)
+    kind = "attempt" if body.script is not None else "author"
     if body.script is not None:
         operations.precheck(body.script, body.envelope, catalog)
     envelope = operations.envelope_dict(body.envelope, catalog)
     operations.precheck_args(body.args)
     # Names are per principal: only the caller's own runs can be in the way.
     existing = store.find_run(who, name)
+    if idempotency_key and (existing is not None or kind == "author"):
+        # An authoring that failed removed its run, yet its job answers for the key.
+        key = existing.run_id if existing is not None else run_key(who, name)
+        ticket = ticket_for(key, idempotency_key, kind)
+        known = queued_submission(store, key, ticket)
+        if known is not None:
+            run = existing or RunRecord(key, envelope, "removed", who, "script", 0.0, name)
+            return answer(state, run, JobSpec(known.kind, key, {}, ticket), known, wait)
     if existing is not None:
-        if idempotency_key:
-            ticket = ticket_for(existing.run_id, idempotency_key)
-            known = queued_submission(store, existing.run_id, ticket)
-            if known is not None:
-                return answer(state, existing, JobSpec(known.kind, existing.run_id, {}, ticket),
-                              known, wait)
-        raise HTTPException(409, {"code": "exists", "message": f"run {name!r} already exists"})
+        raise HTTPException(409, {"code": "exists", "message": f"run {name!r} already exists"
+                                  + (" (a model is writing its script)"
+                                     if existing.status == RunStatus.AUTHORING else "")})
     # Both limits are checked before anything is stored: a refused run leaves no trace.
     with job_slot(state, who):
         state.limits.admit_run(who)
-        run = store.create_run(name, envelope, owner=who)
-        ticket = ticket_for(run.run_id, idempotency_key) if idempotency_key else new_ticket()
+        # A task's run only holds the name until a draft is accepted (embedded.authoring).
+        run = store.create_run(name, envelope, owner=who, authoring=kind == "author")
+        ticket = (ticket_for(run.run_id, idempotency_key, kind) if idempotency_key
+                  else new_ticket(kind))
         if body.script is not None:
             spec = JobSpec("attempt", run.run_id, {"source": body.script, "args": body.args},
                            ticket)
@@ -76,7 +88,12 @@ def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0,
             spec = JobSpec("author", run.run_id, author_params(
                 body.task, body.model, max_rewrites=body.max_rewrites, args=body.args),
                 ticket)
-        submission = state.queue.submit(store, spec)
+        try:
+            submission = state.queue.submit(store, spec)
+        except BaseException:
+            if kind == "author":  # not queued: the name is not held for nothing
+                abandon_authoring(store, run.run_id)
+            raise
     return answer(state, run, spec, submission, wait)
 
 
@@ -110,7 +127,8 @@ CancelWait = Annotated[float, Query(ge=0, le=MAX_WAIT_S, description=(
     200: {"description": "Cancelled: every job of the run ended (its attempt `cancelled`)"},
     202: {"description": "A running job is still stopping; follow it on `jobs[].location`"},
     409: {"description": "The run has finished: nothing is queued, running or waiting"}})
-def cancel(run: OwnedRun, who: Principal, state: State, wait: CancelWait = 30) -> JSONResponse:
+def cancel(run: OwnedOrAuthoring, who: Principal, state: State,
+           wait: CancelWait = 30) -> JSONResponse:
     """Cancel the run's queued job (it never starts) or running job (its attempt is stopped
     and ends `cancelled`; a call already dispatched completes and commits first); a waiting
     run is cancelled too. Each job is reported with its state now."""
