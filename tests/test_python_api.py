@@ -133,3 +133,44 @@ def test_issue29_to_dict_is_the_command_lines_json(tmp_path: Path) -> None:
         assert fl.gate("e5", candidate.read_text()).to_dict() == cli(
             "gate", "e5", str(candidate), "--store", store)
         assert fl.show("e5") == cli("show", "e5", "--store", store)
+
+
+WHILE = (ROOT / "tests" / "repair" / "authoring" / "1_while.md").read_text()
+
+
+@pytest.mark.parametrize("replies, rewrites, fails", [
+    (["500"], 0, True), (["garbage"], 0, True), ([WHILE, "500"], 1, True),
+    (["no script here"] * 2, 1, False), ([WHILE] * 2, 1, False)],
+    ids=["500", "not-json", "500-after-a-draft", "no-script", "refused"])
+def test_issue29_a_failed_authoring_stores_no_run(
+        store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replies: list[str],
+        rewrites: int, fails: bool) -> None:
+    from frostline.errors import ModelError
+    from frostline.store import open_store
+    from tests.fakes.openai_server import FakeOpenAIServer, chat, malformed, server_error
+
+    made = {"500": server_error(500), "garbage": malformed()}
+    monkeypatch.setenv("FAST_KEY", "sk-api")
+    with FakeOpenAIServer(api_key="sk-api") as model:
+        config = tmp_path / "frostline.toml"
+        config.write_text(f'[models.fast]\nbase_url = "{model.url}"\napi_key_env = "FAST_KEY"\n'
+                          'model = "fast-model"\nmax_retries = 0\n')
+        model.script(*[made.get(r) or chat(r) for r in replies])
+        with frostline.open(store=store_url, config=config, runner="process") as fl:
+            if fails:  # the model's error, with the drafts it was paid for
+                with pytest.raises(ModelError) as caught:
+                    fl.author("three shots", model="fast", run_id="r1", max_rewrites=rewrites)
+                assert len(caught.value.fields["author"]["rewrites"]) == len(replies) - 1
+            else:
+                authored = fl.author("three shots", model="fast", run_id="r1",
+                                     max_rewrites=rewrites)
+                assert authored.accepted is None and authored.execution is None
+                assert [d.ok for d in authored.result.rewrites] == [False] * (rewrites + 1)
+            with pytest.raises(RunNotFound):
+                fl.show("r1")
+            with open_store(store_url) as store:  # nothing under the name
+                assert store.list_runs() == [] and store.list_events("r1") == []
+                assert store.list_attempts("r1") == [] and store.list_slots("r1") == []
+            model.script(chat(BOUNDED))  # the name is free: the next authoring takes it
+            again = fl.author("three shots", model="fast", run_id="r1", args={"brief": "fox"})
+            assert again.execution is not None and again.execution.attempt == 1

@@ -160,3 +160,31 @@ def test_issue29_client_gate_submit_author_on_both_stores(
         assert _attempts(fl, "s1", 2) == ["failed", "succeeded"]
         with pytest.raises(RunNotFound):
             fl.gate("nope", moved)
+
+
+def test_issue29_client_author_that_fails_stores_no_run(
+        served: tuple[str, str, FakeOpenAIServer]) -> None:
+    from frostline.errors import ModelError
+    from tests.fakes.openai_server import server_error
+
+    url, token, model = served
+    with frostline.Client(url, token) as fl:
+        model.script(chat(WHILE), server_error(500))
+        with pytest.raises(ModelError) as caught:  # the model's error, and what was paid
+            fl.author("three shots for args.brief", model="fast", run_id="a1")
+        assert caught.value.fields["removed"] is True
+        assert [d["ok"] for d in caught.value.fields["author"]["rewrites"]] == [False]
+        with pytest.raises(RunNotFound):
+            fl.show("a1")
+        model.script(chat(WHILE), chat(WHILE))  # every draft refused
+        refused = fl.author("three shots for args.brief", model="fast", run_id="a1",
+                            max_rewrites=1)
+        assert refused.accepted is None and refused.execution is None
+        assert [d.ok for d in refused.result.rewrites] == [False, False]
+        with pytest.raises(RunNotFound):
+            fl.show("a1")
+        model.script(chat(BOUNDED))  # the name is free
+        authored = fl.author("three shots for args.brief", model="fast", run_id="a1",
+                             args={"brief": "a fox"})
+        assert authored.execution is not None and authored.execution.attempt == 1
+        assert [a["status"] for a in fl.show("a1")["attempts"]] == ["succeeded"]

@@ -163,3 +163,44 @@ def test_issue29_do_stops_when_the_repair_budget_is_spent(
     data = json.loads(out)
     assert code == 1 and data["status"] == "failed" and data["repairs"] == []
     assert len(server.requests) == 1
+
+
+FAILURES = [  # (the endpoint's answers, --max-rewrites, exit code, the error's code or None)
+    ([server_error(500)], 0, 1, "model"),
+    ([malformed()], 0, 1, "model"),  # not JSON
+    ([chat(WHILE), server_error(500)], 1, 1, "model"),  # fails after a refused draft
+    ([chat("Sure, here is the plan.")] * 2, 1, 3, None),  # JSON, but no script
+    ([chat(WHILE)] * 2, 1, 3, None),  # every draft breaks R03, the rewrites spent
+]
+
+
+@pytest.mark.parametrize("command", ["author", "do"])
+@pytest.mark.parametrize("replies, rewrites, exit_code, code", FAILURES,
+                         ids=["500", "not-json", "500-after-a-draft", "no-script", "refused"])
+def test_issue29_a_failed_authoring_stores_nothing_and_frees_the_name(
+        server: FakeOpenAIServer, cfg: str, store_url: str, command: str,
+        replies: list[object], rewrites: int, exit_code: int, code: str | None) -> None:
+    server.script(*replies)  # type: ignore[arg-type]
+    got, out = invoke(command, TASK, "--model", "fast", "--config", cfg, "--run", "r1",
+                      "--max-rewrites", str(rewrites), "--runner", "process",
+                      "--store", store_url, "--json")
+    data = json.loads(out)
+    assert got == exit_code, out
+    if code is not None:  # the model's error, with the drafts it was paid for
+        assert data["error"]["code"] == code
+        assert len(data["error"]["author"]["rewrites"]) == len(replies) - 1
+    else:
+        drafts = data["rewrites"] if command == "author" else data["author"]["rewrites"]
+        assert [d["ok"] for d in drafts] == [False] * (rewrites + 1)
+        assert command == "author" or data["status"] == "not_authored"
+    with open_store(store_url) as store:
+        assert store.get_run("r1") is None and store.list_runs() == []
+        assert store.list_events("r1") == [] and store.list_attempts("r1") == []
+        assert store.list_slots("r1") == [] and store.list_calls("r1") == []
+    # The name is free: the next authoring takes it.
+    server.script(chat(BOUNDED))
+    got, out = invoke(command, TASK, "--model", "fast", "--config", cfg, "--run", "r1",
+                      "--args", '{"brief": "a fox"}', "--runner", "process",
+                      "--store", store_url, "--json")
+    assert got == 0, out
+    assert runs(store_url) == ["r1"]
