@@ -148,7 +148,9 @@ class Frostline:
                envelope: Envelope | dict[str, Any] | None = None,
                max_rewrites: int = DEFAULT_MAX_REWRITES) -> Authored:
         """A model writes the script for `task`; with `run_id` (a new run) it is run as the
-        run's first attempt."""
+        run's first attempt. Nothing is stored unless a draft is accepted: drafts all refused
+        return `accepted` None, a model's error (ModelError) is raised with the drafts so far
+        in `.fields["author"]`, and the name stays free."""
         from frostline.errors import DefinitionError
         from frostline.repair.author import author
 
