@@ -151,7 +151,8 @@ def sweep(db_url: str) -> int:
 def submit(store: Any, queue: Any, run_id: str, phantom: list[str]) -> Any:
     """Queue `run_id` with an idempotency key, again while the store does not answer; a
     submission that failed though its job was queued is a phantom failure."""
-    from frostline.embedded.jobs import JobSpec, queued_submission, ticket_for
+    from frostline.embedded.jobs import JobSpec, queued_submission
+    from frostline.embedded.tickets import ticket_for
     from frostline.errors import StoreUnavailable
 
     spec = JobSpec("attempt", run_id, {"source": SCRIPT, "args": {"run": run_id}},

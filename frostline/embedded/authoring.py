@@ -34,7 +34,8 @@ from typing import Any
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
 from frostline.contract.status import RunStatus
-from frostline.embedded.jobs import JobCancelled, author_stream
+from frostline.embedded.jobs import JobCancelled
+from frostline.embedded.tickets import author_stream
 from frostline.errors import RunNotFound
 from frostline.repair.author import DEFAULT_MAX_REWRITES, AuthorResult, AuthorTask
 from frostline.store.base import Store
@@ -77,7 +78,7 @@ def author_job(store: Store, run_id: str, params: dict[str, Any], *, ticket: str
         try:
             result = write(task, model)
         except Exception as exc:  # a model that fails or answers garbage: no run is left
-            removed = abandon_authoring(store, run_id)
+            removed = store.discard_authoring(run_id)
             fields = getattr(exc, "fields", None)
             if isinstance(fields, dict):
                 fields["removed"] = removed
@@ -85,7 +86,7 @@ def author_job(store: Store, run_id: str, params: dict[str, Any], *, ticket: str
         report = result.to_dict()
         store.append_event(author_stream(run_id), "author", _author_event(model, result, ticket))
     if report["accepted"] is None:
-        removed = abandon_authoring(store, run_id)
+        removed = store.discard_authoring(run_id)
         return {"run_id": run_id, "status": NOT_AUTHORED, "attempt": None, "author": report,
                 "removed": removed,
                 "message": f"the model wrote no script the checker accepts in "
@@ -96,23 +97,11 @@ def author_job(store: Store, run_id: str, params: dict[str, Any], *, ticket: str
     now = store.get_run(run_id)
     if now is not None and now.status == RunStatus.AUTHORING:  # else made by an earlier try
         if cancelled():
-            abandon_authoring(store, run_id)
+            store.discard_authoring(run_id)
             raise JobCancelled()
         store.promote_authoring(run_id)
         store.append_event(run_id, "author", _author_event(model, report, ticket))
     return {**execute(str(report["accepted"]), args), "author": report}
-
-
-def abandon_authoring(store: Store, run_id: str) -> bool:
-    """End the authoring of `run_id` with no run: its row is removed (True); if something
-    was recorded under it meanwhile, it is kept and marked `failed` instead (False), so its
-    owner sees what is there."""
-    if store.discard_authoring(run_id):
-        return True
-    run = store.get_run(run_id)
-    if run is not None and run.status == RunStatus.AUTHORING:
-        store.set_run_status(run_id, RunStatus.FAILED)
-    return False
 
 
 def _author_event(model: str, result: AuthorResult | dict[str, Any], ticket: str

@@ -22,7 +22,8 @@ from typing import Any
 
 from frostline.contract.status import RunStatus
 from frostline.embedded.bodies import Interrupts
-from frostline.embedded.jobs import JobQueue, close_cancelled, job_stream, open_jobs, wait_job
+from frostline.embedded.jobs import JobQueue, close_cancelled, open_jobs, wait_job
+from frostline.embedded.tickets import job_stream
 from frostline.errors import NothingToCancel, RunBusy, RunNotFound
 from frostline.store.base import Store
 

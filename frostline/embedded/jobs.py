@@ -12,17 +12,13 @@ One job per run at a time: a run's job is refused (`AlreadyQueued`) while anothe
 same run waits or runs, so "the same attempt" can never be queued twice, and the attempt number
 a submission announces is the one the job opens.
 
-An author job (ticket `a-…`) records its life on a stream of its own, `author_stream(run)`,
-not on the run's events: its run exists only once a draft is accepted, and a failed authoring
-leaves the run's events as if it never was, while its outcome stays readable by its ticket
-(`job_stream` says where a ticket's events are; every reader here follows it).
+Each job's life is recorded on its stream (`frostline.embedded.tickets`): the run's events, or
+an author job's own; every reader here follows the ticket to it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,6 +27,7 @@ from typing import Any, Protocol
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
 from frostline.contract.status import AttemptStatus, RunStatus
 from frostline.embedded.queue_stats import QueueStats
+from frostline.embedded.tickets import author_stream, job_stream, new_ticket
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
 
@@ -40,38 +37,6 @@ JOB_KINDS = ("attempt", "repair", "graph", "author")
 EVENT_PREFIX = "job."
 TERMINAL = ("finished", "interrupted", "cancelled")
 FAILED_SHOWN = 20  # jobs that failed for good, as `frostline workers` and /v1/workers list them
-
-
-AUTHOR_TICKET = "a-"  # the tickets of author jobs, whose events are on their own stream
-AUTHOR_STREAM = "~author/"  # no run key starts with "~" (a name starts with a letter or digit)
-
-
-def new_ticket(kind: str = "attempt") -> str:
-    return _prefix(kind) + secrets.token_hex(8)
-
-
-def ticket_for(run_id: str, key: str, kind: str = "attempt") -> str:
-    """The ticket of a submission that carries a client's idempotency key: the same key on the
-    same run is the same ticket, so a retried submission finds the job it queued."""
-    if not key or len(key) > 200:
-        raise DefinitionError("an idempotency key is 1 to 200 characters, e.g. a UUID the "
-                              "client chose for this submission")
-    return _prefix(kind) + hashlib.sha256(f"{run_id}\0{key}".encode()).hexdigest()[:16]
-
-
-def _prefix(kind: str) -> str:
-    return AUTHOR_TICKET if kind == "author" else "j-"
-
-
-def author_stream(run_id: str) -> str:
-    """The events key of the author jobs of the run `run_id` (its store key)."""
-    return AUTHOR_STREAM + run_id
-
-
-def job_stream(run_id: str, ticket: str) -> str:
-    """Where the events of job `ticket` of `run_id` are: an author job's on its own stream,
-    any other job's on the run's."""
-    return author_stream(run_id) if ticket.startswith(AUTHOR_TICKET) else run_id
 
 
 @dataclass(frozen=True)
@@ -369,9 +334,7 @@ def record_cancelled(store: Store, spec: JobSpec, *, by: str | None, worker: str
     except RunBusy:  # another process holds the run: its own attempt is not this job's
         pass
     if spec.kind == "author":  # cancelled before a draft was accepted: the name is free again
-        from frostline.embedded.authoring import abandon_authoring
-
-        abandon_authoring(store, spec.run_id)
+        store.discard_authoring(spec.run_id)
     store.append_event(spec.stream, "job.cancelled", {
         "job": spec.ticket, "kind": spec.kind, "worker": worker, "by": who, "state": state,
         "attempt": attempt, "error": {"code": "cancelled", "by": who, "message":

@@ -36,7 +36,6 @@ from frostline.embedded.jobs import (
     JobBody,
     JobSpec,
     Submission,
-    job_stream,
     next_attempt,
     open_jobs,
     record_cancelled,
@@ -44,6 +43,7 @@ from frostline.embedded.jobs import (
     run_job,
 )
 from frostline.embedded.queue_stats import Observations, QueueStats
+from frostline.embedded.tickets import job_stream
 from frostline.errors import AlreadyQueued, FrostlineError, Interrupted, RunBusy, StoreUnavailable
 from frostline.store.base import Store
 
@@ -273,10 +273,8 @@ def close_interrupted(store: Store) -> int:
     still being authored (no draft was accepted before the restart) is removed, so its name
     is free again, and its job says so."""
     count = 0
-    from frostline.embedded.authoring import abandon_authoring
-
     for run in store.list_authoring(limit=MAX_RUNS_SCANNED):
-        removed = abandon_authoring(store, run.run_id)
+        removed = store.discard_authoring(run.run_id)
         for ticket, state in open_jobs(store, run.run_id).items():
             store.append_event(job_stream(run.run_id, ticket), "job.interrupted", {
                 "job": ticket, "error": {"code": "interrupted", "removed": removed, "message":

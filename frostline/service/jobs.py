@@ -16,7 +16,8 @@ from fastapi import Header, Query
 from fastapi.responses import JSONResponse
 
 from frostline.contract.records import RunRecord
-from frostline.embedded.jobs import JobSpec, Submission, queued_submission, ticket_for, wait_job
+from frostline.embedded.jobs import JobSpec, Submission, queued_submission, wait_job
+from frostline.embedded.tickets import ticket_for
 from frostline.service.dependencies import ServiceState
 from frostline.service.operations import public
 

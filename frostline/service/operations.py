@@ -330,9 +330,7 @@ class Services:
                 from frostline.embedded.authoring import author_job
 
                 if self.author is None:
-                    from frostline.embedded.authoring import abandon_authoring
-
-                    removed = abandon_authoring(store, spec.run_id)
+                    removed = store.discard_authoring(spec.run_id)
                     raise DefinitionError("this server has no model endpoint to write "
                                           "scripts with; send `script` instead of `task`",
                                           field="task", removed=removed)

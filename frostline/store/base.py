@@ -78,9 +78,11 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def discard_authoring(self, run_id: str) -> bool:
-        """Remove a run being authored, in one transaction, if nothing was recorded under it
-        (no attempt, slot, call, wait, signal, …); return whether it was removed. False: it
-        is no longer being authored, or something addressed it (the caller keeps it)."""
+        """End the authoring of `run_id` with no run, in one transaction: its row is removed
+        if nothing was recorded under it (no attempt, slot, call, wait, signal, …), and True
+        returned; if something was (someone addressed it), it is kept and marked `failed`,
+        so its owner sees what is there, and False returned (False too when it is no longer
+        being authored: a run, or gone)."""
 
     @abc.abstractmethod
     def set_run_status(self, run_id: str, status: str) -> None: ...

@@ -102,15 +102,20 @@ class RunQueries(SqlBackend):
         return self._write("promote_authoring", op)
 
     def discard_authoring(self, run_id: str) -> bool:
-        # One statement, one transaction: the row goes only while it is still being authored
-        # and nothing was recorded under it (a record under it means someone addressed it).
+        # One transaction: the row goes only while it is still being authored and nothing was
+        # recorded under it; a record under it means someone addressed it, and then the row
+        # stays, as a failed run its owner sees (fail closed).
         held = " AND ".join(f"NOT EXISTS (SELECT 1 FROM {table} WHERE run_id = ?)"
                             for table in _RUN_TABLES)
 
         def op(conn: Any) -> bool:
             cur = self._x(conn, f"DELETE FROM runs WHERE run_id = ? AND status = ? AND {held}",
                           (run_id, AUTHORING, *([run_id] * len(_RUN_TABLES))))
-            return bool(cur.rowcount == 1)
+            if cur.rowcount == 1:
+                return True
+            self._x(conn, "UPDATE runs SET status = 'failed', updated_at = ? WHERE run_id = ? "
+                    "AND status = ?", (self._clock(), run_id, AUTHORING))
+            return False
 
         return self._write("discard_authoring", op)
 

@@ -35,7 +35,8 @@ from typing import Any
 import psycopg
 from procrastinate.worker import Worker
 
-from frostline.embedded.jobs import job_state, job_stream
+from frostline.embedded.jobs import job_state
+from frostline.embedded.tickets import job_stream
 from frostline.errors import StoreUnavailable
 from frostline.store.base import Store
 

@@ -34,7 +34,6 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from frostline.embedded.jobs import (
-    AUTHOR_STREAM,
     FAILED_SHOWN,
     JobSpec,
     Submission,
@@ -44,6 +43,7 @@ from frostline.embedded.jobs import (
     submission_of,
 )
 from frostline.embedded.queue_stats import LATENCY_BUCKETS, Histogram, QueueStats
+from frostline.embedded.tickets import AUTHOR_STREAM
 from frostline.errors import AlreadyQueued, StoreUnavailable
 from frostline.store.base import Store
 from frostline.store.jsontext import json_text

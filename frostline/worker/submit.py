@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from frostline.capabilities import DEFAULT_CATALOG, Catalog
-from frostline.embedded.jobs import JobSpec, Submission, new_ticket, precheck_script, ticket_for
+from frostline.embedded.jobs import JobSpec, Submission, precheck_script
+from frostline.embedded.tickets import new_ticket, ticket_for
 from frostline.store.base import Store
 from frostline.worker.queue import ProcrastinateQueue
 

@@ -262,9 +262,7 @@ def _record_given_up(host: HostContext, spec: JobSpec, exc: BaseException, tries
     try:
         closed: list[int] = []
         if spec.kind == "author":  # still being authored: no run is left behind
-            from frostline.embedded.authoring import abandon_authoring
-
-            abandon_authoring(host.store, spec.run_id)
+            host.store.discard_authoring(spec.run_id)
         with host.store.run_lock(spec.run_id):
             closed = fail_open_attempts(host.store, spec.run_id, error, run_status=RunStatus.FAILED)
         record_finished(host.store, spec, host.name, attempt=closed[-1] if closed else None,

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from frostline.embedded.authoring import abandon_authoring
 from frostline.errors import RunNotFound
 from frostline.store.base import Store
 
@@ -60,7 +59,7 @@ def test_a_held_name_with_records_under_it_is_kept_failed(store: Store,
             store.send_signal(held.run_id, "go", {"n": 1})
         else:
             store.start_attempt(held.run_id, source="x", annotated="x", report={})
-    removed = abandon_authoring(store, held.run_id)
+    removed = store.discard_authoring(held.run_id)
     assert removed is (not records)
     kept = store.get_run(held.run_id)
     if records:

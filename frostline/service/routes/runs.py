@@ -17,17 +17,16 @@ from fastapi.responses import JSONResponse
 
 from frostline.contract.records import RunRecord, run_key
 from frostline.contract.status import RunStatus
-from frostline.embedded.authoring import abandon_authoring, author_params
+from frostline.embedded.authoring import author_params
 from frostline.embedded.cancel import cancel_run
 from frostline.embedded.jobs import (
     JobSpec,
     job_state,
-    new_ticket,
     open_jobs,
     queued_submission,
-    ticket_for,
     wait_job,
 )
+from frostline.embedded.tickets import new_ticket, ticket_for
 from frostline.service import operations
 from frostline.service.dependencies import OwnedOrAuthoring, OwnedRun, Principal, State
 from frostline.service.jobs import ACCEPTED, MAX_WAIT_S, IdempotencyKey, Wait, answer, job_slot
@@ -92,7 +91,7 @@ def create_run(body: CreateRun, who: Principal, state: State, wait: Wait = 0,
             submission = state.queue.submit(store, spec)
         except BaseException:
             if kind == "author":  # not queued: the name is not held for nothing
-                abandon_authoring(store, run.run_id)
+                store.discard_authoring(run.run_id)
             raise
     return answer(state, run, spec, submission, wait)
 
