@@ -245,3 +245,17 @@ def test_issue29_a_retried_task_with_its_key_is_the_same_author_job(
     assert again.json()["job"] == first.json()["job"] and again.json()["kind"] == "author"
     assert again.json()["outcome"]["author"] == first.json()["outcome"]["author"]
     assert len(model.requests) == 1 and len(api.store.list_runs()) == 1
+
+
+def test_issue29_a_retried_key_answers_for_the_failed_authoring(
+        api: Live, model: FakeOpenAIServer) -> None:
+    model.script(server_error(500))
+    body = {"task": TASK, "model": "fast", "run_id": "r1"}
+    with api.client(api.alice) as http:
+        first = http.post("/v1/runs?wait=60", json=body, headers={"Idempotency-Key": "k1"})
+        again = http.post("/v1/runs?wait=60", json=body, headers={"Idempotency-Key": "k1"})
+        assert first.status_code == again.status_code == 200, again.text
+        assert again.json() == first.json() and first.json()["error"]["code"] == "model"
+        assert http.get("/v1/runs/r1").status_code == 404
+    assert len(model.requests) == 1  # the retry paid nothing and made nothing
+    _nothing_stored(api, "r1")

@@ -18,7 +18,7 @@ router = APIRouter(tags=["jobs"])
 
 
 @router.get("/v1/runs/{run_id}/jobs/{job}")
-def get_job(run_id: str, job: str, who: Principal, state: State) -> dict[str, Any]:
+def get_job(job: str, run_id: str, who: Principal, state: State) -> dict[str, Any]:
     """A job of the run: queued, running, finished (with its outcome) or interrupted. An
     author job answers here for its whole life: while the run is being authored, and after
     an authoring that stored no run (its outcome says why)."""
