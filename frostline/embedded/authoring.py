@@ -10,7 +10,7 @@ verdict, violations, tokens, wall time).
 
 The run exists only once a draft is accepted. Until then its row (status `authoring`) only
 holds the name: it is listed nowhere, the run's routes answer 409, and the job's life is
-recorded on a stream of its own (`frostline.embedded.jobs.author_stream`), never on the run's
+recorded on a stream of its own (`frostline.embedded.tickets.author_stream`), never on the run's
 events. An accepted draft makes it a run (`created`, then its first attempt). When no draft
 is accepted (status `not_authored`), the model fails or answers garbage (the model's error,
 code `model`, carrying the drafts so far under `author`), the job is cancelled, or it is
@@ -90,9 +90,10 @@ def author_job(store: Store, run_id: str, params: dict[str, Any], *, ticket: str
         return {"run_id": run_id, "status": NOT_AUTHORED, "attempt": None, "author": report,
                 "removed": removed,
                 "message": f"the model wrote no script the checker accepts in "
-                           f"{len(report['rewrites'])} draft(s); nothing was stored as a run "
-                           + ("(the name is free again)" if removed else
-                              "(the run was addressed meanwhile, so it is kept, failed)")
+                           f"{len(report['rewrites'])} draft(s); "
+                           + ("nothing was stored as a run (the name is free again)" if removed
+                              else "the run is kept, failed: something was recorded under it "
+                                   "meanwhile")
                            + "; rephrase the task, raise max_rewrites, or send a script"}
     now = store.get_run(run_id)
     if now is not None and now.status == RunStatus.AUTHORING:  # else made by an earlier try
