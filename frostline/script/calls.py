@@ -108,8 +108,9 @@ class CallWalk:
                 out.append(self.expressions.expr(arg, pos))
         for kw in node.keywords:
             if is_ctx(kw.value):
-                self.state.report("R02", kw.value, "`ctx` is passed to something that is not a script "
-                                  "helper", "pass ctx only to your own helpers (parameter `ctx`)")
+                self.state.report("R02", kw.value, "`ctx` is passed to something that is not "
+                                  "a script helper",
+                                  "pass ctx only to your own helpers (parameter `ctx`)")
                 continue
             out.append(self.expressions.expr(kw.value, pos))
         return out
@@ -131,7 +132,8 @@ class CallWalk:
         costs = []
         before = len(self.state.run_calls)
         for arg in node.args:
-            costs.append(self.expressions.expr(arg.value if isinstance(arg, ast.Starred) else arg, PAYLOAD))
+            value = arg.value if isinstance(arg, ast.Starred) else arg
+            costs.append(self.expressions.expr(value, PAYLOAD))
         for kw in node.keywords:
             costs.append(self.expressions.expr(kw.value, SAFE))
         if len(self.state.run_calls) == before:
@@ -147,7 +149,8 @@ class CallWalk:
                 "dag": '`await ctx.dag({"a": (fa, []), "b": (fb, ["a"])})`'}[kind]
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args) or not node.args \
                 or (kind != "pipeline" and len(node.args) != 1) or len(node.args) < (2 if kind == "pipeline" else 1):
-            self.state.report("R02", node, f"malformed `ctx.{kind}(...)` call", f"call it as {hint}")
+            self.state.report("R02", node, f"malformed `ctx.{kind}(...)` call",
+                              f"call it as {hint}")
             return seq(*self._args(node, SAFE))
         first = node.args[0]
         if kind in ("parallel", "race"):
@@ -181,7 +184,8 @@ class CallWalk:
         costs: list[Cost | None] = []
         for key, value in zip(tasks.keys, tasks.values, strict=True):
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                self.state.report("R05", key or value, "`ctx.dag` task names must be string literals",
+                self.state.report("R05", key or value,
+                                  "`ctx.dag` task names must be string literals",
                                   'write `{"name": (fn, ["dep", ...]), ...}`')
                 costs.append(self.expressions.expr(value, SAFE))
                 if key is not None:
@@ -206,7 +210,8 @@ class CallWalk:
                                       f"task {dep!r}", "name only tasks of the same dag")
         cycle = _find_cycle(deps)
         if cycle:
-            self.state.report("R05", tasks, "`ctx.dag` has a dependency cycle: " + " -> ".join(cycle),
+            self.state.report("R05", tasks,
+                              "`ctx.dag` has a dependency cycle: " + " -> ".join(cycle),
                               "remove one of the dependencies so the graph is acyclic")
         return seq(*costs)
 
@@ -252,19 +257,20 @@ class CallWalk:
         costs: list[Cost | None] = []
         if "ctx" in params and (any(isinstance(a, ast.Starred) for a in node.args)
                                 or any(k.arg is None for k in node.keywords)):
-            self.state.report("R02", node, f"`{target.qual}` takes ctx, and `*`/`**` arguments hide "
-                              "what its `ctx` parameter receives", "pass `ctx` explicitly by position "
-                              "or as `ctx=ctx`")
+            self.state.report("R02", node, f"`{target.qual}` takes ctx, and `*`/`**` "
+                              "arguments hide what its `ctx` parameter receives",
+                              "pass `ctx` explicitly by position or as `ctx=ctx`")
         for index, arg in enumerate(node.args):
             param = params[index] if index < len(params) else None
             if is_ctx(arg):
                 self.state.ctx_scope(arg)
                 if param != "ctx":
-                    self.state.report("R02", arg, f"`ctx` is passed to `{target.qual}` at a parameter "
-                                      f"named `{param}`", "name the helper's parameter `ctx`")
+                    self.state.report("R02", arg, f"`ctx` is passed to `{target.qual}` at a "
+                                      f"parameter named `{param}`",
+                                      "name the helper's parameter `ctx`")
             elif param == "ctx":
-                self.state.report("R02", arg, f"`{target.qual}` receives something other than ctx in "
-                                  "its `ctx` parameter", "pass `ctx` itself")
+                self.state.report("R02", arg, f"`{target.qual}` receives something other than "
+                                  "ctx in its `ctx` parameter", "pass `ctx` itself")
                 costs.append(self.expressions.expr(arg, ESCAPE))
             elif isinstance(arg, ast.Starred):
                 costs.append(self.expressions.expr(arg.value, ESCAPE))

@@ -106,9 +106,10 @@ class ExpressionWalk:
             self.state.bind_target_name(node, "unpack", None)
             return
         if name == "ctx":
-            self.state.report("R02", node, "`ctx` is used as a value (aliased, stored, returned or "
-                              "formatted)", "use ctx only as `ctx.<primitive>(...)` or pass it to a "
-                              "helper whose parameter is named `ctx`")
+            self.state.report("R02", node, "`ctx` is used as a value (aliased, stored, "
+                              "returned or formatted)", "use ctx only as "
+                              "`ctx.<primitive>(...)` or pass it to a helper whose parameter "
+                              "is named `ctx`")
             return
         if name[0] == "_" and is_dunder(name):
             self.state.report("R07", node, f"dunder name `{name}` is not allowed",
@@ -224,8 +225,9 @@ class ExpressionWalk:
     # ---- functions as values and loops in expressions ------------------------------
     def _lambda(self, node: ast.Lambda, pos: int) -> Cost | None:
         if pos != LAMBDA_OK:
-            self.state.report("R09", node, "lambda is only allowed as `key=` of sorted/min/max or as "
-                              "the function of map/filter", "define a helper function instead")
+            self.state.report("R09", node, "lambda is only allowed as `key=` of "
+                              "sorted/min/max or as the function of map/filter",
+                              "define a helper function instead")
         self.state.lambdas += 1
         try:
             return self._lambda_parts(node)
@@ -325,8 +327,8 @@ class ExpressionWalk:
                 if sub.id not in _ANNOTATION_NAMES:
                     self.state.report("R08", sub, f"annotation names `{sub.id}`, which a script "
                                       "cannot define (there are no imports)",
-                                      "annotate with builtin types only (str, int, list, dict, ...) "
-                                      "or drop the annotation")
+                                      "annotate with builtin types only (str, int, list, "
+                                      "dict, ...) or drop the annotation")
             elif not isinstance(sub, ast.Constant | ast.Subscript | ast.Tuple | ast.List
                                 | ast.BinOp | ast.BitOr | ast.Load | ast.expr_context):
                 self.state.report("R09", sub, "annotations may only use names, subscripts and `|`",

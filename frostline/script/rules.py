@@ -58,15 +58,17 @@ class Analyzer:
     def run(self) -> WalkState:
         """Walk the module and return the walk's record."""
         body = self.state.tree.body
+        module = self.state.module
         defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         for index, stmt in enumerate(body):
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-                if stmt.name in self.state.module.functions or stmt.name in self.state.module.constants:
-                    self.state.report("R01", stmt, f"`{stmt.name}` is defined twice at module level",
+                if stmt.name in module.functions or stmt.name in module.constants:
+                    self.state.report("R01", stmt,
+                                      f"`{stmt.name}` is defined twice at module level",
                                       "give each function and constant its own name")
                     continue
                 info = self.state.new_function(stmt, None)
-                self.state.module.functions[stmt.name] = info
+                module.functions[stmt.name] = info
                 defs.append(stmt)
             elif (index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
                   and isinstance(stmt.value.value, str)):
@@ -74,8 +76,8 @@ class Analyzer:
             elif isinstance(stmt, ast.Assign | ast.AnnAssign):
                 self._module_constant(stmt)
             elif isinstance(stmt, ast.Import | ast.ImportFrom):
-                self.state.report("R06", stmt, "imports are not allowed",
-                                  "remove the import; every effect goes through `await ctx.run(...)`")
+                self.state.report("R06", stmt, "imports are not allowed", "remove the import; "
+                                  "every effect goes through `await ctx.run(...)`")
             elif isinstance(stmt, ast.ClassDef):
                 self.state.report("R09", stmt, "class definitions are not allowed",
                                   "use dicts for data and functions for behaviour")
@@ -122,7 +124,8 @@ class Analyzer:
     def _check_orchestrate(self) -> None:
         info = self.state.module.functions.get("orchestrate")
         if info is None or info.node is None:
-            self.state.report("R01", self.state.tree.body[0] if self.state.tree.body else self.state.tree,
+            tree = self.state.tree
+            self.state.report("R01", tree.body[0] if tree.body else tree,
                               "the script has no `async def orchestrate(ctx, args)`",
                               "define the entry point `async def orchestrate(ctx, args):`")
             return
@@ -134,6 +137,7 @@ class Analyzer:
         names = [p.arg for p in a.args]
         if (names != ["ctx", "args"] or a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg
                 or a.defaults):
-            self.state.report("R01", node, "orchestrate must take exactly the parameters (ctx, args)",
+            self.state.report("R01", node,
+                              "orchestrate must take exactly the parameters (ctx, args)",
                               "write `async def orchestrate(ctx, args):` with no other parameters "
                               "or defaults")

@@ -2,11 +2,11 @@
 
 The visitor of the walk (frostline.script.walk names them) that visits function bodies and
 the statement lists in them, handing each expression to the expression visitor with the
-position the statement gives it. It binds names (the bound analysis counts how a list grows), opens the loops whose bounds
-R03 checks, rejects the statements the language leaves out (R03 ``while``, R06 imports,
-R09 the rest) and combines the costs of a statement's parts: a loop multiplies its body,
-and of the branches of an ``if``, the cases of a ``match`` and the handlers of a ``try``
-only one runs.
+position the statement gives it. It binds names (the bound analysis counts how a list
+grows), opens the loops whose bounds R03 checks, rejects the statements the language leaves
+out (R03 ``while``, R06 imports, R09 the rest) and combines the costs of a statement's parts:
+a loop multiplies its body, and of the branches of an ``if``, the cases of a ``match`` and
+the handlers of a ``try`` only one runs.
 """
 
 from __future__ import annotations
@@ -104,7 +104,8 @@ class StatementWalk:
             cost = self._bound_value(node.value, node.target.id)
             self.state.bind_target_name(node.target, "assign", node.value)
             return cost
-        return seq(self.expressions.expr(node.value, ESCAPE), self.expressions.target(node.target, "unpack", None))
+        return seq(self.expressions.expr(node.value, ESCAPE),
+                   self.expressions.target(node.target, "unpack", None))
 
     def _bound_value(self, value: ast.expr, name: str) -> Cost | None:
         saved = self.state.bind_target
@@ -248,9 +249,9 @@ class StatementWalk:
         return None if node.value is None else self.expressions.expr(node.value, RETURN)
 
     def _swallow(self, node: ast.stmt, word: str) -> None:
-        self.state.report("R09", node, f"`{word}` inside `finally:` discards the exception in flight, "
-                          "including the host's stop signal", f"move the `{word}` out of the "
-                          "`finally:` block")
+        self.state.report("R09", node, f"`{word}` inside `finally:` discards the exception in "
+                          "flight, including the host's stop signal",
+                          f"move the `{word}` out of the `finally:` block")
 
     # ---- definitions and statements the language leaves out ------------------------
     def _def(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -274,7 +275,6 @@ class StatementWalk:
 
     def _pass(self, node: ast.Pass) -> None:
         return None
-
 
     # ---- functions -----------------------------------------------------------------
     def function(self, info: FunctionInfo) -> None:
@@ -304,8 +304,10 @@ class StatementWalk:
                 self.expressions.annotation(param.annotation)
         if node.returns is not None:
             self.expressions.annotation(node.returns)
-        saved = (self.state.func, self.state.loops, self.state.bind_target, self.state.stmt_stack, self.state.flow)
-        self.state.func, self.state.loops, self.state.bind_target, self.state.stmt_stack, self.state.flow = info, (), None, [], []
+        state = self.state
+        saved = (state.func, state.loops, state.bind_target, state.stmt_stack, state.flow)
+        state.func, state.loops, state.bind_target, state.stmt_stack, state.flow = (
+            info, (), None, [], [])
         a = node.args
         every = [*a.posonlyargs, *a.args, *a.kwonlyargs]
         for extra in (a.vararg, a.kwarg):
@@ -321,7 +323,7 @@ class StatementWalk:
                               "use a plain function name")
         self._predeclare(node.body, info)
         info.cost = self.block(node.body)
-        self.state.func, self.state.loops, self.state.bind_target, self.state.stmt_stack, self.state.flow = saved
+        state.func, state.loops, state.bind_target, state.stmt_stack, state.flow = saved
 
     def _predeclare(self, body: list[ast.stmt], info: FunctionInfo) -> None:
         """Register nested definitions first: a name's meaning does not depend on order."""
