@@ -82,7 +82,8 @@ class ExpressionWalk:
         if isinstance(node, ast.Name):
             self.name(node, pos)
             return None
-        depth = self.state.depth = self.state.depth + 1
+        state = self.state  # the hottest path of the walk: one attribute lookup
+        depth = state.depth = state.depth + 1
         if depth > MAX_AST_DEPTH:
             raise too_deep(node)
         try:  # zero-cost in 3.11 when nothing is raised
@@ -92,7 +93,7 @@ class ExpressionWalk:
                 return None
             return handler(node, pos)
         finally:
-            self.state.depth = depth - 1
+            state.depth = depth - 1
 
     def _unsupported(self, node: ast.expr) -> None:
         self.state.report("R09", node, f"`{type(node).__name__}` expressions are not allowed",

@@ -37,18 +37,20 @@ class StatementWalk:
         return seq(*[self.stmt(s) for s in stmts])
 
     def stmt(self, node: ast.stmt) -> Cost | None:
-        depth = self.state.depth = self.state.depth + 1
+        state = self.state
+        depth = state.depth = state.depth + 1
         if depth > MAX_AST_DEPTH:
             raise too_deep(node)
-        self.state.stmt_stack.append(node)
+        stack = state.stmt_stack
+        stack.append(node)
         handler = _STATEMENTS.get(type(node))
         if handler is None:
             self._unsupported_stmt(node)
             cost = None
         else:
             cost = handler(self, node)
-        self.state.stmt_stack.pop()
-        self.state.depth = depth - 1
+        stack.pop()
+        state.depth = depth - 1
         return cost
 
     def _unsupported_stmt(self, node: ast.stmt) -> None:
