@@ -39,10 +39,14 @@ the commit: the next attempt fails closed on it. A settlement that fails is foun
 next dispatch (or by `drain()`) and stops the run.
 
 The broker wires its seams together and owns the attempt's tasks: frame admission and ω in
-`frostline.runtime.admission`, the runtime rule (occurrence ledger and budget included) in
-`frostline.runtime.rule`, dispatch (attempt record, provider, commit) in
-`frostline.runtime.dispatch`, write settlement in `frostline.runtime.settlement`, and the
-audit events with their replay batches in `frostline.runtime.audit`.
+`frostline.runtime.admission`, the runtime rule (occurrence ledger included) in
+`frostline.runtime.rule`, the budget it claims in `frostline.runtime.budget`, dispatch
+(attempt record, provider, commit) in `frostline.runtime.dispatch`, write settlement in
+`frostline.runtime.settlement`, and the audit events with their replay batches in
+`frostline.runtime.audit`. What they share has one owner each: a call's outcome is the
+call's (`Call.conclude`), the budget's figures change only through `Spend`'s methods, why the
+run stopped is the `RunStop`'s (the settlement only tells it), and each `BrokerStats` field
+has one writer.
 """
 
 from __future__ import annotations
@@ -63,9 +67,10 @@ from frostline.errors import FrostlineError, InternalError, StoreUnavailable
 from frostline.runtime import tracing
 from frostline.runtime.admission import Admission, RaceDecision, Rejection
 from frostline.runtime.audit import REPLAY_BATCH, AuditTrail
+from frostline.runtime.budget import Spend, usage_tokens
 from frostline.runtime.call import BrokerStats, Call, Reply, RunStop, stop_reply
 from frostline.runtime.dispatch import Dispatcher, StoreSink
-from frostline.runtime.rule import Rule, Spend, usage_tokens
+from frostline.runtime.rule import Rule
 from frostline.runtime.settlement import Settlement
 from frostline.runtime.waits import WaitDesk
 from frostline.store.base import Store
@@ -108,7 +113,7 @@ class Broker:
         self._stop = RunStop()
         self._admission = Admission(self.nonce, allowlist)
         self.allowlist = self._admission.allowlist
-        self._writes = Settlement(store, run_id, self._stop, fail_open=fail_open)
+        self._writes = Settlement(store, run_id, self._stop.stop, fail_open=fail_open)
         self._trail = AuditTrail(self._writes, run_id, attempt)
         # Committed usage of earlier attempts counts against the token budget too.
         spend = Spend(prior_calls, prior_spend_usd,
@@ -203,33 +208,32 @@ class Broker:
             try:
                 return await self._run(call, self.envelope)
             finally:
-                outcome = call.row.get("outcome")
+                outcome = call.outcome
                 tracing.annotate(span, outcome=None if outcome is None else str(outcome),
                                  replayed=outcome == "replayed")
 
     async def _run(self, call: Call, envelope: Envelope) -> Reply:
-        row = call.row
-        self.stats.calls.append(row)
+        self.stats.calls.append(call.row)
         try:
             reply = self._rule.decide(call, envelope)
             if reply is not None:
                 return reply
             return await self._dispatcher.dispatch(call, envelope.concurrency)
         except StoreUnavailable as exc:
-            row.setdefault("outcome", "store_unavailable")
+            call.conclude_unless_decided("store_unavailable")
             self._stop.stop(exc)
             return stop_reply(exc)
         except FrostlineError as exc:
             # e.g. the store refused a result it cannot hold: the call stays pending (a crash
             # window the next attempt reports), and this run stops.
-            row.setdefault("outcome", "failed")
+            call.conclude_unless_decided("failed")
             self._stop.stop(exc)
             return stop_reply(exc)
         except Exception as exc:
             log.exception("broker failure on %s in run %s", call.identity, self.run_id)
             err = InternalError(f"internal error while handling {call.text}: "
                                 f"{type(exc).__name__}: {exc}", identity=call.text)
-            row.setdefault("outcome", "failed")
+            call.conclude_unless_decided("failed")
             self._stop.stop(err)
             return stop_reply(err)
 

@@ -36,16 +36,15 @@ from frostline.errors import (
     StoreUnavailable,
 )
 from frostline.runtime.audit import AuditTrail
+from frostline.runtime.budget import Spend
 from frostline.runtime.call import (
     BrokerStats,
     Call,
-    CallRow,
     Reply,
     RunStop,
     raise_reply,
     stop_reply,
 )
-from frostline.runtime.rule import Spend, usage_tokens
 from frostline.runtime.settlement import OnDone, Settlement
 from frostline.runtime.waits import Delivery, WaitDesk
 from frostline.store.base import Store
@@ -165,7 +164,7 @@ class Dispatcher:
 
     async def _produced(self, call: Call, call_id: int | None,
                         produced: ProviderResult) -> Reply:
-        self._spend.tokens += usage_tokens(produced.usage)
+        self._spend.use_tokens(produced.usage)
         if call_id is None:  # fail-open: the attempt write failed; try once more now
             call_id = await self._begin(call)
         return self._commit(call, call_id, produced)
@@ -174,7 +173,7 @@ class Dispatcher:
         """The call cost `cost` (frostline.capabilities.costs): it replaces the catalog price
         reserved from the budget when the rule let the call through."""
         self._stats.spend_usd += cost
-        self._spend.usd += cost - call.price
+        self._spend.settle(call.price, cost)
 
     def _commit(self, call: Call, call_id: int | None, produced: ProviderResult) -> Reply:
         """Queue the commit of a result (its audit event in the same transaction) and
@@ -193,18 +192,17 @@ class Dispatcher:
                                            too_deep=ResultTooDeep, identity=call.text))
         except FrostlineError as exc:  # cannot be committed: the call stays pending
             self._settle_cost(call, call.price)  # pending: counted at its catalog price
-            row["outcome"] = "failed"
+            call.conclude("failed")
             self._stop.stop(exc)
             return stop_reply(exc)
         self._settle_cost(call, cost)
-        self._stats.executed += 1
-        row["outcome"] = "executed"
+        call.conclude("executed")
         if call_id is not None:
             # The audit row rides in the commit's transaction: no fsync of its own, and
             # it exists exactly when the commit does. Buffered replays go first. The
             # reply does not wait for durability (see the module docstring).
             self._trail.flush()
-            self._writes.settle(self._commit_checker(row, slot, result), "commit_call",
+            self._writes.settle(self._commit_checker(call, slot, result), "commit_call",
                                 call_id, slot,
                                 event=("executed", {"attempt": self._attempt, **audit}),
                                 resolve_pending="retry_of" in row)
@@ -224,8 +222,7 @@ class Dispatcher:
         # What a provider said is quoted as it came, except what no store can hold.
         shown = storable_copy(err.to_dict())
         self._settle_cost(call, rejected_cost(shown))
-        call.row["outcome"] = "failed"
-        call.row["error"] = shown
+        call.conclude("failed", shown)
         if call_id is not None:
             self._writes.settle(self._writes.stops_on_failure("fail_call"),
                                 "fail_call", call_id, shown)
@@ -236,8 +233,7 @@ class Dispatcher:
         """The provider may have executed the call and cannot say (a connection lost in the
         middle of it): its attempt record stays pending, so this run stops as unresolved now
         and every later attempt fails closed on it until an operator reconciles it."""
-        call.row["outcome"] = "unresolved"
-        call.row["error"] = err.to_dict()
+        call.conclude("unresolved", err.to_dict())
         stop = AttemptUnresolved(
             f"{call.text} ({call.capability}) was dispatched and its outcome is unknown: "
             f"{err.message}. The provider may have run it; reconcile it with 'frostline "
@@ -256,7 +252,7 @@ class Dispatcher:
         stopped = self._stop.error
         assert stopped is not None
         self._spend.release(call.price)
-        call.row["outcome"] = "stopped"
+        call.conclude("stopped")
         if call_id is not None:
             what = ("sent (read-only, free) but its result was discarded, because the run "
                     "stopped before its attempt record was settled: " if sent else
@@ -266,20 +262,19 @@ class Dispatcher:
                                           "message": what + stopped.message})
         return stop_reply(stopped)
 
-    def _commit_checker(self, row: CallRow, slot: SlotRecord, result: Any) -> OnDone:
+    def _commit_checker(self, call: Call, slot: SlotRecord, result: Any) -> OnDone:
         def check(exc: BaseException | None, stored: Any) -> None:
             if exc is None and (stored.digest != slot.digest or stored.result != result):
                 # The identity was committed by someone else meanwhile, with another result:
                 # the script saw a value that is not the committed one. Stop before it acts.
                 exc = CommittedElsewhere(
-                    f"{row['identity']} was committed by another writer while this attempt "
+                    f"{call.text} was committed by another writer while this attempt "
                     "ran it; the result this attempt saw is not the committed one. Start a "
-                    "new attempt", identity=row["identity"])
+                    "new attempt", identity=call.text)
             if exc is None:
                 return
-            row["outcome"] = ("store_unavailable" if isinstance(exc, StoreUnavailable)
-                              else "failed")
-            self._stats.executed -= 1
+            call.conclude("store_unavailable" if isinstance(exc, StoreUnavailable)
+                          else "failed")
             self._stop.stop(self._writes.unavailable("commit_call", exc))
         return check
 

@@ -106,16 +106,15 @@ class DryReplay(Broker):
         self.stats.calls.append(call.row)
         if found.kind in ("replay", "rebound"):
             assert found.slot is not None
-            call.row["outcome"] = "replayed"
-            self.stats.replayed += 1
+            call.conclude("replayed")
             return {"ok": True, "result": found.slot.result}
         if found.kind == "frontier":
-            call.row["outcome"] = "stopped"
+            call.conclude("stopped")
             self.frontier_calls.append(call.text)
             return stop_reply(Frontier(
                 f"{call.text} is new work; the dry replay stops this branch here (nothing is "
                 "dispatched before admission)", identity=call.text))
-        call.row["outcome"] = "diverged"
+        call.conclude("diverged")
         err = Frontier(f"{call.text} contradicts a committed request; the dry replay stops",
                        identity=call.text)
         self._stop.stop(err)

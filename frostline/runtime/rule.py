@@ -30,7 +30,7 @@ from typing import Any
 import jsonschema
 
 from frostline.capabilities.catalog import WAIT_CAPABILITIES, Capability, Catalog
-from frostline.capabilities.envelope import Budget, Envelope
+from frostline.capabilities.envelope import Envelope
 from frostline.capabilities.provider import Provider
 from frostline.contract.identity import Identity, digest
 from frostline.contract.jsonshape import check_storable
@@ -40,7 +40,6 @@ from frostline.contract.records import CallRecord, SlotRecord
 from frostline.contract.waits import payload_problem
 from frostline.errors import (
     AttemptUnresolved,
-    BudgetExceeded,
     CallDenied,
     Divergence,
     GrantDenied,
@@ -49,6 +48,7 @@ from frostline.errors import (
     ValueNotStorable,
 )
 from frostline.runtime.audit import AuditTrail
+from frostline.runtime.budget import Spend
 from frostline.runtime.call import (
     BrokerStats,
     Call,
@@ -57,48 +57,6 @@ from frostline.runtime.call import (
     raise_reply,
     stop_reply,
 )
-
-
-def usage_tokens(usage: Mapping[str, Any]) -> int:
-    """The tokens a provider reported using (0 when it reported none)."""
-    value = usage.get("tokens", 0)
-    return value if type(value) is int and value > 0 else 0
-
-
-class Spend:
-    """What the run has used of its budget, earlier attempts included.
-
-    Calls and dollars are claimed when a call is let through. Tokens are only known after a
-    call returns, so the token budget stops the calls that would start once it is spent.
-    """
-
-    __slots__ = ("calls", "tokens", "usd")
-
-    def __init__(self, calls: int, usd: float, tokens: int) -> None:
-        self.calls = calls
-        self.usd = usd
-        self.tokens = tokens
-
-    def claim(self, call: Call, price: float, budget: Budget) -> CallDenied | None:
-        """Reserve one call at `price` for `call`, or say why it would exceed `budget`
-        (then nothing is reserved)."""
-        if self.calls + 1 > budget.calls:
-            return _over(f"{call.text} would be call {self.calls + 1} of a budget of "
-                         f"{budget.calls} calls", call.text)
-        if self.usd + price > budget.usd + 1e-12:
-            return _over(f"{call.text} ({call.capability}, ${price:.4f}) would bring spend to "
-                         f"${self.usd + price:.4f}, over the budget of ${budget.usd:.4f}",
-                         call.text)
-        if budget.tokens is not None and self.tokens >= budget.tokens:
-            return _over(f"{call.text} would start after {self.tokens} tokens were used, "
-                         f"with a budget of {budget.tokens} tokens", call.text)
-        self.calls += 1
-        self.usd += price
-        return None
-
-    def release(self, price: float) -> None:
-        self.calls -= 1
-        self.usd -= price
 
 
 class Rule:
@@ -168,7 +126,6 @@ class Rule:
             return None
         if h != slot.digest:
             return None
-        self._stats.replayed += 1
         row = call.row
         row["digest"] = h
         moved_from: str | None = None
@@ -176,7 +133,7 @@ class Rule:
             moved_from = row["moved_from"] = str(slot.identity)
             request = (capability, h)
             self._awaited[request] = self._awaited.get(request, 1) - 1
-        row["outcome"] = "replayed"
+        call.conclude("replayed")
         # No effect happened, so the reply need not wait for the audit write: it joins the
         # next batch. drain() writes it at the latest; a failed write stops the run.
         self._trail.replay(call.text, capability, h, slot.attempt, moved_from)
@@ -284,7 +241,7 @@ class Rule:
                 received={"capability": call.capability, "digest": call.digest})
         if slot is not None and slot.identity != call.identity:
             div.fields["bound_to"] = str(slot.identity)
-        call.row["outcome"] = "diverged"
+        call.conclude("diverged")
         self._stats.divergences.append(div.to_dict())
         self._stop.stop(div)
         self._trail.event("divergence", div.to_dict())
@@ -301,7 +258,7 @@ class Rule:
                 f"'frostline reconcile {self._run_id} {call.text} --result @FILE' or "
                 "'--abandon'", identity=call.text, capability=call.capability,
                 attempt=pending.attempt)
-            call.row["outcome"] = "unresolved"
+            call.conclude("unresolved")
             self._stop.stop(err)
             self._trail.event("unresolved", err.to_dict())
             return stop_reply(err)
@@ -341,9 +298,7 @@ class Rule:
 
     def _deny(self, call: Call, err: CallDenied, *, stop: bool = True,
               event: bool = True) -> Reply:
-        row = call.row
-        row["outcome"] = "invalid" if isinstance(err, PayloadInvalid) else "denied"
-        row["error"] = err.to_dict()
+        call.conclude("invalid" if isinstance(err, PayloadInvalid) else "denied", err.to_dict())
         self._stats.denials.append(err.to_dict())
         if stop:
             self._stop.stop(err)
@@ -351,7 +306,3 @@ class Rule:
             self._trail.event("denied", err.to_dict())
         return stop_reply(err) if stop else raise_reply(err)
 
-
-def _over(message: str, identity: str) -> CallDenied:
-    return BudgetExceeded(message + "; nothing was dispatched. Raise the envelope's budget or "
-                          "reduce the work", identity=identity)

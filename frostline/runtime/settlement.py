@@ -6,7 +6,8 @@ attempt record, before the effect it precedes) or *settled* (`settle`: a commit,
 mark, an audit event): queued now, and checked later, in queue order — by `settled(upto)`
 before the next dispatch, and by the broker's drain before the attempt can finish. Queue order
 makes every write queued before a durable one durable too, so checking them costs no wait.
-A settled write that failed stops the run.
+A settled write that failed stops the run: the settlement does not keep the run's stop
+itself, it tells its `on_failure` (the broker's `RunStop.stop`).
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from concurrent.futures import Future
 from typing import Any
 
 from frostline.errors import FrostlineError, StoreUnavailable
-from frostline.runtime.call import RunStop
 from frostline.store.base import Store
 
 log = logging.getLogger("frostline.broker")
 
 OnDone = Callable[[BaseException | None, Any], None]  # (error, value) of a settled write
+OnFailure = Callable[[FrostlineError], None]  # stops the run
 
 
 class Settlement:
@@ -32,17 +33,17 @@ class Settlement:
 
     Example::
 
-        writes = Settlement(store, "run-1", RunStop())
+        writes = Settlement(store, "run-1", stop.stop)
         call_id = await writes.write("begin_call", ...)        # durable on return
         writes.settle(writes.stops_on_failure("fail_call"), "fail_call", call_id, error)
         await writes.settled(writes.queued)                    # checked, in queue order
     """
 
-    def __init__(self, store: Store, run_id: str, stop: RunStop, *,
+    def __init__(self, store: Store, run_id: str, on_failure: OnFailure, *,
                  fail_open: bool = False) -> None:
         self._store = store
         self._run_id = run_id
-        self._stop = stop
+        self._on_failure = on_failure
         self._fail_open = fail_open
         # Writes queued and not yet checked, in queue order: (number, future, method, on_done).
         self._settling: deque[tuple[int, Future[Any], str, OnDone]] = deque()
@@ -124,5 +125,5 @@ class Settlement:
                       exc)
             return
         # The audit trail is part of the contract: stop before anything else happens.
-        self._stop.stop(exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(
+        self._on_failure(exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(
             f"could not record {operation}: {exc}", run_id=self._run_id))

@@ -99,7 +99,7 @@ class WaitDesk:
                         "here"}[wait.kind]
         err = Waiting(f"{call.text} waits for {what}; {how} ('frostline serve' and workers "
                       "resume it themselves)", identity=wait.identity, waits=self.waiting)
-        call.row["outcome"] = "waiting"
+        call.conclude("waiting")
         self._stop.stop(err)
         return stop_reply(err)
 
@@ -110,7 +110,7 @@ class WaitDesk:
             "change — revert the payload or start a new run (nobody is asked again)",
             identity=asked.identity, recorded={"digest": answer.digest},
             received={"digest": asked.digest})
-        call.row["outcome"] = "diverged"
+        call.conclude("diverged")
         self._stop.stop(div)
         return stop_reply(div)
 
@@ -122,6 +122,5 @@ class WaitDesk:
             + (f": {reason}" if reason else "") + "; it was not dispatched",
             identity=call.text, capability=call.capability, approval=asked.identity,
             by=value.get("by", answer.by), reason=reason)
-        call.row["outcome"] = "failed"
-        call.row["error"] = err.to_dict()
+        call.conclude("failed", err.to_dict())
         return raise_reply(err)

@@ -33,6 +33,7 @@ from frostline.script.rules import Analyzer
 from frostline.script.sites import assign_sites
 from frostline.script.source import SourceError, decode_source, parse_source, source_lines
 from frostline.script.spend import Prior, new_spend, spend_bound
+from frostline.script.walk import WalkState
 
 
 def check(source: str, envelope: Envelope | dict[str, Any] | None = None, *,
@@ -62,8 +63,7 @@ def check(source: str, envelope: Envelope | dict[str, Any] | None = None, *,
         tree = parse_source(source, check_depth=False)
         lines = source_lines(source)
         max_fanout = env.max_fanout if env is not None else DEFAULT_MAX_FANOUT
-        an = Analyzer(tree, lines)
-        an.run()
+        an = Analyzer(tree, lines).run()
         bounds = Bounds(an.module)
         resolve(an, bounds, max_fanout)
         site_pairs = assign_sites(tree, lines, an.contains, an.site_keywords > 0, an.leaf_runs)
@@ -84,7 +84,7 @@ def check(source: str, envelope: Envelope | dict[str, Any] | None = None, *,
                   violations=violations, facts=facts)
 
 
-def _facts(an: Analyzer, bounds: Bounds, site_pairs: list[tuple[ast.Call, Any]],
+def _facts(an: WalkState, bounds: Bounds, site_pairs: list[tuple[ast.Call, Any]],
            spend: SpendBound, fresh: SpendBound | None) -> Facts:
     capabilities: Counter[str] = Counter()
     for _, info in site_pairs:
@@ -114,7 +114,7 @@ def _rejected(exc: SourceError) -> Report:
     return Report(valid=False, violations=[violation], facts=Facts())
 
 
-def _envelope_rules(an: Analyzer, env: Envelope, catalog: Catalog, spend: SpendBound,
+def _envelope_rules(an: WalkState, env: Envelope, catalog: Catalog, spend: SpendBound,
                     fresh: SpendBound | None, prior: Prior | None) -> None:
     granted = env.grant_set(catalog)
     for call in an.run_calls:

@@ -15,15 +15,15 @@ import ast
 
 from frostline.script.allowlists import MAX_LOOP_BOUND, MAX_NESTED_PRODUCT
 from frostline.script.bounds import Bounds
-from frostline.script.rules import Analyzer
 from frostline.script.scope import LoopRec
+from frostline.script.walk import WalkState
 
 LOOP_LIMIT = "the maximum loop bound"
 NESTED_LIMIT = "the maximum product of nested loop bounds"
 FANOUT_LIMIT = "the envelope's max fanout"
 
 
-def check_limits(an: Analyzer, bounds: Bounds, max_fanout: int) -> None:
+def check_limits(an: WalkState, bounds: Bounds, max_fanout: int) -> None:
     """Report R03 for every loop and R05 for every container without a bound within limits."""
     diagnostic = Bounds(an.module, diagnostic=True)
     for rec in an.module.loops:
@@ -36,7 +36,7 @@ def check_limits(an: Analyzer, bounds: Bounds, max_fanout: int) -> None:
             _container(an, diagnostic, rec, bound, max_fanout)
 
 
-def _loop(an: Analyzer, bounds: Bounds, diagnostic: Bounds, rec: LoopRec,
+def _loop(an: WalkState, bounds: Bounds, diagnostic: Bounds, rec: LoopRec,
           bound: int | None) -> None:
     node = _at(rec)
     label = f"{'`for` loop' if rec.kind == 'for' else 'comprehension'} over `{_src(rec.expr)}`"
@@ -66,7 +66,7 @@ def _loop(an: Analyzer, bounds: Bounds, diagnostic: Bounds, rec: LoopRec,
               MAX_NESTED_PRODUCT, NESTED_LIMIT, "shrink the loop bounds")
 
 
-def _container(an: Analyzer, diagnostic: Bounds, rec: LoopRec, bound: int | None,
+def _container(an: WalkState, diagnostic: Bounds, rec: LoopRec, bound: int | None,
                max_fanout: int) -> None:
     node = _at(rec)
     label = f"`ctx.{rec.kind}` over `{_src(rec.expr)}`"
@@ -84,7 +84,7 @@ def _container(an: Analyzer, diagnostic: Bounds, rec: LoopRec, bound: int | None
         _over(an, "R05", node, label, bound, max_fanout, FANOUT_LIMIT, hint)
 
 
-def _over(an: Analyzer, rule: str, node: ast.AST, label: str, bound: int, limit: int,
+def _over(an: WalkState, rule: str, node: ast.AST, label: str, bound: int, limit: int,
           which: str, hint: str) -> None:
     an.report(rule, node, f"{label}: the bound {bound} is over the limit {limit} ({which})", hint)
 

@@ -19,12 +19,12 @@ from frostline.script.bounds import Bounds
 from frostline.script.growth import hidden_growth
 from frostline.script.limits import check_limits
 from frostline.script.order import Order
-from frostline.script.rules import Analyzer
 from frostline.script.scope import FunctionInfo, ModuleInfo
 from frostline.script.shapes import is_capability_call
+from frostline.script.walk import WalkState
 
 
-def resolve(an: Analyzer, bounds: Bounds, max_fanout: int) -> None:
+def resolve(an: WalkState, bounds: Bounds, max_fanout: int) -> None:
     module = an.module
     functions = module.all_functions
     for func in functions:
@@ -89,7 +89,7 @@ def _attach(func: FunctionInfo, module: ModuleInfo) -> None:
                 constant.add(name)
 
 
-def _constant_defaults(an: Analyzer) -> None:
+def _constant_defaults(an: WalkState) -> None:
     """A default naming a module constant is its literal, unless a function rebinds the name."""
     for node in an.module.constant_defaults:
         rebound = [f.qual for f in an.module.all_functions if node.id in f.bindings]
@@ -99,7 +99,7 @@ def _constant_defaults(an: Analyzer) -> None:
                       "a name no function assigns")
 
 
-def _names(an: Analyzer, func: FunctionInfo) -> None:
+def _names(an: WalkState, func: FunctionInfo) -> None:
     module = an.module
     for name, node, use in func.loads:
         scope = func.defining_scope(name)
@@ -129,7 +129,7 @@ def _names(an: Analyzer, func: FunctionInfo) -> None:
                       "literal constant, a script function or an allowed builtin")
 
 
-def _function_value(an: Analyzer, node: ast.AST, name: str) -> None:
+def _function_value(an: WalkState, node: ast.AST, name: str) -> None:
     an.report("R08", node, f"function `{name}` is used as a value",
               "call it, or pass it as a ctx.pipeline stage or a ctx.dag task")
 
@@ -158,7 +158,7 @@ def _opaque(expr: ast.expr, func: FunctionInfo, module: ModuleInfo, depth: int) 
     return False
 
 
-def _recursion(an: Analyzer) -> None:
+def _recursion(an: WalkState) -> None:
     seen: set[frozenset[int]] = set()
     state: dict[int, int] = {}
     for root in an.module.all_functions:

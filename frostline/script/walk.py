@@ -1,11 +1,13 @@
-"""What every part of the checker's single walk shares: its state, positions and reports.
+"""Where the checker's walk stands, and what it has found: the state its visitors share.
 
-The walk is one pass, split by what it visits: calls (frostline.script.calls), expressions
-(frostline.script.expressions), statements (frostline.script.statements), and the module
-with its functions (frostline.script.rules, whose Analyzer is the assembled walk). Each part
-extends the one below it; this base holds what all of them read and write: the function
-being walked, the loops around the current node, the violations, and the references that
-the resolution phase (frostline.script.resolve) decides once the whole script is known.
+The walk is one pass over the script, done by three visitors that recurse into each other:
+expressions with the calls among them (frostline.script.expressions, frostline.script.calls),
+and statements with the function bodies they define (frostline.script.statements); the module
+level drives them (frostline.script.rules). None of them keeps state of its own: each reads
+and writes one `WalkState` — the function being walked, the loops around the current node,
+the violations, and the references the resolution phase (frostline.script.resolve) decides
+once the whole script is known. After the walk the state is the walk's record: resolution,
+the limits and the checker's facts read it, and add their violations to it.
 """
 
 from __future__ import annotations
@@ -26,14 +28,14 @@ AWAIT = 2      # operand of await
 CONTAINER = 3  # the list argument of ctx.parallel / ctx.race
 ITEM = 4       # an element of that list
 PAYLOAD = 5    # inside ctx.run's arguments (serialized for the host)
-BIND = 6       # the value of `name = ...` (target in self.bind_target)
-APPEND = 7     # the argument of `name.append(...)` (receiver in self.bind_target)
+BIND = 6       # the value of `name = ...` (target in state.bind_target)
+APPEND = 7     # the argument of `name.append(...)` (receiver in state.bind_target)
 LAMBDA_OK = 8  # a place where a lambda is allowed
 RETURN = 9     # the value of `return`, or an element of a display that is that value
 
 
-class Walk:
-    """The walk's state and the rules that calls, expressions and statements all apply."""
+class WalkState:
+    """The walk's position and record, and the checks every visitor applies (R02, R07)."""
 
     def __init__(self, tree: ast.Module, lines: list[str]) -> None:
         self.tree = tree
@@ -58,7 +60,8 @@ class Walk:
         self.leaf_runs: set[int] = set()  # ctx.run calls with no capability call inside
         self.lambdas = 0  # lambdas around the current node (they run an unknown number of times)
 
-    def _mark(self) -> None:
+    def mark_call(self) -> None:
+        """The statements being walked contain a capability call."""
         contains = self.contains
         for st in reversed(self.stmt_stack):
             key = id(st)
@@ -66,15 +69,15 @@ class Walk:
                 break
             contains.add(key)
 
-    def _skip(self, node: ast.AST) -> None:
+    def skip(self, node: ast.AST) -> None:
         """A subtree the walk does not descend into: bound its depth, assume it has calls."""
         depth_check(node, self.depth)
         if isinstance(node, ast.stmt):
             self.stmt_stack.append(node)
-            self._mark()
+            self.mark_call()
             self.stmt_stack.pop()
         else:
-            self._mark()
+            self.mark_call()
 
     # ---- reporting -----------------------------------------------------------------
     def report(self, rule: str, node: ast.AST, message: str, hint: str,
@@ -84,6 +87,16 @@ class Walk:
         self.violations.append(Violation(rule, severity, line, col, message, hint))  # type: ignore[arg-type]
 
     # ---- bookkeeping for the resolution phase --------------------------------------
+    def new_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef,
+                     parent: FunctionInfo | None) -> FunctionInfo:
+        qual = node.name if parent is None else f"{parent.qual}.{node.name}"
+        a = node.args
+        params = [p.arg for p in [*a.posonlyargs, *a.args]]
+        info = FunctionInfo(qual, node, parent, params=params,
+                            is_async=isinstance(node, ast.AsyncFunctionDef))
+        self.module.all_functions.append(info)
+        return info
+
     def bind_target_name(self, node: ast.Name, kind: str, value: ast.expr | None) -> None:
         if node.id == "ctx":
             self.report("R02", node, "`ctx` is rebound", "never assign to `ctx`; it is the "
@@ -92,7 +105,7 @@ class Walk:
             self.report("R07", node, f"dunder name `{node.id}` is not allowed", "use a plain name")
         self.func.bind(node.id, kind, value, self.loops)
 
-    def _mutation(self, name: str, method: str, arg: ast.expr | None, node: ast.Name) -> None:
+    def mutation(self, name: str, method: str, arg: ast.expr | None, node: ast.Name) -> None:
         if name == "ctx":
             self.report("R02", node, "`ctx` is used as data",
                         "only `ctx.<primitive>(...)` may use ctx")
@@ -104,14 +117,14 @@ class Walk:
         self.func.mutation_refs.append((name, Mutation(method, arg, self.loops, self.func)))
         self.func.loads.append((name, node, "data"))
 
-    def _loop(self, kind: str, expr: ast.expr | None, node: ast.AST) -> LoopRec:
+    def open_loop(self, kind: str, expr: ast.expr | None, node: ast.AST) -> LoopRec:
         rec = LoopRec(kind, expr, self.func, self.loops, getattr(node, "lineno", 1),
                       char_col(self.lines, getattr(node, "lineno", 1), getattr(node, "col_offset", 0)))
         self.module.loops.append(rec)
         return rec
 
     # ---- ctx and attributes (R02, R07) ---------------------------------------------
-    def _check_attr(self, node: ast.Attribute) -> None:
+    def check_attribute(self, node: ast.Attribute) -> None:
         if is_dunder(node.attr) or node.attr.startswith("_"):
             self.report("R07", node, f"attribute `{node.attr}` is not allowed",
                         "private and dunder attributes reach interpreter internals")
@@ -122,7 +135,7 @@ class Walk:
                 hint = "only the data methods of str, list and dict may be used"
             self.report("R07", node, f"attribute `.{node.attr}` is outside the allowlist", hint)
 
-    def _unknown_ctx(self, node: ast.Attribute) -> None:
+    def unknown_ctx(self, node: ast.Attribute) -> None:
         if node.attr.startswith("_"):
             self.report("R07", node, f"attribute `{node.attr}` is not allowed",
                         "private and dunder attributes reach interpreter internals")
@@ -130,7 +143,7 @@ class Walk:
                               "and dag; call them with `await ctx.<primitive>(...)`")
         self.report("R02", node, f"`ctx.{node.attr}` is not part of the ctx API", hint)
 
-    def _ctx_scope(self, node: ast.AST) -> None:
+    def ctx_scope(self, node: ast.AST) -> None:
         """R02 unless the function being walked (or one around it) has a `ctx` parameter."""
         scope: FunctionInfo | None = self.func
         while scope is not None:
