@@ -72,13 +72,15 @@ def _print(report: dict[str, Any], out: Path) -> None:
     c = console()
     table = Table(title=text(f"A/B on {report['run']['tasks']} {report['run']['split']} tasks"))
     table.add_column("arm")
-    for key in ("tasks", *INSTRUMENT_KEYS):
+    for key in ("tasks", *INSTRUMENT_KEYS, "precision"):
         table.add_column(key)
     for name, entry in report["arms"].items():
         if "not_run" in entry:
             table.add_row(text(name), text(f"not run: {entry['not_run']}"))
         else:
-            table.add_row(text(name), *(text(entry[k]) for k in ("tasks", *INSTRUMENT_KEYS)))
+            prec = report["details"].get(name, {}).get("precision") or {}
+            table.add_row(text(name), *(text(entry[k]) for k in ("tasks", *INSTRUMENT_KEYS)),
+                          text(f"{prec.get('precision')} of {prec.get('accepted')} accepted"))
     c.print(table)
     for d in report["decisions"]:
         c.print(f"[bold]{text(d['verdict'].upper())}[/] {text(d['subject'])} vs "
