@@ -4,11 +4,17 @@ of "Build Spec 23 — Workflow / State Machine", its §8; see docs/background.md
 Exit codes (the table of `frostline.cli.common`): 0 the report was written (whatever it
 decides); 2 bad input: a missing tasks folder, an unknown split, a broken seal, an unknown arm,
 a bad --faults/--jobs/--limit/--task-timeout, an unknown --model, matplotlib missing without --no-figures, a
---record NAME taken by a run of another kind; 7 the store for --record cannot be reached.
+--record NAME taken by a run of another kind, an --out folder holding the journal of another run;
+7 the store for --record cannot be reached.
+
+A run keeps a journal in its results folder (`frostline.coding.ab.journal`): the same command
+run again with the same --out after the run was stopped (killed, even with SIGKILL) resumes it,
+running only the jobs the journal does not hold.
 """
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -130,9 +136,10 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     from frostline.coding.ab.decide import decide_all
     from frostline.coding.ab.driver import DEFAULT_SOLVER, load_solver, run_ab, spread
     from frostline.coding.ab.figures import draw, require_matplotlib
+    from frostline.coding.ab.journal import Journal
     from frostline.coding.ab.report import build_report, write_report
     from frostline.coding.interface import FaultPlan
-    from frostline.coding.tasks.split import load_tasks
+    from frostline.coding.tasks.split import digest, load_tasks
 
     names, unknown = arm_table.parse_names(arms)
     if unknown:
@@ -154,9 +161,22 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     results = Path(out) if out else Path(tasks_dir) / "results" / time.strftime(
         "ab-%Y%m%dT%H%M%SZ", time.gmtime())
     err = console(stderr=True)
-    run = run_ab(tasks, names, solve, faults=FaultPlan(rate=fault_rate, seed=fault_seed),
+    faults = FaultPlan(rate=fault_rate, seed=fault_seed)
+    identity = {"tasks_dir": str(Path(tasks_dir).resolve()), "split": split,
+                "tasks": [t.task_id for t in tasks],
+                "tasks_sha256": digest([t.to_dict() for t in tasks]), "arms": names,
+                "faults": {"rate": fault_rate, "seed": fault_seed, "kinds": list(faults.kinds)},
+                "model": label, "solver": solver or DEFAULT_SOLVER, "task_timeout": task_timeout}
+    try:
+        journal = Journal(results, identity)
+    except FrostlineError as exc:
+        fail_with(exc, as_json, EXIT_USAGE)
+    # A stopped session's job folders are not results (the jobs rerun in fresh ones).
+    shutil.rmtree(results / "work", ignore_errors=True)
+    run = run_ab(tasks, names, solve, faults=faults,
                  model=model, model_label=label, jobs=jobs, workdir=results / "work",
-                 solver_reason=why, task_timeout=task_timeout, progress=lambda line: err.print(text(line)))
+                 solver_reason=why, task_timeout=task_timeout, progress=lambda line: err.print(text(line)),
+                 journal=journal)
     report = build_report(run, decide_all(run.outcomes, run.not_run, names),
                           tasks_dir=tasks_dir, split=split)
     figures = [] if no_figures else draw(report, results)

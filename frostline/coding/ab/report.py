@@ -72,7 +72,8 @@ def build_report(run: ABRun, decisions: Sequence[Decision], *, tasks_dir: str, s
                 "packages": sorted({t.package for t in run.tasks}), "jobs": run.jobs,
                 "faults": {"rate": run.faults.rate, "seed": run.faults.seed,
                            "kinds": list(run.faults.kinds)},
-                "model": run.model, "wall_s": run.wall_s,
+                "model": run.model, "wall_s": run.wall_s, "sessions": run.sessions,
+                "resumed_jobs": run.resumed_jobs,
                 "load": [round(x, 2) for x in os.getloadavg()]},
         "notes": [POPULATION_NOTES[p] for p in sorted(present) if p in POPULATION_NOTES]
         + list(NOTES),
@@ -113,7 +114,10 @@ def to_markdown(report: dict[str, Any], figures: Sequence[str] = ()) -> str:
              "", f"Populations: {named or '–'}.", "",
              f"Packages: {', '.join(run['packages']) or '–'}. Fault rate {run['faults']['rate']} "
              f"(seed {run['faults']['seed']}). Model: {run['model'] or 'none (empty L column)'}. "
-             f"Wall time {run['wall_s']} s with {run['jobs']} job(s), load {run['load']}.",
+             f"Wall time {run['wall_s']} s with {run['jobs']} job(s), load {run['load']}."
+             + (f" Resumed: {run['sessions']} sessions; the wall time counts each stopped "
+                "session up to its last finished job."
+                if run.get("sessions", 1) > 1 else ""),
              "", "## Instruments", "",
              "| arm | tasks | " + " | ".join(INSTRUMENT_KEYS[:1]) + " | accepted | precision | "
              + " | ".join(INSTRUMENT_KEYS[1:]) + " | median wall s |",
