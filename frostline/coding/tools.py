@@ -18,7 +18,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from frostline.coding.testrun import (
     SandboxSettings,
     run_pytest,
     run_python,
+    scaled_timeout,
     screen_candidates,
     task_args,
 )
@@ -103,6 +104,15 @@ class CodingTools:
     def _hidden(self) -> list[str]:
         return list(self.task.hidden)
 
+    def _sandbox(self, payload: Mapping[str, Any]) -> SandboxSettings:
+        """The sandbox settings of a test run, with the per-test timeout the payload asks for
+        (LOCALIZE's measure of the suite) when it is below the configured one."""
+        sandbox = self.settings.sandbox
+        asked = payload.get("timeout")
+        if isinstance(asked, int | float) and 0 < asked < sandbox.test_timeout:
+            return replace(sandbox, test_timeout=float(asked))
+        return sandbox
+
     # -- RECONNAISSANCE, LOCALIZE, IMPACT, DEBUG, PLAN -----------------------------------------
     def repo_manifest(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         return self._manifest().to_dict()
@@ -123,8 +133,12 @@ class CodingTools:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         graph = build_code_graph(self.ws.base, m.files)
-        return localize(report, self.task.visible_failing, m.files, graph,
-                        self.ws.base_texts(list(m.files)))
+        result = localize(report, self.task.visible_failing, m.files, graph,
+                          self.ws.base_texts(list(m.files)))
+        # The later runs' per-test timeout, scaled to what this run measured.
+        return {**result, "suite_seconds": round(report.duration, 3),
+                "test_timeout": scaled_timeout(report, self.settings.sandbox.test_timeout),
+                "hard_stopped": list(report.hard_stopped)}
 
     def impact_analyze(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         graph = build_code_graph(self.ws.base, self._manifest().files)
@@ -176,13 +190,13 @@ class CodingTools:
     # -- TEST, REPAIR, REGRESSION, REVIEW, VALIDATE, MEMORIZE --------------------------------------
     def test_run(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         select = [str(t) for t in payload.get("select", ())]
-        report = run_pytest(self.ws.tree, self.settings.sandbox, select=select,
+        report = run_pytest(self.ws.tree, self._sandbox(payload), select=select,
                             deselect=self._hidden(), extra_args=task_args(self.task),
                             paths=self.task.test_paths)
         return {**report.to_dict(), "workspace": payload.get("workspace", "")}
 
     def regression_check(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        report = run_pytest(self.ws.tree, self.settings.sandbox, deselect=self._hidden(),
+        report = run_pytest(self.ws.tree, self._sandbox(payload), deselect=self._hidden(),
                             extra_args=task_args(self.task),
                             paths=self.task.test_paths)
         baseline = set(payload.get("baseline_failing", ()))
@@ -211,7 +225,7 @@ class CodingTools:
         confirm = [str(t) for t in payload.get("confirm", ()) if t not in set(select)]
         if not kept:
             return {"screened": 0, "results": [], "first_passing": -1, "best": -1}
-        s = screen_candidates(self.ws.tree, self.settings.sandbox, texts, select=select,
+        s = screen_candidates(self.ws.tree, self._sandbox(payload), texts, select=select,
                               confirm=confirm, stop_first=True, extra_args=task_args(self.task))
         results = [{"digest": c.get("digest"), "failed": None if r is None else list(r)}
                    for c, r in zip(kept, s.results, strict=True)]

@@ -218,7 +218,7 @@ class CodingBodies:
         while screen:
             res = call(ctx, "repair.iterative", {
                 "candidates": screen, "select": failing, "workspace": self.applied,
-                "confirm": confirm})
+                "confirm": confirm, **self._timeout(ctx)})
             screened += int(res.get("screened", 0))
             by_digest = {c["digest"]: c for c in screen}
             for d, r in zip(res.get("digests", ()), res.get("results", ()), strict=False):
@@ -250,6 +250,13 @@ class CodingBodies:
                  "score": c["score"]} for c in fresh]
 
     # -- running it -----------------------------------------------------------------------------
+    def _timeout(self, ctx: StateContext) -> dict[str, Any]:
+        """The per-test timeout LOCALIZE scaled to the suite's measured time, as a payload
+        field of the tools that run tests (none before LOCALIZE measured)."""
+        loc = ctx.artifact("LocalizationResult") or {}
+        timeout = loc.get("test_timeout")
+        return {"timeout": timeout} if timeout else {}
+
     def _failing(self, ctx: StateContext) -> list[str]:
         if self.task.visible_failing:
             return list(self.task.visible_failing)
@@ -267,12 +274,14 @@ class CodingBodies:
                                              "workspace": self.applied})
 
     def test(self, ctx: StateContext) -> Mapping[str, Any]:
-        return call(ctx, "test.run", {"select": self._failing(ctx), "workspace": self.applied})
+        return call(ctx, "test.run", {"select": self._failing(ctx), "workspace": self.applied,
+                                      **self._timeout(ctx)})
 
     def regression(self, ctx: StateContext) -> Mapping[str, Any]:
         loc = ctx.artifact("LocalizationResult") or {}
         res: Mapping[str, Any] = call(ctx, "regression.check", {
-            "baseline_failing": loc.get("failing_tests", []), "workspace": self.applied})
+            "baseline_failing": loc.get("failing_tests", []), "workspace": self.applied,
+            **self._timeout(ctx)})
         self.regressions_caught += int(res.get("regressions", 0) > 0)
         return res
 
