@@ -30,6 +30,7 @@ from frostline.coding.impact import impact, plan
 from frostline.coding.interface import Task
 from frostline.coding.localize import localize
 from frostline.coding.manifest import RepoManifest, build_manifest
+from frostline.coding.overfit import degenerate
 from frostline.coding.review import critic, model_review, validate
 from frostline.coding.testrun import (
     SandboxSettings,
@@ -163,10 +164,23 @@ class CodingTools:
             payload.get("diagnosis", {}), payload.get("failures", ()),
             frozenset(payload.get("exclude", ())), int(payload.get("n", self.settings.samples)))
         result = generator.generate(request).to_dict()
+        for c in result.get("candidates", ()):
+            c["degenerate"] = self._degenerate(c)
         if payload.get("garbage"):  # an injected malformed model output
             result.update(candidates=[], malformed=result["malformed"] + 1,
                           error="the model's reply held no SEARCH/REPLACE block")
         return result
+
+    def _degenerate(self, candidate: Mapping[str, Any]) -> list[str]:
+        """The degenerate rewrites a candidate makes (`overfit.degenerate`); none for one the
+        workspace refuses (EDIT will say why)."""
+        try:
+            new = self.ws.check_patch(candidate)
+        except PatchRefused:
+            return []
+        base = self.ws.base_texts(sorted(new))
+        return [f"{rel} {why}" for rel, text in sorted(new.items()) if rel.endswith(".py")
+                for why in degenerate(base[rel], text)]
 
     def edit_apply(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         patch = dict(payload["patch"])
@@ -238,7 +252,7 @@ class CodingTools:
                 "digests": [c.get("digest") for c in kept]}
 
     def review_critic(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        review = critic(payload["patch"], self.ws)
+        review = critic(payload["patch"], self.ws, guards=bool(payload.get("guards")))
         chat = getattr(self.generators.get("model"), "model", None)
         if payload.get("model_review") and chat is not None:
             try:
@@ -250,7 +264,8 @@ class CodingTools:
         return review
 
     def validate_accept(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        return validate(payload.get("tests"), payload.get("regression"), payload.get("review"))
+        return validate(payload.get("tests"), payload.get("regression"), payload.get("review"),
+                        payload.get("suite"))
 
     def memory_write(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Record an outcome under its key (task and patch): writing a key again replaces it,
