@@ -74,6 +74,19 @@ def _record(store_url: str | None, name: str, owner: str | None, report: dict[st
             fail_with(exc, as_json, EXIT_USAGE)
 
 
+def _journal(results: Path, identity: dict[str, Any], as_json: bool) -> Any:
+    """The run's journal in `results` (read back when the run resumes), or exit 2 when the
+    folder holds another run's. A stopped session's job folders are not results: they go."""
+    from frostline.coding.ab.journal import Journal
+
+    try:
+        journal = Journal(results, identity)
+    except FrostlineError as exc:
+        fail_with(exc, as_json, EXIT_USAGE)
+    shutil.rmtree(results / "work", ignore_errors=True)
+    return journal
+
+
 def _print(report: dict[str, Any], out: Path) -> None:
     c = console()
     table = Table(title=text(f"A/B on {report['run']['tasks']} {report['run']['split']} tasks"))
@@ -136,7 +149,6 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     from frostline.coding.ab.decide import decide_all
     from frostline.coding.ab.driver import DEFAULT_SOLVER, load_solver, run_ab, spread
     from frostline.coding.ab.figures import draw, require_matplotlib
-    from frostline.coding.ab.journal import Journal
     from frostline.coding.ab.report import build_report, write_report
     from frostline.coding.interface import FaultPlan
     from frostline.coding.tasks.split import digest, load_tasks
@@ -162,31 +174,23 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
         "ab-%Y%m%dT%H%M%SZ", time.gmtime())
     err = console(stderr=True)
     faults = FaultPlan(rate=fault_rate, seed=fault_seed)
-    identity = {"tasks_dir": str(Path(tasks_dir).resolve()), "split": split,
-                "tasks": [t.task_id for t in tasks],
-                "tasks_sha256": digest([t.to_dict() for t in tasks]), "arms": names,
-                "faults": {"rate": fault_rate, "seed": fault_seed, "kinds": list(faults.kinds)},
-                "model": label, "solver": solver or DEFAULT_SOLVER, "task_timeout": task_timeout}
-    try:
-        journal = Journal(results, identity)
-    except FrostlineError as exc:
-        fail_with(exc, as_json, EXIT_USAGE)
-    # A stopped session's job folders are not results (the jobs rerun in fresh ones).
-    shutil.rmtree(results / "work", ignore_errors=True)
-    run = run_ab(tasks, names, solve, faults=faults,
-                 model=model, model_label=label, jobs=jobs, workdir=results / "work",
-                 solver_reason=why, task_timeout=task_timeout, progress=lambda line: err.print(text(line)),
-                 journal=journal)
+    journal = _journal(results, {
+        "tasks_dir": str(Path(tasks_dir).resolve()), "split": split, "tasks": [t.task_id for t in tasks],
+        "tasks_sha256": digest([t.to_dict() for t in tasks]), "arms": names, "model": label,
+        "faults": {"rate": fault_rate, "seed": fault_seed, "kinds": list(faults.kinds)},
+        "solver": solver or DEFAULT_SOLVER, "task_timeout": task_timeout}, as_json)
+    run = run_ab(tasks, names, solve, faults=faults, model=model, model_label=label, jobs=jobs,
+                 workdir=results / "work", solver_reason=why, task_timeout=task_timeout,
+                 progress=lambda line: err.print(text(line)), journal=journal)
     report = build_report(run, decide_all(run.outcomes, run.not_run, names),
                           tasks_dir=tasks_dir, split=split)
     figures = [] if no_figures else draw(report, results)
     written = write_report(results, report, run, figures)
-    recorded = None
-    if record_name is not None:
-        config = {"tasks": tasks_dir, "split": split, "limit": limit, "arms": names,
-                  "jobs": jobs, "faults": fault_rate, "fault_seed": fault_seed, "model": label}
-        recorded = _record(store_url, record_name, owner, report, config,
-                           [*written[:2], *map(Path, figures)], as_json)
+    recorded = None if record_name is None else _record(
+        store_url, record_name, owner, report,
+        {"tasks": tasks_dir, "split": split, "limit": limit, "arms": names, "jobs": jobs,
+         "faults": fault_rate, "fault_seed": fault_seed, "model": label},
+        [*written[:2], *map(Path, figures)], as_json)
     if as_json:
         emit_json({**report, "results": str(results), "recorded": recorded})
     else:

@@ -61,6 +61,8 @@ def test_precision_is_resolved_over_accepted_with_an_interval_around_it(
 def test_a_task_without_a_population_is_injected_and_each_is_named_for_what_it_is() -> None:
     assert population_of(_task("a")) == "injected"
     assert population_of(_task("b", released=True)) == "released"
+    unnamed = Task(**{**_task("c").__dict__, "mutation": Mutation("m.py", 1, "released", "", "")})
+    assert population_of(unnamed) == "released"  # the released builder's operator says so
     tasks = [_task("r1", True), _task("i1"), _task("i2")]
     outcomes = {"arm4": [_outcome("i1", "arm4", True, True), _outcome("i2", "arm4", True, False),
                          _outcome("r1", "arm4", True, False)]}

@@ -9,7 +9,8 @@ report; no accepted task gives no precision (null), not 0 or 1.
 
 A population is what the tasks are: `injected` single-site mutants (an upper bound for a
 generator that inverts the injecting operators) or `released` bugs fixed upstream. A task says
-which in its `population` field; a task set built before the field existed is injected.
+which in its `population` field; without one, a task whose mutation's operator is `released`
+(how the released-bug builder marks the upstream change) is released, any other injected.
 """
 
 from __future__ import annotations
@@ -43,8 +44,12 @@ POPULATION_NOTES = {
 
 
 def population_of(task: Task) -> str:
-    """The population `task` belongs to (its `population` field; injected when absent)."""
-    return str(getattr(task, "population", "") or DEFAULT_POPULATION)
+    """The population `task` belongs to: its `population` field, else `released` when its
+    mutation's operator says so, else injected."""
+    named = getattr(task, "population", "")
+    if named:
+        return str(named)
+    return "released" if task.mutation.operator == "released" else DEFAULT_POPULATION
 
 
 def label(population: str) -> str:
