@@ -4,11 +4,17 @@ of "Build Spec 23 — Workflow / State Machine", its §8; see docs/background.md
 Exit codes (the table of `frostline.cli.common`): 0 the report was written (whatever it
 decides); 2 bad input: a missing tasks folder, an unknown split, a broken seal, an unknown arm,
 a bad --faults/--jobs/--limit/--task-timeout, an unknown --model, matplotlib missing without --no-figures, a
---record NAME taken by a run of another kind; 7 the store for --record cannot be reached.
+--record NAME taken by a run of another kind, an --out folder holding the journal of another run;
+7 the store for --record cannot be reached.
+
+A run keeps a journal in its results folder (`frostline.coding.ab.journal`): the same command
+run again with the same --out after the run was stopped (killed, even with SIGKILL) resumes it,
+running only the jobs the journal does not hold.
 """
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -68,17 +74,32 @@ def _record(store_url: str | None, name: str, owner: str | None, report: dict[st
             fail_with(exc, as_json, EXIT_USAGE)
 
 
+def _journal(results: Path, identity: dict[str, Any], as_json: bool) -> Any:
+    """The run's journal in `results` (read back when the run resumes), or exit 2 when the
+    folder holds another run's. A stopped session's job folders are not results: they go."""
+    from frostline.coding.ab.journal import Journal
+
+    try:
+        journal = Journal(results, identity)
+    except FrostlineError as exc:
+        fail_with(exc, as_json, EXIT_USAGE)
+    shutil.rmtree(results / "work", ignore_errors=True)
+    return journal
+
+
 def _print(report: dict[str, Any], out: Path) -> None:
     c = console()
     table = Table(title=text(f"A/B on {report['run']['tasks']} {report['run']['split']} tasks"))
     table.add_column("arm")
-    for key in ("tasks", *INSTRUMENT_KEYS):
+    for key in ("tasks", *INSTRUMENT_KEYS, "precision"):
         table.add_column(key)
     for name, entry in report["arms"].items():
         if "not_run" in entry:
             table.add_row(text(name), text(f"not run: {entry['not_run']}"))
         else:
-            table.add_row(text(name), *(text(entry[k]) for k in ("tasks", *INSTRUMENT_KEYS)))
+            prec = report["details"].get(name, {}).get("precision") or {}
+            table.add_row(text(name), *(text(entry[k]) for k in ("tasks", *INSTRUMENT_KEYS)),
+                          text(f"{prec.get('precision')} of {prec.get('accepted')} accepted"))
     c.print(table)
     for d in report["decisions"]:
         c.print(f"[bold]{text(d['verdict'].upper())}[/] {text(d['subject'])} vs "
@@ -130,7 +151,7 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     from frostline.coding.ab.figures import draw, require_matplotlib
     from frostline.coding.ab.report import build_report, write_report
     from frostline.coding.interface import FaultPlan
-    from frostline.coding.tasks.split import load_tasks
+    from frostline.coding.tasks.split import digest, load_tasks
 
     names, unknown = arm_table.parse_names(arms)
     if unknown:
@@ -152,19 +173,24 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     results = Path(out) if out else Path(tasks_dir) / "results" / time.strftime(
         "ab-%Y%m%dT%H%M%SZ", time.gmtime())
     err = console(stderr=True)
-    run = run_ab(tasks, names, solve, faults=FaultPlan(rate=fault_rate, seed=fault_seed),
-                 model=model, model_label=label, jobs=jobs, workdir=results / "work",
-                 solver_reason=why, task_timeout=task_timeout, progress=lambda line: err.print(text(line)))
+    faults = FaultPlan(rate=fault_rate, seed=fault_seed)
+    journal = _journal(results, {
+        "tasks_dir": str(Path(tasks_dir).resolve()), "split": split, "tasks": [t.task_id for t in tasks],
+        "tasks_sha256": digest([t.to_dict() for t in tasks]), "arms": names, "model": label,
+        "faults": {"rate": fault_rate, "seed": fault_seed, "kinds": list(faults.kinds)},
+        "solver": solver or DEFAULT_SOLVER, "task_timeout": task_timeout}, as_json)
+    run = run_ab(tasks, names, solve, faults=faults, model=model, model_label=label, jobs=jobs,
+                 workdir=results / "work", solver_reason=why, task_timeout=task_timeout,
+                 progress=lambda line: err.print(text(line)), journal=journal)
     report = build_report(run, decide_all(run.outcomes, run.not_run, names),
                           tasks_dir=tasks_dir, split=split)
     figures = [] if no_figures else draw(report, results)
     written = write_report(results, report, run, figures)
-    recorded = None
-    if record_name is not None:
-        config = {"tasks": tasks_dir, "split": split, "limit": limit, "arms": names,
-                  "jobs": jobs, "faults": fault_rate, "fault_seed": fault_seed, "model": label}
-        recorded = _record(store_url, record_name, owner, report, config,
-                           [*written[:2], *map(Path, figures)], as_json)
+    recorded = None if record_name is None else _record(
+        store_url, record_name, owner, report,
+        {"tasks": tasks_dir, "split": split, "limit": limit, "arms": names, "jobs": jobs,
+         "faults": fault_rate, "fault_seed": fault_seed, "model": label},
+        [*written[:2], *map(Path, figures)], as_json)
     if as_json:
         emit_json({**report, "results": str(results), "recorded": recorded})
     else:

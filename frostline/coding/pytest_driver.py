@@ -7,7 +7,7 @@ coverage from the environment frostline runs in, which the sandbox shows read-on
 of a file holding it:
 
     {"args": [...pytest arguments...], "junit": PATH, "timeout": SECONDS,
-     "coverage": {"source": [DIR, ...], "out": PATH} | null}
+     "coverage": {"source": [DIR, ...], "out": PATH} | null, "progress": PATH | null}
 
 or, to screen candidate patches in one interpreter (`screen`):
 
@@ -20,11 +20,14 @@ What it adds to a plain ``pytest.main``:
   are read back by node id from the XML, never from the console;
 - a per-test timeout: SIGALRM interrupts a test's call after ``timeout`` seconds and the test
   fails with ``TestTimeout`` (the host's wall clock still bounds the whole run);
-- when screening, a hard stop besides: a test spinning in C code (a regular expression
+- in every run, a hard stop besides: a test spinning in C code (a regular expression
   backtracking, a huge allocation loop) never returns to the interpreter for SIGALRM to act, so
   faulthandler's watchdog thread, which needs no GIL, ends the process `HARD_STOP_S` after the
-  timeout. ``started-<i>`` names each candidate before it runs, so the host knows which one
-  stopped the screening, and the candidates before it keep their results;
+  timeout (its traceback goes to stderr). When screening, ``started-<i>`` names each candidate
+  before it runs, so the host knows which one stopped the screening, and the candidates before
+  it keep their results; in a plain run, ``progress`` receives ``start NODEID`` and
+  ``end NODEID`` lines around each test, flushed as they happen, so the host knows which test
+  the hard stop ended (started, never ended) and runs the suite again without it;
 - when screening, a test that runs past its timeout ends its candidate's pytest run at once
   (``timeout-<i>`` names the run, ``select`` or ``confirm``): the candidate has failed
   already, and its other tests would likely spend their whole timeout too;
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import os
 import signal
 import sys
 from collections.abc import Generator
@@ -59,11 +63,21 @@ class TestTimeout(Exception):
 class Probe:
     """The pytest plugin: node ids on junit test cases, the per-test timeout, coverage contexts."""
 
-    def __init__(self, timeout: float, cov: Any | None, hard_stop: bool = False) -> None:
+    def __init__(self, timeout: float, cov: Any | None, *, stop_on_timeout: bool = False,
+                 progress: str | None = None) -> None:
         self.timeout = timeout
         self.cov = cov
-        self.hard_stop = hard_stop
+        self.stop_on_timeout = stop_on_timeout
         self.expired = False
+        self.progress = open(progress, "a", encoding="utf-8") if progress else None  # noqa: SIM115
+        # The process's own stderr, taken before pytest captures fd 2 around each test: the
+        # watchdog's traceback must reach the host, not a capture file that dies with it.
+        self.stderr = os.fdopen(os.dup(2), "w")
+
+    def _note(self, line: str) -> None:
+        if self.progress is not None:
+            self.progress.write(line + "\n")
+            self.progress.flush()  # the process may be ended at any instant after this
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -73,7 +87,9 @@ class Probe:
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, None]:
         if self.cov is not None:
             self.cov.switch_context(item.nodeid)
+        self._note(f"start {item.nodeid}")
         yield
+        self._note(f"end {item.nodeid}")
         if self.cov is not None:
             self.cov.switch_context("")
 
@@ -81,19 +97,18 @@ class Probe:
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         def expire(signum: int, frame: Any) -> None:
             self.expired = True
-            if self.hard_stop:
+            if self.stop_on_timeout:
                 item.session.shouldstop = f"{item.nodeid} ran past its timeout"
             raise TestTimeout(f"{item.nodeid} ran past its {self.timeout:g} s timeout")
 
         previous = signal.signal(signal.SIGALRM, expire)
         signal.setitimer(signal.ITIMER_REAL, self.timeout)
-        if self.hard_stop:
-            faulthandler.dump_traceback_later(self.timeout + HARD_STOP_S, exit=True)
+        faulthandler.dump_traceback_later(self.timeout + HARD_STOP_S, exit=True,
+                                          file=self.stderr)
         try:
             yield
         finally:
-            if self.hard_stop:
-                faulthandler.cancel_dump_traceback_later()
+            faulthandler.cancel_dump_traceback_later()
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
 
@@ -162,7 +177,7 @@ def _screen_one(spec: dict[str, Any], i: int, select: list[str]) -> tuple[int, b
     purge(spec["root"])
     args = [*spec["args"], *select, f"--junitxml={spec['out']}/junit-{i}.xml",
             "-o", "junit_family=xunit2"]
-    probe = Probe(float(spec["timeout"]), None, hard_stop=True)
+    probe = Probe(float(spec["timeout"]), None, stop_on_timeout=True)
     return int(pytest.main(args, plugins=[probe])), probe.expired
 
 
@@ -185,7 +200,8 @@ def main(argv: list[str]) -> int:
         cov.start()
     args = [*spec["args"], f"--junitxml={spec['junit']}", "-o", "junit_family=xunit2"]
     try:
-        code = int(pytest.main(args, plugins=[Probe(float(spec["timeout"]), cov)]))
+        code = int(pytest.main(args, plugins=[Probe(float(spec["timeout"]), cov,
+                                                    progress=spec.get("progress"))]))
     finally:
         if cov is not None:
             cov.stop()

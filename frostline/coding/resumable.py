@@ -57,7 +57,7 @@ def solve_durable(store: Store, run_id: str, task: Task, arm: Arm, faults: Fault
     tools = {name: GraphTool(fn, side_effecting=name in EFFECTS,
                              idempotency_keys=name in EFFECTS)
              for name, fn in setup.tools.registry().items()}
-    outcome = run_durable(store, run_id, graph_for(arm), setup.bodies.bodies(), tools,
+    outcome = run_durable(store, run_id, graph_for(arm, settings.guards), setup.bodies.bodies(), tools,
                           sinks=[setup.observer], max_steps=settings.max_steps)
     if outcome.result is None:
         return outcome, None

@@ -7,6 +7,12 @@ has already been applied by EDIT, which refuses test files and unparsable result
 are a second line.) An optional model review (`model_review`) adds the model's concerns as notes;
 they are not verified defects, so they never open or close the gate.
 
+With the overfit guards (`frostline.coding.guards`), a degenerate rewrite (a decision rewritten
+into a constant, `frostline.coding.overfit`) is a verified defect too, counted in `degenerate`,
+and VALIDATE's acceptance rests on a run of the whole visible suite on the patch in force
+(`suite`: REGRESSION's when it ran on this patch, else one VALIDATE made): `suite_checked` is
+how many tests that run checked, 0 when there was none.
+
 VALIDATE accepts when the failing tests pass, the full suite shows no regression and the review
 found no verified defect; when the task's failing tests still fail after a patch that passed
 REVIEW, the failure implicates the diagnosis (the rollback goes back to LOCALIZE), otherwise the
@@ -23,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from frostline.coding.manifest import is_test_file
+from frostline.coding.overfit import degenerate
 from frostline.coding.workspace import PatchRefused, Workspace
 
 MAX_CHANGED_LINES = 40
@@ -43,14 +50,17 @@ def _definitions(text: str) -> tuple[set[str], int]:
     return names, docs
 
 
-def critic(patch: Mapping[str, Any], ws: Workspace) -> dict[str, Any]:
-    """The Review artifact: `verified_defects` (a count) and `notes` (one line each)."""
+def critic(patch: Mapping[str, Any], ws: Workspace, *, guards: bool = False) -> dict[str, Any]:
+    """The Review artifact: `verified_defects` (a count), `notes` (one line each) and
+    `degenerate` (the degenerate rewrites, verified defects when `guards` is on)."""
     notes: list[str] = []
     try:
         new = ws.check_patch(patch)
     except PatchRefused as exc:
         return {"verified_defects": 1, "notes": [f"refused: {exc.message}"], "changed_lines": 0,
-                "files": 0}
+                "files": 0, "degenerate": 0}
+    rewrites = [f"{rel} {why}" for rel, text in sorted(new.items()) if rel.endswith(".py")
+                for why in degenerate(ws.base_texts([rel])[rel], text)]
     base = ws.base_texts(list(new))
     changed = 0
     for rel, text in new.items():
@@ -69,8 +79,10 @@ def critic(patch: Mapping[str, Any], ws: Workspace) -> dict[str, Any]:
         notes.append(f"changes {changed} lines (more than {MAX_CHANGED_LINES}) for one bug")
     if len(new) > MAX_FILES:
         notes.append(f"touches {len(new)} files (more than {MAX_FILES})")
+    if guards:
+        notes += [f"degenerate rewrite: {r}" for r in rewrites]
     return {"verified_defects": len(notes), "notes": notes, "changed_lines": changed,
-            "files": len(new)}
+            "files": len(new), "degenerate": len(rewrites)}
 
 
 REVIEW_PROMPT = """You review a one-bug patch to a Python repository. Reply with one JSON object:
@@ -97,9 +109,19 @@ def model_review(chat: Any, diff: str) -> tuple[list[str], str]:
 
 
 def validate(tests: Mapping[str, Any] | None, regression: Mapping[str, Any] | None,
-             review: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The ValidationResult of the evidence gathered for the patch in force."""
+             review: Mapping[str, Any] | None, suite: Mapping[str, Any] | None = None
+             ) -> dict[str, Any]:
+    """The ValidationResult of the evidence gathered for the patch in force; with `suite` (the
+    overfit guard: a whole-suite run of that patch, `checked` tests, `failed_tests` among
+    them) acceptance also needs that run to exist and to fail nothing."""
     reasons: list[str] = []
+    checked = int((suite or {}).get("checked", 0) or 0)
+    if suite is not None:
+        if not checked:
+            reasons.append("no run of the whole visible suite checked the patch in force")
+        elif suite.get("failed_tests"):
+            reasons.append("the whole visible suite fails on the patch in force: "
+                           + ", ".join(list(suite["failed_tests"])[:5]))
     if not tests or tests.get("failed", 1) != 0:
         reasons.append("the task's failing tests do not all pass")
     if not regression or regression.get("regressions", 1) != 0:
@@ -110,4 +132,5 @@ def validate(tests: Mapping[str, Any] | None, regression: Mapping[str, Any] | No
         reasons.append("the review found verified defects")
     implicates = int(tests is not None and tests.get("failed", 0) != 0 and review is not None
                      and review.get("verified_defects", 1) == 0)
-    return {"accepted": int(not reasons), "implicates_diagnosis": implicates, "reasons": reasons}
+    return {"accepted": int(not reasons), "implicates_diagnosis": implicates, "reasons": reasons,
+            "suite_checked": checked}

@@ -36,6 +36,7 @@ class SolveSettings:
     max_steps: int = 200
     agent_steps: int = 30
     model_review: bool = False  # REVIEW also asks the model, when there is one (notes only)
+    guards: bool = True  # the overfit guards (frostline.coding.guards); off: the graph before them
 
     def tools(self) -> ToolSettings:
         return ToolSettings(self.sandbox, self.screen_limit, self.samples)
@@ -66,12 +67,13 @@ def prepare(task: Task, arm: Arm, faults: FaultPlan, model: ChatModel | None, wo
     injector = FaultInjector(faults, task.task_id, model=chat is not None)
     tools = CodingTools(task, workspace, generators, settings.tools(), injector,
                         workdir / "memory.json")
-    graph = graph_for(arm) if not arm.free_agent else canonical()
+    graph = graph_for(arm, settings.guards) if not arm.free_agent else canonical()
     observer = Observer(canonical().lattice, canonical())
     bodies = CodingBodies(task, generator="model" if chat is not None else "template",
                           lattice=bool(graph.lattice), samples=settings.samples,
                           valid=observer.valid,
-                          model_review=settings.model_review and chat is not None)
+                          model_review=settings.model_review and chat is not None,
+                          guards=settings.guards and not arm.free_agent)
     return Setup(task, arm, workspace, tools, bodies, observer, chat, injector)
 
 

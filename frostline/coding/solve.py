@@ -136,7 +136,7 @@ def solve(task: Task, arm: Arm, faults: FaultPlan, *, model: ChatModel | None = 
         if arm.free_agent or not arm.single_l:
             assert setup.chat is not None
             return run_free_agent(setup, settings, started, enforce=not arm.free_agent)
-        graph = graph_for(arm)
+        graph = graph_for(arm, settings.guards)
         verdict = check(graph)
         engine = Engine(graph, setup.bodies.bodies(),
                         router=LocalToolRouter(setup.tools.registry()),

@@ -10,6 +10,12 @@ pytest writes (each test case tagged with its node id by `pytest_driver`), never
 console. With `coverage=True` the run also yields, per executed line of the repository, the
 tests that ran it.
 
+Every run has a hard stop for a test spinning in C code, out of reach of the per-test timeout:
+the driver's watchdog ends the process, and `run_pytest` runs the suite again without the test
+it stopped (which counts as failed, with the watchdog's traceback), at most `MAX_HARD_STOPS`
+times and within the one wall clock, instead of losing the run to that clock. `scaled_timeout`
+turns a run's measured test times into a per-test timeout for the runs after it.
+
 When bubblewrap is missing or cannot build the sandbox, `SandboxUnavailable` propagates with the
 fix in its message: nothing here falls back to running the repository's code unsandboxed.
 """
@@ -38,6 +44,12 @@ OUT = "/frostline-out"
 _DRIVER = Path(__file__).with_name("pytest_driver.py")
 _MAX_XML = 32 << 20
 _TAIL = 4000
+#: Tests one run may lose to the hard stop before it is given up as not run.
+MAX_HARD_STOPS = 3
+#: A scaled per-test timeout is this many times the slowest test the suite measured...
+TIMEOUT_FACTOR = 10.0
+#: ... and never below this many seconds (a machine under load is slower than the measure).
+TIMEOUT_FLOOR_S = 2.0
 
 #: pytest's exit codes: what each means for the workflow.
 EXIT_MEANING = {0: "all tests passed", 1: "some tests failed", 2: "the run was interrupted "
@@ -89,6 +101,8 @@ class TestReport:
     failures: tuple[Failure, ...]
     duration: float
     coverage: Mapping[str, Mapping[int, tuple[str, ...]]] = field(default_factory=dict)
+    durations: Mapping[str, float] = field(default_factory=dict)  # node id -> seconds
+    hard_stopped: tuple[str, ...] = ()  # tests the hard stop ended (counted as failed)
 
     @property
     def failed(self) -> tuple[str, ...]:
@@ -102,7 +116,16 @@ class TestReport:
         return {"exit_code": self.exit_code, "passed": len(self.passed),
                 "failed": len(self.failed), "failed_tests": list(self.failed),
                 "failures": [f.to_dict() for f in self.failures[:20]],
-                "duration": round(self.duration, 3)}
+                "duration": round(self.duration, 3), "hard_stopped": list(self.hard_stopped)}
+
+
+def scaled_timeout(report: TestReport, ceiling: float) -> float:
+    """A per-test timeout for later runs of the suite `report` measured: `TIMEOUT_FACTOR`
+    times its slowest test, at least `TIMEOUT_FLOOR_S`, at most `ceiling` (the configured
+    timeout). A suite of fast tests then loses seconds, not `ceiling`, to each test a patch
+    sends into a loop."""
+    slowest = max(report.durations.values(), default=ceiling)
+    return round(min(ceiling, max(TIMEOUT_FLOOR_S, TIMEOUT_FACTOR * slowest)), 3)
 
 
 def _pythonpath(workspace: Path) -> str:
@@ -152,18 +175,64 @@ def run_pytest(workspace: Path, settings: SandboxSettings, *, select: Sequence[s
         TestsDidNotRun: the run timed out, crashed before writing its report, or collected
             nothing runnable.
     """
-    out = Path(tempfile.mkdtemp(prefix="frostline-out-"))
-    try:
-        args = ["-q", "-p", "no:cacheprovider", "--tb=native", "--color=no", "-rN",
-                *extra_args, *(a for d in deselect for a in ("--deselect", d)),
-                *(select or paths)]
-        spec = {"args": args, "junit": f"{OUT}/junit.xml", "timeout": settings.test_timeout,
-                "coverage": {"source": [WORKSPACE], "out": f"{OUT}/contexts.json"}
-                if coverage else None}
-        result = _drive(workspace, out, spec, settings)
-        return _report(result, out, workspace, coverage)
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+    stopped: list[Failure] = []
+    spent = 0.0
+    while True:
+        out = Path(tempfile.mkdtemp(prefix="frostline-out-"))
+        try:
+            args = ["-q", "-p", "no:cacheprovider", "--tb=native", "--color=no", "-rN",
+                    *extra_args, *(a for d in (*deselect, *(f.test for f in stopped))
+                                   for a in ("--deselect", d)),
+                    *(select or paths)]
+            spec = {"args": args, "junit": f"{OUT}/junit.xml", "timeout": settings.test_timeout,
+                    "coverage": {"source": [WORKSPACE], "out": f"{OUT}/contexts.json"}
+                    if coverage else None, "progress": f"{OUT}/progress"}
+            left = replace(settings, wall_seconds=max(1.0, settings.wall_seconds - spent))
+            result = _drive(workspace, out, spec, left)
+            spent += result.duration
+            stuck = None if result.timed_out or (out / "junit.xml").is_file() \
+                else _hard_stopped(out / "progress")
+            if stuck is None:
+                return _with_stopped(_report(result, out, workspace, coverage), stopped, spent)
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+        # faulthandler's watchdog announces itself; any other death in a test (a segfault in
+        # an extension) is as much that test's failure, and is said as it is.
+        why = (f"ran past its {settings.test_timeout:g} s timeout without returning to the "
+               "interpreter (code spinning in C); the hard stop ended it"
+               if b"Timeout (" in result.stderr else
+               f"the test process died while it ran (exit code {result.returncode})")
+        stopped.append(Failure(stuck, "failure", f"{stuck} {why}", _tail(result.stderr)))
+        if len(stopped) > MAX_HARD_STOPS:
+            raise TestsDidNotRun(
+                f"the hard stop ended {len(stopped)} tests of this run ("
+                + ", ".join(f.test for f in stopped) + "); it is given up", reason="hard_stop",
+                stopped=[f.test for f in stopped])
+
+
+def _hard_stopped(progress: Path) -> str | None:
+    """The test a run's hard stop ended: the last one its progress file shows started and
+    never ended (None when there is none: the process died for another reason)."""
+    if not progress.is_file():
+        return None
+    running: str | None = None
+    for line in progress.read_text(encoding="utf-8", errors="replace").splitlines():
+        kind, _, nodeid = line.partition(" ")
+        if kind == "start":
+            running = nodeid
+        elif kind == "end" and nodeid == running:
+            running = None
+    return running
+
+
+def _with_stopped(report: TestReport, stopped: list[Failure], spent: float) -> TestReport:
+    """`report` with the tests the hard stop ended counted as failed (the last run did not
+    collect them: they were deselected) and the wall time of every run it took."""
+    if not stopped:
+        return report
+    outcomes = {**report.outcomes, **{f.test: "failed" for f in stopped}}
+    return replace(report, outcomes=outcomes, failures=(*report.failures, *stopped),
+                   duration=spent, hard_stopped=tuple(f.test for f in stopped))
 
 
 def _tail(data: bytes) -> str:
@@ -183,7 +252,8 @@ def _report(result: SandboxResult, out: Path, workspace: Path, coverage: bool) -
             returncode=result.returncode, stdout=_tail(result.stdout))
     if junit.stat().st_size > _MAX_XML:
         raise TestsDidNotRun("the junit report is larger than 32 MiB", reason="report_too_large")
-    outcomes, failures = parse_junit(junit.read_bytes())
+    data = junit.read_bytes()
+    outcomes, failures = parse_junit(data)
     if result.returncode in (2, 3, 4, 5):
         raise TestsDidNotRun(
             f"pytest exit {result.returncode} ({EXIT_MEANING[result.returncode]}): "
@@ -193,7 +263,22 @@ def _report(result: SandboxResult, out: Path, workspace: Path, coverage: bool) -
     cov: dict[str, dict[int, tuple[str, ...]]] = {}
     if coverage:
         cov = _read_contexts(out / "contexts.json", workspace)
-    return TestReport(result.returncode, outcomes, failures, result.duration, cov)
+    return TestReport(result.returncode, outcomes, failures, result.duration, cov,
+                      junit_durations(data))
+
+
+def junit_durations(data: bytes) -> dict[str, float]:
+    """Node id -> seconds (setup, call and teardown) from pytest's junit XML."""
+    root = ET.fromstring(data)
+    times: dict[str, float] = {}
+    for case in root.iter("testcase"):
+        prop = case.find("properties/property[@name='nodeid']")
+        if prop is not None and prop.get("value"):
+            try:
+                times[str(prop.get("value"))] = float(case.get("time") or 0.0)
+            except ValueError:
+                continue
+    return times
 
 
 def parse_junit(data: bytes) -> tuple[dict[str, str], tuple[Failure, ...]]:

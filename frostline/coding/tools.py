@@ -18,7 +18,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +30,13 @@ from frostline.coding.impact import impact, plan
 from frostline.coding.interface import Task
 from frostline.coding.localize import localize
 from frostline.coding.manifest import RepoManifest, build_manifest
+from frostline.coding.overfit import degenerate
 from frostline.coding.review import critic, model_review, validate
 from frostline.coding.testrun import (
     SandboxSettings,
     run_pytest,
     run_python,
+    scaled_timeout,
     screen_candidates,
     task_args,
 )
@@ -103,6 +105,15 @@ class CodingTools:
     def _hidden(self) -> list[str]:
         return list(self.task.hidden)
 
+    def _sandbox(self, payload: Mapping[str, Any]) -> SandboxSettings:
+        """The sandbox settings of a test run, with the per-test timeout the payload asks for
+        (LOCALIZE's measure of the suite) when it is below the configured one."""
+        sandbox = self.settings.sandbox
+        asked = payload.get("timeout")
+        if isinstance(asked, int | float) and 0 < asked < sandbox.test_timeout:
+            return replace(sandbox, test_timeout=float(asked))
+        return sandbox
+
     # -- RECONNAISSANCE, LOCALIZE, IMPACT, DEBUG, PLAN -----------------------------------------
     def repo_manifest(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         return self._manifest().to_dict()
@@ -123,8 +134,12 @@ class CodingTools:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         graph = build_code_graph(self.ws.base, m.files)
-        return localize(report, self.task.visible_failing, m.files, graph,
-                        self.ws.base_texts(list(m.files)))
+        result = localize(report, self.task.visible_failing, m.files, graph,
+                          self.ws.base_texts(list(m.files)))
+        # The later runs' per-test timeout, scaled to what this run measured.
+        return {**result, "suite_seconds": round(report.duration, 3),
+                "test_timeout": scaled_timeout(report, self.settings.sandbox.test_timeout),
+                "hard_stopped": list(report.hard_stopped)}
 
     def impact_analyze(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         graph = build_code_graph(self.ws.base, self._manifest().files)
@@ -149,10 +164,23 @@ class CodingTools:
             payload.get("diagnosis", {}), payload.get("failures", ()),
             frozenset(payload.get("exclude", ())), int(payload.get("n", self.settings.samples)))
         result = generator.generate(request).to_dict()
+        for c in result.get("candidates", ()):
+            c["degenerate"] = self._degenerate(c)
         if payload.get("garbage"):  # an injected malformed model output
             result.update(candidates=[], malformed=result["malformed"] + 1,
                           error="the model's reply held no SEARCH/REPLACE block")
         return result
+
+    def _degenerate(self, candidate: Mapping[str, Any]) -> list[str]:
+        """The degenerate rewrites a candidate makes (`overfit.degenerate`); none for one the
+        workspace refuses (EDIT will say why)."""
+        try:
+            new = self.ws.check_patch(candidate)
+        except PatchRefused:
+            return []
+        base = self.ws.base_texts(sorted(new))
+        return [f"{rel} {why}" for rel, text in sorted(new.items()) if rel.endswith(".py")
+                for why in degenerate(base[rel], text)]
 
     def edit_apply(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         patch = dict(payload["patch"])
@@ -176,13 +204,13 @@ class CodingTools:
     # -- TEST, REPAIR, REGRESSION, REVIEW, VALIDATE, MEMORIZE --------------------------------------
     def test_run(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         select = [str(t) for t in payload.get("select", ())]
-        report = run_pytest(self.ws.tree, self.settings.sandbox, select=select,
+        report = run_pytest(self.ws.tree, self._sandbox(payload), select=select,
                             deselect=self._hidden(), extra_args=task_args(self.task),
                             paths=self.task.test_paths)
         return {**report.to_dict(), "workspace": payload.get("workspace", "")}
 
     def regression_check(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        report = run_pytest(self.ws.tree, self.settings.sandbox, deselect=self._hidden(),
+        report = run_pytest(self.ws.tree, self._sandbox(payload), deselect=self._hidden(),
                             extra_args=task_args(self.task),
                             paths=self.task.test_paths)
         baseline = set(payload.get("baseline_failing", ()))
@@ -211,7 +239,7 @@ class CodingTools:
         confirm = [str(t) for t in payload.get("confirm", ()) if t not in set(select)]
         if not kept:
             return {"screened": 0, "results": [], "first_passing": -1, "best": -1}
-        s = screen_candidates(self.ws.tree, self.settings.sandbox, texts, select=select,
+        s = screen_candidates(self.ws.tree, self._sandbox(payload), texts, select=select,
                               confirm=confirm, stop_first=True, extra_args=task_args(self.task))
         results = [{"digest": c.get("digest"), "failed": None if r is None else list(r)}
                    for c, r in zip(kept, s.results, strict=True)]
@@ -224,7 +252,7 @@ class CodingTools:
                 "digests": [c.get("digest") for c in kept]}
 
     def review_critic(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        review = critic(payload["patch"], self.ws)
+        review = critic(payload["patch"], self.ws, guards=bool(payload.get("guards")))
         chat = getattr(self.generators.get("model"), "model", None)
         if payload.get("model_review") and chat is not None:
             try:
@@ -236,7 +264,8 @@ class CodingTools:
         return review
 
     def validate_accept(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        return validate(payload.get("tests"), payload.get("regression"), payload.get("review"))
+        return validate(payload.get("tests"), payload.get("regression"), payload.get("review"),
+                        payload.get("suite"))
 
     def memory_write(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Record an outcome under its key (task and patch): writing a key again replaces it,

@@ -14,14 +14,19 @@ runs (the engine refuses a red graph):
                        VALIDATE -> MEMORIZE, and any failure sends the run back to
                        RECONNAISSANCE to rerun everything (one retry unit per rerun, with the
                        canonical retry and rollback budgets added together)
+
+With `guards` (the default) every variant also carries the overfit guards' gate predicates
+(`frostline.coding.guards`); `guards=False` is the graph as it was before them, kept so that
+the A/B can measure what they change.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
+from frostline.coding.guards import GUARDED_FIELDS, guard_edges
 from frostline.coding.interface import Arm
 from frostline.graph.builder import GraphBuilder
 from frostline.graph.graph import Graph, load_graph
@@ -39,14 +44,21 @@ def canonical() -> Graph:
 
 def rebuild(base: Graph, name: str, transitions: Iterable[Transition], *,
             lattice: bool = True, allow_all: bool = False, retry: int | None = None,
-            rollback: int | None = None) -> Graph:
-    """`base` with another transition list (contracts restated to agree with it)."""
+            rollback: int | None = None, fields: Mapping[str, tuple[str, ...]] | None = None
+            ) -> Graph:
+    """`base` with another transition list (contracts restated to agree with it); `fields`
+    adds required fields to the output schemas of the artifacts it names."""
     b = GraphBuilder(name, states=base.states, terminals=base.terminals, tools=base.tools,
                      initial=base.initial, accepting=base.accepting)
     for s in base.states:
         c = base.contracts[s]
         tools = base.tools if allow_all and s not in base.terminals else c.permitted_tools
-        b.state(s, inputs=c.required_inputs, tools=tools, output=c.output_schema)
+        output = dict(c.output_schema)
+        extra = (fields or {}).get(str(output.get("name", "")), ())
+        if extra:
+            output["required"] = [*output.get("required", ()),
+                                  *(f for f in extra if f not in output.get("required", ()))]
+        b.state(s, inputs=c.required_inputs, tools=tools, output=output)
     for t in transitions:
         b.edge(t.from_, t.to, t.kind, guard=t.guard, reason=t.reason)
     if lattice:
@@ -72,9 +84,18 @@ def _pipeline(base: Graph) -> list[Transition]:
     return edges
 
 
-@lru_cache(maxsize=32)
-def graph_for(arm: Arm) -> Graph:
-    """The (model-checkable) graph `arm` runs."""
+@lru_cache(maxsize=64)
+def graph_for(arm: Arm, guards: bool = True) -> Graph:
+    """The (model-checkable) graph `arm` runs, with the overfit guards unless `guards` is
+    False."""
+    graph = _variant(arm)
+    if not guards:
+        return graph
+    return rebuild(graph, f"{graph.name}+guards", guard_edges(graph.transitions),
+                   lattice=bool(graph.lattice), fields=GUARDED_FIELDS)
+
+
+def _variant(arm: Arm) -> Graph:
     base = canonical()
     if not arm.failure_edges and not arm.gates:
         return rebuild(base, f"pipeline-{arm.name}", _pipeline(base), lattice=arm.lattice,

@@ -11,6 +11,11 @@ state's artifact is still VALID and was computed from the same inputs, the body 
 without calling a tool. Without the lattice every revisit recomputes, and a recomputation of an
 artifact the canonical lattice would still hold VALID, from unchanged inputs, is counted as
 repeated work.
+
+With the overfit guards (`guards`, `frostline.coding.guards`) GENERATE and REPAIR never choose
+a candidate the generator's tool marked as a degenerate rewrite and take each site's
+candidates smallest change first; REVIEW counts a degenerate rewrite as a verified defect; and
+VALIDATE rests acceptance on a whole-suite run of the patch in force.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 
 from frostline.coding.impact import PLAN_SITES
 from frostline.coding.interface import Task
+from frostline.coding.overfit import smallest_first
 from frostline.contract.identity import digest
 from frostline.errors import (
     NoCandidate as NoCandidate,
@@ -48,8 +54,11 @@ class CodingBodies:
     one when the run's own graph has none); `lattice` turns partial retry on."""
 
     def __init__(self, task: Task, *, generator: str, lattice: bool, samples: int,
-                 valid: Callable[[str], bool], model_review: bool = False) -> None:
+                 valid: Callable[[str], bool], model_review: bool = False,
+                 guards: bool = True) -> None:
         self.task = task
+        self.guards = guards
+        self.screened_out: list[str] = []  # degenerate candidates, never chosen
         self.model_review = model_review
         self.generator = generator
         self.lattice = lattice
@@ -138,9 +147,17 @@ class CodingBodies:
         loc = ctx.artifact("LocalizationResult") or {}
         res = call(ctx, "patch.generate", {
             "generator": self.generator, "sites": plan.get("sites", []), "diagnosis": diagnosis,
-            "failures": list(loc.get("failures", ()))[:5], "exclude": list(self.tried),
-            "n": self.samples})
-        candidates = [c for c in res.get("candidates", ()) if c["digest"] not in self.tried]
+            "failures": list(loc.get("failures", ()))[:5],
+            "exclude": [*self.tried, *self.screened_out], "n": self.samples})
+        candidates = [c for c in res.get("candidates", ()) if c["digest"] not in self.tried
+                      and c["digest"] not in self.screened_out]
+        if self.guards:
+            out = [str(c["digest"]) for c in candidates if c.get("degenerate")]
+            self.screened_out += out
+            candidates = smallest_first(c for c in candidates if not c.get("degenerate"))
+            if out and not candidates:
+                raise NoCandidate(f"every new candidate patch ({len(out)}) was a degenerate "
+                                  "rewrite (a decision made constant)")
         if not candidates:
             raise NoCandidate(f"the {self.generator} generator offered no new candidate patch"
                               + (f": {res['error']}" if res.get("error") else ""),
@@ -218,7 +235,7 @@ class CodingBodies:
         while screen:
             res = call(ctx, "repair.iterative", {
                 "candidates": screen, "select": failing, "workspace": self.applied,
-                "confirm": confirm})
+                "confirm": confirm, **self._timeout(ctx)})
             screened += int(res.get("screened", 0))
             by_digest = {c["digest"]: c for c in screen}
             for d, r in zip(res.get("digests", ()), res.get("results", ()), strict=False):
@@ -250,6 +267,13 @@ class CodingBodies:
                  "score": c["score"]} for c in fresh]
 
     # -- running it -----------------------------------------------------------------------------
+    def _timeout(self, ctx: StateContext) -> dict[str, Any]:
+        """The per-test timeout LOCALIZE scaled to the suite's measured time, as a payload
+        field of the tools that run tests (none before LOCALIZE measured)."""
+        loc = ctx.artifact("LocalizationResult") or {}
+        timeout = loc.get("test_timeout")
+        return {"timeout": timeout} if timeout else {}
+
     def _failing(self, ctx: StateContext) -> list[str]:
         if self.task.visible_failing:
             return list(self.task.visible_failing)
@@ -267,12 +291,14 @@ class CodingBodies:
                                              "workspace": self.applied})
 
     def test(self, ctx: StateContext) -> Mapping[str, Any]:
-        return call(ctx, "test.run", {"select": self._failing(ctx), "workspace": self.applied})
+        return call(ctx, "test.run", {"select": self._failing(ctx), "workspace": self.applied,
+                                      **self._timeout(ctx)})
 
     def regression(self, ctx: StateContext) -> Mapping[str, Any]:
         loc = ctx.artifact("LocalizationResult") or {}
         res: Mapping[str, Any] = call(ctx, "regression.check", {
-            "baseline_failing": loc.get("failing_tests", []), "workspace": self.applied})
+            "baseline_failing": loc.get("failing_tests", []), "workspace": self.applied,
+            **self._timeout(ctx)})
         self.regressions_caught += int(res.get("regressions", 0) > 0)
         return res
 
@@ -280,12 +306,29 @@ class CodingBodies:
         patch = ctx.inputs["Patch"]
         return self._compute(ctx, "Review", [patch["digest"]], lambda: call(ctx,
             "review.critic", {"patch": {"edits": patch["edits"]}, "workspace": self.applied,
-                              "model_review": self.model_review}))
+                              "model_review": self.model_review,
+                              **({"guards": True} if self.guards else {})}))
 
     def validate(self, ctx: StateContext) -> Mapping[str, Any]:
         evidence = {"tests": ctx.artifact("TestResult"), "regression":
                     ctx.artifact("RegressionResult"), "review": ctx.artifact("Review")}
+        if self.guards:
+            evidence["suite"] = self._suite(ctx)
         return call(ctx, "validate.accept", evidence)
+
+    def _suite(self, ctx: StateContext) -> dict[str, Any]:
+        """The whole visible suite on the patch in force: REGRESSION's run when it was of this
+        patch (its regressions and the tests still failing are the failures), else a run made
+        now (every failure counts: the patch must leave the visible suite green)."""
+        regression = ctx.artifact("RegressionResult")
+        if regression is not None and regression.get("workspace") == self.applied:
+            return {"checked": int(regression.get("checked", 0)), "source": "REGRESSION",
+                    "failed_tests": [*regression.get("regressed", ()),
+                                     *regression.get("still_failing", ())]}
+        run = call(ctx, "test.run", {"select": [], "workspace": self.applied,
+                                     **self._timeout(ctx)})
+        return {"checked": int(run.get("passed", 0)) + int(run.get("failed", 0)),
+                "source": "VALIDATE", "failed_tests": list(run.get("failed_tests", ()))}
 
     def memorize(self, ctx: StateContext) -> Mapping[str, Any]:
         validation = ctx.inputs["ValidationResult"]

@@ -76,3 +76,22 @@ def declining_solve_double(task: Task, arm: Arm, faults: FaultPlan, *, model: An
                            workdir: Path) -> TaskOutcome:
     """Declines every task, as `solve` does for an arm it cannot run."""
     return TaskOutcome(task.task_id, arm.name, "not_run", f"{arm.name} declined by the double")
+
+
+def slow_solve_double(task: Task, arm: Arm, faults: FaultPlan, *, model: Any = None,
+                      workdir: Path) -> TaskOutcome:
+    """`scripted_solve_double` after $FROSTLINE_SLOW_S seconds (default 0.5), its process id
+    written first to a file named after the job under $FROSTLINE_SLOW_PIDDIR: a job long enough
+    for a test to kill the driver while it runs. The job that finds itself the
+    $FROSTLINE_SLOW_STALL-th in that folder sleeps ten minutes instead (a job the driver's death
+    must end)."""
+    import time
+
+    seconds = float(os.environ.get("FROSTLINE_SLOW_S", "0.5"))
+    piddir = os.environ.get("FROSTLINE_SLOW_PIDDIR")
+    if piddir:
+        Path(piddir, f"{arm.name}.{task.task_id}.{os.getpid()}").write_text(str(os.getpid()))
+        if len(os.listdir(piddir)) == int(os.environ.get("FROSTLINE_SLOW_STALL", "0")):
+            seconds = 600.0
+    time.sleep(seconds)
+    return scripted_solve_double(task, arm, faults, model=model, workdir=workdir)

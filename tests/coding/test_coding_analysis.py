@@ -248,9 +248,15 @@ def test_critic_counts_verified_defects_and_validate_decides(tmp_path: Path) -> 
     assert critic({"edits": [{"file": CORE_FILE, "search": doc, "replace": ""}]},
                   ws)["notes"] == ["removes 1 docstring(s) from textkit/core.py"]
     ok = validate({"failed": 0}, {"regressions": 0}, {"verified_defects": 0})
-    assert ok == {"accepted": 1, "implicates_diagnosis": 0, "reasons": []}
+    assert ok == {"accepted": 1, "implicates_diagnosis": 0, "reasons": [], "suite_checked": 0}
     bad = validate({"failed": 1}, {"regressions": 0}, {"verified_defects": 0})
     assert bad["accepted"] == 0 and bad["implicates_diagnosis"] == 1
+    # with the whole-suite guard, acceptance needs a suite run, and a green one
+    evidence = ({"failed": 0}, {"regressions": 0}, {"verified_defects": 0})
+    assert validate(*evidence, {"checked": 0})["accepted"] == 0
+    assert validate(*evidence, {"checked": 9, "failed_tests": ["t::x"]})["accepted"] == 0
+    assert validate(*evidence, {"checked": 9, "failed_tests": []}) == {
+        "accepted": 1, "implicates_diagnosis": 0, "reasons": [], "suite_checked": 9}
 
 
 def test_junit_is_read_by_node_id() -> None:

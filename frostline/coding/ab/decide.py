@@ -15,6 +15,10 @@ removed outright; neither is no gain, removed.
 §8.4, each ablation against arm 4: the mechanism is kept iff removing it degrades at least one
 instrument beyond noise, and DELETED otherwise. The signature §8.4 predicts for each removal
 is printed beside what was observed.
+
+Each decision also carries the precision (resolved / accepted, with its interval) of both arms
+over their paired tasks: reported beside the verdict, it decides nothing (the rules name their
+instruments).
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frostline.coding.ab.arms import baseline_of
+from frostline.coding.ab.precision import precision
 from frostline.coding.ab.stats import Comparison, compare
 from frostline.coding.interface import ABLATION_NAMES, INSTRUMENT_KEYS, TaskOutcome
 
-__all__ = ["MATTERS", "MIN_PAIRED", "SIGNATURES", "Decision", "decide_all"]
+__all__ = ["MATTERS", "MIN_PAIRED", "SIGNATURES", "Decision", "decide_all", "paired_precision"]
 
 MIN_PAIRED = 5
 MATTERS = ("resolve_rate", "repeated_work", "illegal_actions", "stale_context")
@@ -53,11 +58,23 @@ class Decision:
     verdict: str
     reason: str
     evidence: list[Comparison] = field(default_factory=list)
+    #: arm name -> its precision over the paired tasks (reported, not deciding)
+    precision: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"rule": self.rule, "subject": self.subject, "against": self.against,
                 "verdict": self.verdict, "reason": self.reason,
-                "evidence": [c.to_dict() for c in self.evidence]}
+                "evidence": [c.to_dict() for c in self.evidence],
+                "precision": dict(self.precision)}
+
+
+def paired_precision(a: str, b: str, outcomes: Mapping[str, Sequence[TaskOutcome]]
+                     ) -> dict[str, Any]:
+    """The precision of arms `a` and `b`, each over the tasks both ran."""
+    if a not in outcomes or b not in outcomes:
+        return {}
+    both = {o.task_id for o in outcomes[a]} & {o.task_id for o in outcomes[b]}
+    return {name: precision(o for o in outcomes[name] if o.task_id in both) for name in (a, b)}
 
 
 def _names(cs: Sequence[Comparison], verdict: str) -> list[str]:
@@ -142,8 +159,14 @@ def decide_all(outcomes: Mapping[str, Sequence[TaskOutcome]], not_run: Mapping[s
     """Every decision the asked-for arms allow, in the order the report prints them."""
     ran = set(outcomes)
     decisions = [state_machine(outcomes, not_run)]
+    decisions[0].precision = paired_precision("arm4", "free_agent", outcomes)
     for name in ("arm1", "arm2", "arm3", "arm4"):
         if name in asked:
-            decisions.append(intermediate(name, baseline_of(name, ran), outcomes, not_run))
-    decisions += [ablation(n, outcomes, not_run) for n in ABLATION_NAMES if n in asked]
+            before = baseline_of(name, ran)
+            decisions.append(intermediate(name, before, outcomes, not_run))
+            decisions[-1].precision = paired_precision(name, before, outcomes)
+    for name in ABLATION_NAMES:
+        if name in asked:
+            decisions.append(ablation(name, outcomes, not_run))
+            decisions[-1].precision = paired_precision("arm4", name, outcomes)
     return decisions

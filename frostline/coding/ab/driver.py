@@ -9,11 +9,18 @@ same faults at the same calls. A job that raises ends its task in TERMINAL_REJEC
 as its reason, and the driver goes on with the next one. Wall time is the driver's own clock
 around the call, never the solver's word.
 
+With a `Journal` (`frostline.coding.ab.journal`) every finished job is on disk before the next
+one is heard of, and a run started again on the same journal runs only the jobs it lacks: the
+same tasks, arms and fault seed, continued where the run stopped. A worker process dies with
+the driver (the kernel sends it SIGKILL when its parent dies, and its sandboxes die with it),
+so a killed driver leaves no job running behind it to race the resumed run.
+
 The driver only measures: it reads tasks and writes under its results folder, nothing else.
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import multiprocessing
 import os
@@ -28,6 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from frostline.coding.ab.arms import ARMS, DEFERRED
+from frostline.coding.ab.journal import Journal
 from frostline.coding.interface import Arm, FaultPlan, Instruments, Task, TaskOutcome
 
 __all__ = ["DEFAULT_SOLVER", "ABRun", "Solver", "load_solver", "run_ab", "spread"]
@@ -57,6 +65,8 @@ class ABRun:
     wall_s: float = 0.0
     jobs: int = 1
     model: str | None = None
+    sessions: int = 1  # driver sessions the run took (more than one: it was resumed)
+    resumed_jobs: int = 0  # jobs read back from the journal rather than run this session
 
 
 def spread(tasks: Sequence[Task], limit: int | None) -> list[Task]:
@@ -133,7 +143,23 @@ def _remove(workdir: Path) -> None:
     shutil.rmtree(_private_tmp(workdir), ignore_errors=True)
 
 
-def _child(conn: Connection, job: tuple[Any, ...]) -> None:
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel SIGKILL this process when the driver dies (Linux; elsewhere a no-op):
+    a job left running by a killed driver would race the run that resumes it."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the driver died before the request was made
+        os._exit(1)
+
+
+def _child(conn: Connection, job: tuple[Any, ...], parent: int) -> None:
+    _die_with_parent(parent)
     os.setsid()  # its own process group: a task past its time limit is killed whole
     tmp = _private_tmp(job[5])
     tmp.mkdir(parents=True, exist_ok=True)
@@ -178,7 +204,7 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
         while queue and len(running) < width:
             index, job = queue.pop(0)
             parent, child = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_child, args=(child, job), daemon=True)
+            proc = ctx.Process(target=_child, args=(child, job, os.getpid()), daemon=True)
             proc.start()
             child.close()
             running[proc.sentinel] = (index, proc, parent, time.monotonic())
@@ -218,8 +244,10 @@ def _run_jobs(jobs: list[tuple[Any, ...]], width: int,
 def run_ab(tasks: Sequence[Task], names: Sequence[str], solver: Solver | None, *,
            faults: FaultPlan, model: Any = None, model_label: str | None = None, jobs: int = 1,
            workdir: Path, solver_reason: str = "", task_timeout: float = TASK_TIMEOUT_S,
-           progress: Callable[[str], None] = lambda _: None) -> ABRun:
-    """Run every runnable arm of `names` on every task of `tasks`."""
+           progress: Callable[[str], None] = lambda _: None,
+           journal: Journal | None = None) -> ABRun:
+    """Run every runnable arm of `names` on every task of `tasks` (with `journal`, only the
+    jobs it does not already hold, each recorded in it as it ends)."""
     run = ABRun(tasks=list(tasks), arms=list(names), faults=faults, jobs=jobs, model=model_label)
     run.not_run = unavailable(names, model, solver_reason if solver is None else "")
     runnable = [n for n in names if n not in run.not_run]
@@ -230,18 +258,30 @@ def run_ab(tasks: Sequence[Task], names: Sequence[str], solver: Solver | None, *
     order = [(name, task) for i, task in enumerate(tasks)
              for name in runnable[i % len(runnable):] + runnable[:i % len(runnable)]] \
         if runnable else []
+    done = dict(journal.done) if journal is not None else {}
+    before = journal.wall_s if journal is not None else 0.0
+    if journal is not None:
+        run.sessions, run.resumed_jobs = journal.sessions, len(done)
+        if done:
+            progress(f"resuming: {len(done)} of {len(order)} jobs are in the journal "
+                     f"(session {journal.sessions})")
+    pending = [(name, task) for name, task in order if (name, task.task_id) not in done]
     batch = [(solver, task, ARMS[name], faults, model, workdir / name / task.task_id)
-             for name, task in order]
+             for name, task in pending]
     ended: list[int] = []
 
     def finished(index: int, outcome: TaskOutcome) -> None:
         ended.append(index)
-        name, task = order[index]
-        progress(f"[{len(ended)}/{len(order)}] {name} {task.task_id}: "
+        name, task = pending[index]
+        if journal is not None:
+            journal.record(name, task.task_id, outcome, before + time.monotonic() - started)
+        progress(f"[{len(ended) + len(done)}/{len(order)}] {name} {task.task_id}: "
                  f"{'resolved' if outcome.instruments.resolved else outcome.status} "
                  f"({time.monotonic() - started:.0f} s)")
 
-    results = _run_jobs(batch, max(1, jobs), task_timeout, finished) if batch else []
+    fresh = _run_jobs(batch, max(1, jobs), task_timeout, finished) if batch else []
+    done.update({(n, t.task_id): o for (n, t), o in zip(pending, fresh, strict=True)})
+    results = [done[(n, t.task_id)] for n, t in order]
     position = {t.task_id: i for i, t in enumerate(tasks)}
     for name in runnable:
         outcomes = sorted((o for (n, _), o in zip(order, results, strict=True) if n == name),
@@ -252,7 +292,7 @@ def run_ab(tasks: Sequence[Task], names: Sequence[str], solver: Solver | None, *
             run.not_run[name] = outcomes[0].reason or "solve did not run it"
             continue
         run.outcomes[name] = ran
-        done = sum(o.instruments.resolved for o in run.outcomes[name])
-        progress(f"{name}: {done}/{len(tasks)} resolved")
-    run.wall_s = round(time.monotonic() - started, 2)
+        resolved = sum(o.instruments.resolved for o in run.outcomes[name])
+        progress(f"{name}: {resolved}/{len(tasks)} resolved")
+    run.wall_s = round(before + time.monotonic() - started, 2)
     return run
