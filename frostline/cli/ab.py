@@ -4,7 +4,8 @@ of "Build Spec 23 — Workflow / State Machine", its §8; see docs/background.md
 Exit codes (the table of `frostline.cli.common`): 0 the report was written (whatever it
 decides); 2 bad input: a missing tasks folder, an unknown split, a broken seal, an unknown arm,
 a bad --faults/--jobs/--limit/--task-timeout, an unknown --model, matplotlib missing without --no-figures, a
---record NAME taken by a run of another kind; 7 the store for --record cannot be reached.
+--record NAME taken by a run of another kind, a --graph that is malformed, fails the model
+checker, or is given with other arms than arm4 or with --solver; 7 the store for --record cannot be reached.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from frostline.coding.interface import INSTRUMENT_KEYS
 from frostline.errors import FrostlineError
 
 
-def _model(config_file: str | None, name: str | None, as_json: bool) -> tuple[Any, str | None]:
+def chat_model(config_file: str | None, name: str | None, as_json: bool) -> tuple[Any, str | None]:
     """A chat client for the configured model (`[models.NAME]`) to hand to `solve`, or none."""
     from frostline.config import load_config
     from frostline.repair.endpoints import model_client
@@ -86,6 +87,33 @@ def _print(report: dict[str, Any], out: Path) -> None:
     c.print(text(f"report: {out / 'report.md'}"))
 
 
+def _given_graph(graph_file: str, names: list[str], solver: str | None, as_json: bool) -> Any:
+    """The --graph file, loaded and model-checked, for arm 4 alone and the default solver."""
+    from frostline.graph.graph import load_graph
+    from frostline.graph.modelcheck import check
+
+    if names != ["arm4"] or solver is not None:
+        fail("--graph runs arm 4 of the coding workflow on the given graph: pass --arms arm4 "
+             "alone, and no --solver", EXIT_USAGE, as_json)
+    try:
+        graph = load_graph(graph_file)
+    except FrostlineError as exc:
+        fail_with(exc, as_json, EXIT_USAGE)
+    verdict = check(graph)
+    if not verdict.ok:
+        failed = [k for k, q in verdict.queries.items() if not q.ok]
+        fail(f"{graph_file} fails the model checker ({', '.join(failed)}); `frostline graph "
+             f"check {graph_file}` shows the counterexample", EXIT_USAGE, as_json)
+    return graph
+
+
+def _on_graph(solve: Any, graph: Any) -> Any:
+    """`solve` with arm 4's graph replaced by `graph` (its settings in force)."""
+    def on_graph(task: Any, arm: Any, faults: Any, *, model: Any = None, workdir: Path) -> Any:
+        return solve(task, arm, faults, model=model, workdir=workdir, graph=graph)
+    return on_graph
+
+
 @click.command("ab", cls=Command)
 @click.option("--tasks", "tasks_dir", required=True, metavar="DIR",
               help="A folder built by `frostline tasks build`.")
@@ -107,6 +135,9 @@ def _print(report: dict[str, Any], out: Path) -> None:
               help="The configured [models.NAME] for the arms that need one.")
 @click.option("--solver", default=None, metavar="MODULE:FUNC",
               help="The solve function (default: the coding workflow's).")
+@click.option("--graph", "graph_file", default=None, metavar="FILE",
+              help="Run arm 4 on this graph file (a tuned graph) instead of the declared one; "
+                   "needs --arms arm4 (the held-out figures `frostline graph adopt` reads).")
 @click.option("--no-figures", is_flag=True, help="Skip the matplotlib figures.")
 @click.option("--record", "record_name", default=None, metavar="NAME",
               help="Also keep the report in the store as the A/B run NAME (API and web UI).")
@@ -117,8 +148,8 @@ def _print(report: dict[str, Any], out: Path) -> None:
 @config_option
 def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], jobs: int,
        fault_rate: float, fault_seed: int, task_timeout: float, out: str | None, model_name: str | None,
-       solver: str | None, no_figures: bool, record_name: str | None, owner: str | None,
-       store_url: str | None, as_json: bool, config_file: str | None) -> None:
+       solver: str | None, graph_file: str | None, no_figures: bool, record_name: str | None,
+       owner: str | None, store_url: str | None, as_json: bool, config_file: str | None) -> None:
     """Run the coding workflow's arms and ablations on the same tasks.
 
     Writes report.md, report.json and the figures, and applies the decision and ablation rules
@@ -147,8 +178,12 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     except FrostlineError as exc:
         fail_with(exc, as_json, EXIT_USAGE)
     tasks = spread(tasks, limit)
-    model, label = _model(config_file, model_name, as_json)
+    model, label = chat_model(config_file, model_name, as_json)
     solve, why = load_solver(solver or DEFAULT_SOLVER)
+    graph = None
+    if graph_file is not None:
+        graph = _given_graph(graph_file, names, solver, as_json)
+        solve = _on_graph(solve, graph) if solve is not None else None
     results = Path(out) if out else Path(tasks_dir) / "results" / time.strftime(
         "ab-%Y%m%dT%H%M%SZ", time.gmtime())
     err = console(stderr=True)
@@ -157,6 +192,9 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
                  solver_reason=why, task_timeout=task_timeout, progress=lambda line: err.print(text(line)))
     report = build_report(run, decide_all(run.outcomes, run.not_run, names),
                           tasks_dir=tasks_dir, split=split)
+    if graph is not None:
+        report["run"]["graph"] = {"file": graph_file, "name": graph.name,
+                                  "digest": graph.content_digest}
     figures = [] if no_figures else draw(report, results)
     written = write_report(results, report, run, figures)
     recorded = None

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from frostline.graph.graph import Budgets, Graph
-from frostline.graph.tunables import Tunable, Value
 from frostline.graph.records import (
     ArtifactFreshness,
     GatePredicate,
@@ -21,6 +20,7 @@ from frostline.graph.records import (
     Transition,
     TransitionKind,
 )
+from frostline.graph.tunables import Tunable, Value
 
 
 class GraphBuilder:

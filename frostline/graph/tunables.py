@@ -20,7 +20,8 @@ A graph file may carry three optional keys beside its records:
 - `provenance`: where a graph came from (a tuned graph names its base graph's digest, the
   split and tasks it was tuned on, the budget and the seed); free-form, never interpreted.
 
-Loading validates the tunables against the graph they are declared in; whether a choice of
+Loading validates the tunables against the graph they are declared in (so a graph derived by
+removing an edge a tunable names must drop that tunable); whether a choice of
 values gives a *correct* graph is the model checker's question, asked of every candidate.
 """
 
@@ -208,6 +209,11 @@ def tunable_issues(g: GraphView) -> Issues:
 
 
 def _unknown(t: Tunable) -> str:
+    return _missing(t) + ("; a graph derived by removing it must drop this tunable"
+                          if t.kind in ("state", "edge", "threshold") else "")
+
+
+def _missing(t: Tunable) -> str:
     match t.kind:
         case "budget":
             return f"{t.target!r} is not a budget (retry or rollback)"
