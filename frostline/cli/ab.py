@@ -107,11 +107,17 @@ def _given_graph(graph_file: str, names: list[str], solver: str | None, as_json:
     return graph
 
 
-def _on_graph(solve: Any, graph: Any) -> Any:
-    """`solve` with arm 4's graph replaced by `graph` (its settings in force)."""
+def _with_graph(solve: Any, graph_file: str | None, names: list[str], solver: str | None,
+                as_json: bool) -> tuple[Any, dict[str, str] | None]:
+    """`solve` with arm 4's graph replaced by the --graph file's (its settings in force), and
+    what the report says of that graph; `solve` as it is without --graph."""
+    if graph_file is None or solve is None:
+        return solve, None
+    graph = _given_graph(graph_file, names, solver, as_json)
+
     def on_graph(task: Any, arm: Any, faults: Any, *, model: Any = None, workdir: Path) -> Any:
         return solve(task, arm, faults, model=model, workdir=workdir, graph=graph)
-    return on_graph
+    return on_graph, {"file": graph_file, "name": graph.name, "digest": graph.content_digest}
 
 
 @click.command("ab", cls=Command)
@@ -180,10 +186,7 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     tasks = spread(tasks, limit)
     model, label = chat_model(config_file, model_name, as_json)
     solve, why = load_solver(solver or DEFAULT_SOLVER)
-    graph = None
-    if graph_file is not None:
-        graph = _given_graph(graph_file, names, solver, as_json)
-        solve = _on_graph(solve, graph) if solve is not None else None
+    solve, graph = _with_graph(solve, graph_file, names, solver, as_json)
     results = Path(out) if out else Path(tasks_dir) / "results" / time.strftime(
         "ab-%Y%m%dT%H%M%SZ", time.gmtime())
     err = console(stderr=True)
@@ -193,8 +196,7 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     report = build_report(run, decide_all(run.outcomes, run.not_run, names),
                           tasks_dir=tasks_dir, split=split)
     if graph is not None:
-        report["run"]["graph"] = {"file": graph_file, "name": graph.name,
-                                  "digest": graph.content_digest}
+        report["run"]["graph"] = graph
     figures = [] if no_figures else draw(report, results)
     written = write_report(results, report, run, figures)
     recorded = None
