@@ -177,11 +177,16 @@ class _Search:
             self.declared[t.name] = value
         self.candidates: list[Candidate] = []
         self.by_digest: dict[str, Candidate] = {}
+        self.points: set[str] = set()
         self.evaluations = 0
 
     def visit(self, values: dict[str, Value]) -> Candidate | None:
         """Check `values` and evaluate them if green and the budget allows; None when the
         point was seen before."""
+        point = json.dumps(values, sort_keys=True)
+        if point in self.points:
+            return None
+        self.points.add(point)
         changed = {k: v for k, v in values.items() if v != self.declared[k]}
         try:
             graph = candidate_graph(self.base, values)
