@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
@@ -103,16 +104,14 @@ def tune_cmd(tasks_dir: str, split: str, budget: int, out: str | None, graph_spe
     raise SystemExit(EXIT_OK)
 
 
-def _print(report: dict[str, object], graph_file: Path, report_file: Path) -> None:
+def _print(report: dict[str, Any], graph_file: Path, report_file: Path) -> None:
     c = console()
-    candidates = report["candidates"]
-    assert isinstance(candidates, list)
     table = Table(title=text(f"graph tune: {report['evaluations']} evaluation(s) on "
-                             f"{report['tasks']['count']} tuning tasks "  # type: ignore[index]
+                             f"{report['tasks']['count']} tuning tasks "
                              f"(budget {report['budget']}, seed {report['seed']})"))
     for column in ("#", "changed", "model check", "resolve", "tool calls", "wall s"):
         table.add_column(column)
-    for cand in candidates:
+    for cand in report["candidates"]:
         scores = cand["scores"] or {}
         verdict = "green" if cand["check"]["ok"] else f"red: {', '.join(cand['check']['failed'])}"
         table.add_row(str(cand["index"]), text(cand["changed"] or "declared"), text(verdict),

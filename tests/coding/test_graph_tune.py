@@ -23,7 +23,13 @@ from frostline.coding.setup import SolveSettings
 from frostline.coding.solve import solve
 from frostline.coding.tasks.split import load_tasks
 from frostline.coding.testrun import SandboxSettings
-from frostline.coding.tune import report_path, tune, workflow_evaluator, write_tuned
+from frostline.coding.tune import (
+    candidate_graph,
+    report_path,
+    tune,
+    workflow_evaluator,
+    write_tuned,
+)
 from frostline.errors import TaskSetError
 from frostline.graph.graph import Graph, load_graph
 from frostline.graph.modelcheck import check
@@ -196,3 +202,11 @@ def test_the_runtime_never_reads_the_tuning_report(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_tuned_graph_s_settings_are_the_ones_in_force() -> None:
+    point = {"setting:samples": 1, "setting:screen_limit": 96, "setting:test_timeout": 40.0}
+    tuned = SETTINGS.with_graph(candidate_graph(load_graph("canonical"), point))
+    assert (tuned.samples, tuned.screen_limit, tuned.sandbox.test_timeout) == (1, 96, 40.0)
+    assert tuned.sandbox.wall_seconds == SETTINGS.sandbox.wall_seconds  # the rest is kept
+    assert tuned.tools().samples == 1 and tuned.tools().screen_limit == 96
