@@ -4,8 +4,9 @@ of "Build Spec 23 — Workflow / State Machine", its §8; see docs/background.md
 Exit codes (the table of `frostline.cli.common`): 0 the report was written (whatever it
 decides); 2 bad input: a missing tasks folder, an unknown split, a broken seal, an unknown arm,
 a bad --faults/--jobs/--limit/--task-timeout, an unknown --model, matplotlib missing without --no-figures, a
---record NAME taken by a run of another kind, an --out folder holding the journal of another run;
-7 the store for --record cannot be reached.
+--record NAME taken by a run of another kind, an --out folder holding the journal of another run,
+a --graph that is malformed, fails the model checker, or is given with other arms than arm4 or
+with --solver; 7 the store for --record cannot be reached.
 
 A run keeps a journal in its results folder (`frostline.coding.ab.journal`): the same command
 run again with the same --out after the run was stopped (killed, even with SIGKILL) resumes it,
@@ -39,7 +40,7 @@ from frostline.coding.interface import INSTRUMENT_KEYS
 from frostline.errors import FrostlineError
 
 
-def _model(config_file: str | None, name: str | None, as_json: bool) -> tuple[Any, str | None]:
+def chat_model(config_file: str | None, name: str | None, as_json: bool) -> tuple[Any, str | None]:
     """A chat client for the configured model (`[models.NAME]`) to hand to `solve`, or none."""
     from frostline.config import load_config
     from frostline.repair.endpoints import model_client
@@ -107,6 +108,39 @@ def _print(report: dict[str, Any], out: Path) -> None:
     c.print(text(f"report: {out / 'report.md'}"))
 
 
+def _given_graph(graph_file: str, names: list[str], solver: str | None, as_json: bool) -> Any:
+    """The --graph file, loaded and model-checked, for arm 4 alone and the default solver."""
+    from frostline.graph.graph import load_graph
+    from frostline.graph.modelcheck import check
+
+    if names != ["arm4"] or solver is not None:
+        fail("--graph runs arm 4 of the coding workflow on the given graph: pass --arms arm4 "
+             "alone, and no --solver", EXIT_USAGE, as_json)
+    try:
+        graph = load_graph(graph_file)
+    except FrostlineError as exc:
+        fail_with(exc, as_json, EXIT_USAGE)
+    verdict = check(graph)
+    if not verdict.ok:
+        failed = [k for k, q in verdict.queries.items() if not q.ok]
+        fail(f"{graph_file} fails the model checker ({', '.join(failed)}); `frostline graph "
+             f"check {graph_file}` shows the counterexample", EXIT_USAGE, as_json)
+    return graph
+
+
+def _with_graph(solve: Any, graph_file: str | None, names: list[str], solver: str | None,
+                as_json: bool) -> tuple[Any, dict[str, str] | None]:
+    """`solve` with arm 4's graph replaced by the --graph file's (its settings in force), and
+    what the report says of that graph; `solve` as it is without --graph."""
+    if graph_file is None or solve is None:
+        return solve, None
+    graph = _given_graph(graph_file, names, solver, as_json)
+
+    def on_graph(task: Any, arm: Any, faults: Any, *, model: Any = None, workdir: Path) -> Any:
+        return solve(task, arm, faults, model=model, workdir=workdir, graph=graph)
+    return on_graph, {"file": graph_file, "name": graph.name, "digest": graph.content_digest}
+
+
 @click.command("ab", cls=Command)
 @click.option("--tasks", "tasks_dir", required=True, metavar="DIR",
               help="A folder built by `frostline tasks build`.")
@@ -128,6 +162,9 @@ def _print(report: dict[str, Any], out: Path) -> None:
               help="The configured [models.NAME] for the arms that need one.")
 @click.option("--solver", default=None, metavar="MODULE:FUNC",
               help="The solve function (default: the coding workflow's).")
+@click.option("--graph", "graph_file", default=None, metavar="FILE",
+              help="Run arm 4 on this graph file (a tuned graph) instead of the declared one; "
+                   "needs --arms arm4 (the held-out figures `frostline graph adopt` reads).")
 @click.option("--no-figures", is_flag=True, help="Skip the matplotlib figures.")
 @click.option("--record", "record_name", default=None, metavar="NAME",
               help="Also keep the report in the store as the A/B run NAME (API and web UI).")
@@ -138,8 +175,8 @@ def _print(report: dict[str, Any], out: Path) -> None:
 @config_option
 def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], jobs: int,
        fault_rate: float, fault_seed: int, task_timeout: float, out: str | None, model_name: str | None,
-       solver: str | None, no_figures: bool, record_name: str | None, owner: str | None,
-       store_url: str | None, as_json: bool, config_file: str | None) -> None:
+       solver: str | None, graph_file: str | None, no_figures: bool, record_name: str | None,
+       owner: str | None, store_url: str | None, as_json: bool, config_file: str | None) -> None:
     """Run the coding workflow's arms and ablations on the same tasks.
 
     Writes report.md, report.json and the figures, and applies the decision and ablation rules
@@ -168,8 +205,9 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     except FrostlineError as exc:
         fail_with(exc, as_json, EXIT_USAGE)
     tasks = spread(tasks, limit)
-    model, label = _model(config_file, model_name, as_json)
+    model, label = chat_model(config_file, model_name, as_json)
     solve, why = load_solver(solver or DEFAULT_SOLVER)
+    solve, graph = _with_graph(solve, graph_file, names, solver, as_json)
     results = Path(out) if out else Path(tasks_dir) / "results" / time.strftime(
         "ab-%Y%m%dT%H%M%SZ", time.gmtime())
     err = console(stderr=True)
@@ -178,12 +216,15 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
         "tasks_dir": str(Path(tasks_dir).resolve()), "split": split, "tasks": [t.task_id for t in tasks],
         "tasks_sha256": digest([t.to_dict() for t in tasks]), "arms": names, "model": label,
         "faults": {"rate": fault_rate, "seed": fault_seed, "kinds": list(faults.kinds)},
-        "solver": solver or DEFAULT_SOLVER, "task_timeout": task_timeout}, as_json)
+        "solver": solver or DEFAULT_SOLVER, "task_timeout": task_timeout,
+        "graph": None if graph is None else graph["digest"]}, as_json)
     run = run_ab(tasks, names, solve, faults=faults, model=model, model_label=label, jobs=jobs,
                  workdir=results / "work", solver_reason=why, task_timeout=task_timeout,
                  progress=lambda line: err.print(text(line)), journal=journal)
     report = build_report(run, decide_all(run.outcomes, run.not_run, names),
                           tasks_dir=tasks_dir, split=split)
+    if graph is not None:
+        report["run"]["graph"] = graph
     figures = [] if no_figures else draw(report, results)
     written = write_report(results, report, run, figures)
     recorded = None if record_name is None else _record(

@@ -1,5 +1,7 @@
 """`frostline graph …`: check, draw and run phase graphs. Thin commands over frostline.graph.
 
+`tune` and `adopt` (offline tuning and its adoption) are in frostline.cli.graph_tune.
+
 Exit codes (the table of `frostline.cli.common`): `check` 0 when all three queries hold, 1 when
 one fails, 2 when the graph file is malformed. `run` 0 accepted, 1 rejected, 9 stuck or
 stopped by the step limit, 2 for a malformed graph or bodies file, or a graph the model checker
@@ -34,6 +36,7 @@ from frostline.cli.common import (
     opened_store,
     text,
 )
+from frostline.cli.graph_tune import adopt_cmd, tune_cmd
 from frostline.contract.records import LOCAL_PRINCIPAL
 from frostline.contract.status import ATTEMPT_EXIT, EXIT_CODES, GRAPH_EXIT, AttemptStatus
 from frostline.errors import FrostlineError, GraphLoadError
@@ -245,3 +248,7 @@ def _run_durable(g: Graph, made: Mapping[str, Any], run_id: str, store_url: str 
         code = EXIT_STORE_UNAVAILABLE
     fail(str(error.get("message", outcome.status)), code, as_json, json_lines=True,
          **{k: v for k, v in error.items() if k != "message"})
+
+
+graph.add_command(tune_cmd)
+graph.add_command(adopt_cmd)

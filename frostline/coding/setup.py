@@ -4,7 +4,7 @@ agent)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from frostline.coding.faults import FaultInjector
@@ -22,6 +22,7 @@ from frostline.coding.variants import canonical, graph_for
 from frostline.coding.workflow import CodingBodies
 from frostline.coding.workspace import Workspace
 from frostline.errors import FrostlineError
+from frostline.graph.graph import Graph
 
 ACCEPT, REJECT, NOT_RUN = "ACCEPT", "TERMINAL_REJECT", "not_run"
 
@@ -40,6 +41,15 @@ class SolveSettings:
 
     def tools(self) -> ToolSettings:
         return ToolSettings(self.sandbox, self.screen_limit, self.samples)
+
+    def with_graph(self, graph: Graph) -> SolveSettings:
+        """These settings with the ones `graph` carries (`samples`, `screen_limit`,
+        `test_timeout`) in force: a tuned graph is one file, its settings included."""
+        s = graph.settings
+        return replace(self, samples=int(s.get("samples", self.samples)),
+                       screen_limit=int(s.get("screen_limit", self.screen_limit)),
+                       sandbox=replace(self.sandbox, test_timeout=float(
+                           s.get("test_timeout", self.sandbox.test_timeout))))
 
 
 @dataclass

@@ -40,6 +40,7 @@ from frostline.coding.variants import graph_for
 from frostline.errors import FrostlineError
 from frostline.graph.allowlist import LocalToolRouter
 from frostline.graph.engine import Engine, RunResult, TraversalStatus
+from frostline.graph.graph import Graph
 from frostline.graph.modelcheck import check
 
 
@@ -116,15 +117,19 @@ def _rejected(task: Task, arm: Arm, reason: str, started: float) -> TaskOutcome:
 
 
 def solve(task: Task, arm: Arm, faults: FaultPlan, *, model: ChatModel | None = None,
-          workdir: Path | str, settings: SolveSettings | None = None) -> TaskOutcome:
+          workdir: Path | str, settings: SolveSettings | None = None,
+          graph: Graph | None = None) -> TaskOutcome:
     """Run `task` under `arm` with `faults` injected; never raises.
 
     `model` is any object with ``complete(messages)`` returning ``.text`` and ``.usage``
     (frostline.repair's OpenAIChatClient). Without one, the arms that need a model return
     ``status="not_run"`` and every other arm runs with the template generator (empty L).
+    `graph` replaces the arm's graph (a tuned one, say), its settings in force.
     """
     started = time.monotonic()
     settings = settings or SolveSettings()
+    if graph is not None:
+        settings = settings.with_graph(graph)
     if task.dep_paths:  # the suite imports its test dependencies from where they were unpacked
         settings = replace(settings, sandbox=replace(
             settings.sandbox, ro_binds=(*settings.sandbox.ro_binds, *task.dep_paths)))
@@ -136,14 +141,16 @@ def solve(task: Task, arm: Arm, faults: FaultPlan, *, model: ChatModel | None = 
         if arm.free_agent or not arm.single_l:
             assert setup.chat is not None
             return run_free_agent(setup, settings, started, enforce=not arm.free_agent)
-        graph = graph_for(arm, settings.guards)
+        given = {} if graph is None else {"graph": {"name": graph.name,
+                                                    "digest": graph.content_digest}}
+        graph = graph if graph is not None else graph_for(arm, settings.guards)
         verdict = check(graph)
         engine = Engine(graph, setup.bodies.bodies(),
                         router=LocalToolRouter(setup.tools.registry()),
                         sinks=[setup.observer], run_id=f"{task.task_id}/{arm.name}",
                         max_steps=settings.max_steps, verify=verdict.ok)
         result = engine.run()
-        extra = {} if verdict.ok else {"graph_check": "red: " + ", ".join(
+        extra = given if verdict.ok else {**given, "graph_check": "red: " + ", ".join(
             k for k, q in verdict.queries.items() if not q.ok)}
         return outcome_of(setup, result, started, settings, extra)
     except FrostlineError as exc:

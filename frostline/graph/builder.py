@@ -20,6 +20,7 @@ from frostline.graph.records import (
     Transition,
     TransitionKind,
 )
+from frostline.graph.tunables import Tunable, Value
 
 
 class GraphBuilder:
@@ -54,6 +55,8 @@ class GraphBuilder:
         self._lattice: tuple[ArtifactFreshness, ...] = ()
         self._budgets = Budgets(0, 0)
         self._invariants: list[SafetyInvariant] = []
+        self._settings: dict[str, int | float] = {}
+        self._tunables: list[Tunable] = []
 
     def state(self, name: str, *, inputs: Iterable[str] = (), tools: Iterable[str] = (),
               output: Mapping[str, Any] | None = None) -> GraphBuilder:
@@ -82,6 +85,19 @@ class GraphBuilder:
         self._invariants.append(SafetyInvariant(state, requires))
         return self
 
+    def settings(self, **values: int | float) -> GraphBuilder:
+        """Declare application parameters the graph carries (the engine never reads them)."""
+        self._settings.update(values)
+        return self
+
+    def tunable(self, kind: str, target: str, values: Iterable[Value], *,
+                predicate: str = "") -> GraphBuilder:
+        """Declare a parameter an offline search may change (frostline.graph.tunables)."""
+        data = {"kind": kind, "target": target, "values": list(values),
+                **({"predicate": predicate} if predicate else {})}
+        self._tunables.append(Tunable.from_dict(data, f"tunables[{len(self._tunables)}]"))
+        return self
+
     def build(self) -> Graph:
         contracts = {}
         for s in self.states:
@@ -97,4 +113,4 @@ class GraphBuilder:
             )
         return Graph(self.name, self.states, self.initial, self.terminals, self.tools, contracts,
                      tuple(self._edges), self._lattice, self._budgets, self.accepting,
-                     tuple(self._invariants))
+                     tuple(self._invariants), dict(self._settings), tuple(self._tunables))

@@ -9,6 +9,8 @@ of ArtifactFreshness) and `budgets` (``{"retry": n, "rollback": m}``), and two o
   termination edge enters, which is how such a file's reject sink was recognised.
 - `invariants`: a list of SafetyInvariant, safety facts beyond the contracts
   (``{"state": "GENERATE", "requires": "Diagnosis"}``) that the checker proves.
+- `provenance`, `settings` and `tunables`: where the graph came from, the application's
+  parameters, and what an offline search may change (frostline.graph.tunables).
 
 The graph names its own terminals and invariants, so no code downstream knows a state by name.
 
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from graphlib import CycleError, TopologicalSorter
 from importlib import resources
@@ -48,11 +50,12 @@ from frostline.graph.records import (
     Transition,
     TransitionKind,
 )
+from frostline.graph.tunables import Tunable, parse_extras, tunable_issues
 
 #: Every top-level key, in the order a graph file is written.
-TOP_LEVEL = ("name", "states", "initial", "terminals", "accepting", "tools", "contracts",
-             "transitions", "lattice", "budgets", "invariants")
-OPTIONAL = ("accepting", "invariants")
+TOP_LEVEL = ("name", "provenance", "states", "initial", "terminals", "accepting", "tools",
+             "contracts", "transitions", "lattice", "budgets", "invariants", "settings", "tunables")
+OPTIONAL = ("provenance", "accepting", "invariants", "settings", "tunables")
 SHIPPED = ("seed", "canonical")
 
 
@@ -84,6 +87,9 @@ class Graph:
     budgets: Budgets
     accepting: tuple[str, ...] | None = None  # None: not declared (see accepting_terminals)
     invariants: tuple[SafetyInvariant, ...] = ()
+    settings: Mapping[str, int | float] = field(default_factory=dict)
+    tunables: tuple[Tunable, ...] = ()
+    provenance: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         issues = _validate(self)
@@ -163,6 +169,7 @@ class Graph:
         """The file's JSON object; an optional key is written only when the graph declares it."""
         data: dict[str, Any] = {
             "name": self.name,
+            "provenance": None if self.provenance is None else dict(self.provenance),
             "states": list(self.states),
             "initial": self.initial,
             "terminals": list(self.terminals),
@@ -173,6 +180,8 @@ class Graph:
             "lattice": [n.to_dict() for n in self.lattice],
             "budgets": self.budgets.to_dict(),
             "invariants": [i.to_dict() for i in self.invariants] or None,
+            "settings": dict(self.settings) or None,
+            "tunables": [t.to_dict() for t in self.tunables] or None,
         }
         return {k: v for k, v in data.items() if v is not None}
 
@@ -216,7 +225,7 @@ class Graph:
         invariants = tuple(SafetyInvariant.from_dict(v, f"invariants[{i}]")
                            for i, v in enumerate(_records(data, "invariants", "SafetyInvariant")))
         return cls(name, states, initial, terminals, tools, contracts, transitions, lattice, budgets,
-                   accepting, invariants)
+                   accepting, invariants, *parse_extras(data))
 
     @classmethod
     def loads(cls, text: str) -> Graph:
@@ -272,7 +281,8 @@ def _validate(g: Graph) -> Issues:
     """Every definition-time issue, as (field, message) pairs, in a stable order."""
     fields, artifact_issues = _artifacts(g)
     return [*_state_issues(g), *_lattice_issues(g), *artifact_issues, *_transition_issues(g, fields),
-            *_contract_issues(g), *_terminal_issues(g), *_invariant_issues(g, fields)]
+            *_contract_issues(g), *_terminal_issues(g), *_invariant_issues(g, fields),
+            *tunable_issues(g)]
 
 
 def _state_issues(g: Graph) -> Issues:

@@ -183,7 +183,25 @@ def canonical_graph() -> Graph:
     b.edge("VALIDATE", REJECT, "termination", reason=CONTRADICTION)
     b.edge("MEMORIZE", ACCEPT, guard=[exists("MemoryWrite"), P("ValidationResult", "accepted", "EQ", 1)])
     b.edge("MEMORIZE", REJECT, "termination", reason=SANDBOX)
-    return b.budgets(retry=3, rollback=2).build()
+    return _tunables(b.budgets(retry=3, rollback=2)).build()
+
+
+def _tunables(b: GraphBuilder) -> GraphBuilder:
+    """The coding workflow's own parameters and what offline tuning may change (design time
+    only; `frostline graph tune`). The settings are the coding workflow's defaults."""
+    b.settings(samples=3, screen_limit=48, test_timeout=20.0)
+    b.tunable("budget", "retry", [1, 2, 3, 4, 5])
+    b.tunable("budget", "rollback", [0, 1, 2, 3])
+    b.tunable("threshold", "LOCALIZE->IMPACT:forward", [0.0, 0.25, 0.5, 0.75],
+              predicate="LocalizationResult.top_candidate_confidence")
+    b.tunable("threshold", "DEBUG->REFLECT:forward", [0.25, 0.5, 0.75],
+              predicate="Diagnosis.confidence")
+    b.tunable("edge", "VALIDATE->LOCALIZE:rollback", [True, False])
+    b.tunable("state", "REFLECT", [True, False])
+    b.tunable("setting", "samples", [1, 3, 5])
+    b.tunable("setting", "screen_limit", [16, 48, 96])
+    b.tunable("setting", "test_timeout", [10.0, 20.0, 40.0])
+    return b
 
 
 BUILDERS = {"seed": seed_graph, "canonical": canonical_graph}

@@ -128,6 +128,7 @@ def without_edges(graph, drop: set[int]):
     from frostline.graph.graph import Graph
 
     data = _copy.deepcopy(graph.to_dict())
+    data.pop("tunables", None)  # they may name a removed edge; a derived graph is not a space
     removed = [t for i, t in enumerate(data["transitions"]) if i in drop]
     data["transitions"] = [t for i, t in enumerate(data["transitions"]) if i not in drop]
     for t in removed:
