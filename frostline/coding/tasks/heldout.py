@@ -12,8 +12,27 @@ from it have been seen without the change showing.
 
 from __future__ import annotations
 
-__all__ = ["HELDOUT", "HELDOUT_SHA256"]
+from frostline.coding.tasks.errors import TaskSetError
+from frostline.coding.tasks.split import digest
+
+__all__ = ["HELDOUT", "HELDOUT_SHA256", "RULE", "sealed_heldout"]
 
 HELDOUT: tuple[str, ...] = ("asttokens", "decorator", "mccabe", "more-itertools", "pyflakes",
                             "xmltodict")
+RULE = ("the packages of frostline.coding.tasks.heldout.HELDOUT, pinned as held out and sealed "
+        "by their hash before any task of them was built")
 HELDOUT_SHA256 = "e5cb21d78493a0fca30fe28f568a65ef3a13477dda3a3133f040c9adaec6d9e3"
+
+
+def sealed_heldout() -> tuple[str, ...]:
+    """`HELDOUT`, after checking it still hashes to `HELDOUT_SHA256`.
+
+    Raises:
+        TaskSetError: the list was edited after it was sealed.
+    """
+    got = digest(list(HELDOUT))
+    if got != HELDOUT_SHA256:
+        raise TaskSetError(f"the held-out packages {list(HELDOUT)} hash to {got}, not the sealed "
+                           f"{HELDOUT_SHA256}: the sealed split was edited; restore "
+                           "frostline/coding/tasks/heldout.py", expected=HELDOUT_SHA256, got=got)
+    return HELDOUT

@@ -90,7 +90,7 @@ def screen(old: Path, new: Path, source_roots: tuple[str, ...],
             if b.is_file():  # a test only removed in N+1 tests nothing of N+1
                 tests.append(rel)
             continue
-        if not _under(rel, source_roots) or _under(rel, exclude) and exclude:
+        if not _under(rel, source_roots) or _under(rel, exclude):
             continue
         n = changed_lines(_lines(a), _lines(b))
         if n:
