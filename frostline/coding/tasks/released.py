@@ -146,13 +146,26 @@ def _judge(pair: ReleasePair, buggy: Path, fixed: Path, deps: Sequence[Path],
     return "kept", "", task
 
 
+def _unclashed(visible: tuple[str, ...], hidden: tuple[str, ...]
+               ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """`visible` and `hidden` with no hidden test a prefix of a visible one (pytest deselects
+    by prefix: hiding `t::test_a` would hide `t::test_a_b`): such a pair trades places, the
+    shorter shown; each trade shortens what is shown, so the trading ends."""
+    shown, kept = set(visible), set(hidden)
+    while clash := next(((h, v) for h in sorted(kept) for v in sorted(shown)
+                         if v != h and v.startswith(h)), None):
+        h, v = clash
+        shown, kept = (shown - {v}) | {h}, (kept - {h}) | {v}
+    return tuple(sorted(shown)), tuple(sorted(kept))
+
+
 def _task(pair: ReleasePair, buggy: Path, deps: Sequence[Path], flip: frozenset[str],
           guards: frozenset[str], figures: PairFigures, line: int) -> Task | None:
     spec = pair.spec
     tid = f"{spec.name}-{pair.older.version}-to-{spec.version}"
     # pytest deselects by prefix: a guard `t::test_a` would deselect `t::test_a_b` too
     guards = frozenset(g for g in guards if not any(t.startswith(g) for t in flip))
-    visible, hidden = verdict.split_tests(tid, flip, guards)
+    visible, hidden = _unclashed(*verdict.split_tests(tid, flip, guards))
     if not hidden:
         return None
     text = (buggy / figures.fix_file).read_text(encoding="utf-8").split("\n")[line - 1]
