@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import os
 import shutil
@@ -111,7 +112,7 @@ def _pairs(cache: Path) -> tuple[ReleasePair, ...]:
     archives = [_sdist(cache / "archives", v) for v in RELEASES]
     return tuple(ReleasePair(PackageSpec(new, import_root=".", mutate=("tinycalc",),
                                          test_paths=("tests",)), old)
-                 for old, new in zip(archives, archives[1:], strict=False))
+                 for old, new in itertools.pairwise(archives))
 
 
 @pytest.fixture(scope="module")
