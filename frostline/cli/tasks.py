@@ -2,6 +2,7 @@
 
 `--bugs injected` (the default): single-site mutants injected into pinned packages, an upper
 bound. `--bugs released`: bugs fixed upstream between consecutive pinned releases.
+`frostline tasks search` screens a package's releases for such pairs (design time).
 
 Exit codes (the table of `frostline.cli.common`): 0 built; 1 an archive cannot be fetched or
 does not match its pin; 2 bad input (an unknown package, a folder sealed for another split);
@@ -129,3 +130,48 @@ def _released_table(summary: dict[str, Any]) -> None:
     out_console = console()
     out_console.print(table)
     out_console.print(text(summary["note"]))
+
+
+@tasks.command("search", cls=Command)
+@click.option("--packages", "packages", multiple=True, required=True, metavar="NAME[,NAME…]",
+              help="Packages on the index whose releases are compared.")
+@click.option("--last", type=int, default=25, show_default=True,
+              help="Compare the consecutive pairs among this many latest final releases.")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+              help="JSONL file: one record per pair compared, kept or not, with the reason.")
+@click.option("--cache", "cache", default=None, metavar="DIR",
+              help="Archive and tree cache (default: $FROSTLINE_CACHE, else ~/.cache/frostline).")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+def search_cmd(packages: tuple[str, ...], last: int, out: str, cache: str | None,
+               as_json: bool) -> None:
+    """Screen consecutive releases for a one-file fix of a few lines with a changed test (the
+    search the pinned release pairs came from; the build then runs both trees' suites)."""
+    import json
+    from collections import Counter
+    from pathlib import Path
+
+    from frostline.coding.tasks.errors import FetchError
+    from frostline.coding.tasks.fetch import default_cache
+    from frostline.coding.tasks.search import search
+
+    if last < 2:
+        fail("--last must be at least 2 (a pair needs two releases)", EXIT_USAGE, as_json)
+    err = console(stderr=True)
+    records = []
+    try:
+        for name in _names(packages):
+            records += search(name, default_cache(cache), last,
+                              lambda line: err.print(text(line)))
+    except FetchError as exc:
+        fail_with(exc, as_json, EXIT_FAILED)
+    Path(out).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records),
+                         encoding="utf-8")
+    counts = {"pairs": len(records),
+              "screened": sum(r["verdict"] == "screened" for r in records),
+              "verdicts": dict(Counter(str(r["verdict"]).split(":")[0]
+                                       for r in records).most_common())}
+    if as_json:
+        emit_json(counts)
+        raise SystemExit(EXIT_OK)
+    console().print(text(f"{counts['screened']} of {counts['pairs']} pairs screened in; "
+                         f"reasons: {counts['verdicts']} (written to {out})"))

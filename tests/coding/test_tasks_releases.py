@@ -135,3 +135,17 @@ def test_no_hidden_test_deselects_a_visible_one(names: set[str], shown: int) -> 
     assert (len(visible), len(hidden)) == (k, len(ordered) - k)
     assert set(visible) | set(hidden) == names
     assert not any(v.startswith(h) for h in hidden for v in visible)
+
+
+def test_the_pinned_pairs_are_exactly_the_screened_pairs_of_the_recorded_search() -> None:
+    import json
+
+    record = Path(__file__).parents[2] / "docs" / "released-search.jsonl"
+    rows = [json.loads(x) for x in record.read_text().splitlines()]
+    screened = {f"{r['package']}-{r['older']}..{r['newer']}": r["archives"] for r in rows
+                if r["verdict"] == "screened"}
+    pinned = {p.pair_id: [[p.older.filename, p.older.sha256],
+                          [p.spec.archive.filename, p.spec.archive.sha256]]
+              for p in RELEASE_PAIRS}
+    assert pinned == screened
+    assert {r["package"] for r in rows} == set(PACKAGES) | set(HELDOUT)

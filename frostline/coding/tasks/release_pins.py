@@ -2,11 +2,11 @@
 
 Each pair is two consecutive releases of one package, N and N+1, both sdists pinned by version
 and SHA-256 like the injected population's archives (`pins.py`). They are the pairs that
-passed the screen of `releases.screen` when the last 25 releases of each pinned package were
-compared (one source file changed by at most `releases.MAX_FIX_LINES` lines, and a test file
-added or changed); whether a new test fails on N and passes on N+1 is decided by the build, in
-the sandbox. The search and the fate of every pair compared are recorded in
-docs/released-bugs.md.
+passed the screen of `releases.screen` when the last 25 final releases of each pinned package
+were compared by `frostline tasks search` (one source file changed by at most
+`releases.MAX_FIX_LINES` lines, and a test file added or changed); whether a new test fails on
+N and passes on N+1 is decided by the build, in the sandbox. The record of every pair compared
+and why it was screened out is docs/released-search.jsonl.
 
 A pair's layout (`import_root`, `mutate` = the source roots, `test_paths`) is the one of N+1
 (decorator's suite is a module named `test.py`, which pytest collects only when named);
@@ -154,6 +154,26 @@ RELEASE_PAIRS: tuple[ReleasePair, ...] = (
           ('0.1.7', 'iso8601-0.1.7.tar.gz',
            '4d369fa5d8137caf9e68c4c7500e18d5dcbbc67bb9e0b8c7d5e5372e2e69597c')),
     _pair('asttokens', '.', ('asttokens',), ('tests',),
+          ('1.1.8', 'asttokens-1.1.8.tar.gz',
+           '0fcf7308ca58f401e64718776b58027a2bec28a0ce9e0eaf421f22d73dde96d0'),
+          ('1.1.9', 'asttokens-1.1.9.tar.gz',
+           '53521faddd46a8650a73fb5d15f1449f71f46ca859d3d072ccc681630c9b6d83')),
+    _pair('asttokens', '.', ('asttokens',), ('tests',),
+          ('1.1.9', 'asttokens-1.1.9.tar.gz',
+           '53521faddd46a8650a73fb5d15f1449f71f46ca859d3d072ccc681630c9b6d83'),
+          ('1.1.10', 'asttokens-1.1.10.tar.gz',
+           '7432a1b928b4db27939a7798c532327ccfb0b22b2d546e20f16e44806cbd1e4d')),
+    _pair('asttokens', '.', ('asttokens',), ('tests',),
+          ('1.1.11', 'asttokens-1.1.11.tar.gz',
+           '712a2bbffc78b6b752563afdb965268584f9492916645f51315487f22c8d1473'),
+          ('1.1.12', 'asttokens-1.1.12.tar.gz',
+           'af21ed12c4cdf8cfb85b33486f2bbbbfea2bc65bfef330c8e226b1eab8a0b2e2')),
+    _pair('asttokens', '.', ('asttokens',), ('tests',),
+          ('1.1.12', 'asttokens-1.1.12.tar.gz',
+           'af21ed12c4cdf8cfb85b33486f2bbbbfea2bc65bfef330c8e226b1eab8a0b2e2'),
+          ('1.1.13', 'asttokens-1.1.13.tar.gz',
+           '55c00658f9e0fa7e031529c719e8bb2cdbad0ad973aaff08faf6bfdaa96ca4ed')),
+    _pair('asttokens', '.', ('asttokens',), ('tests',),
           ('1.1.13', 'asttokens-1.1.13.tar.gz',
            '55c00658f9e0fa7e031529c719e8bb2cdbad0ad973aaff08faf6bfdaa96ca4ed'),
           ('1.1.14', 'asttokens-1.1.14.tar.gz',
@@ -168,6 +188,11 @@ RELEASE_PAIRS: tuple[ReleasePair, ...] = (
            'a42e57e28f2ac1c85ed9b1f84109401427e5c63c04f61d15b8842b027eec5128'),
           ('2.0.5', 'asttokens-2.0.5.tar.gz',
            '9a54c114f02c7a9480d56550932546a3f1fe71d8a02f1bc7ccd0ee3ee35cf4d5')),
+    _pair('decorator', 'src', ('src/decorator.py',), ('src/tests/test.py',),
+          ('4.1.1', 'decorator-4.1.1.tar.gz',
+           'd48a0a1107a1e72ebd603ae3f9b06e4b9109f7fa92e28152a710adc4d37bf6e9'),
+          ('4.1.2', 'decorator-4.1.2.tar.gz',
+           '7cb64d38cb8002971710c8899fbdfb859a23a364b7c99dab19d1f719c2ba16b5')),
     _pair('decorator', 'src', ('src/decorator.py',), ('src/tests/test.py',),
           ('4.3.0', 'decorator-4.3.0.tar.gz',
            'c39efa13fbdeb4506c476c9b3babf6a718da943dab7811c206005a4a956c080c'),
@@ -268,6 +293,11 @@ RELEASE_PAIRS: tuple[ReleasePair, ...] = (
            'cb4e721195b96e1792f3dfaefa02fb36a4f6253e899bbe0793f8aef6ed0065ef'),
           ('4.0.2', 'pyflakes-4.0.2.tar.gz',
            'dcf9cfcece3d9dacc66b7dd2fa217c1a1b79e3075bf488909c15e0857203fd24')),
+    _pair('xmltodict', '.', ('xmltodict.py',), ('tests',),
+          ('0.8.4', 'xmltodict-0.8.4.tar.gz',
+           'fdca5247b6be861a95fc534581ad6eff6265472b5292b6d6d0c1d03a892f02b5'),
+          ('0.8.5', 'xmltodict-0.8.5.tar.gz',
+           '4ba343343316aefa3111cd1e6b889478e6c46cecc6ee7447a996cc9612ad88ba')),
     _pair('xmltodict', '.', ('xmltodict.py',), ('tests',),
           ('0.9.0', 'xmltodict-0.9.0.tar.gz',
            'cc506d660e1d231efa9b766f88cec2ced05394ce94adabddf7b149da7712e719'),
