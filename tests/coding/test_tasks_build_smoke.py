@@ -63,6 +63,7 @@ def test_tasks_jsonl_invariants(built: tuple[Path, dict]) -> None:
     figures = summary["packages"][0]
     assert figures["green"] and figures["kept"] == len(rows) and figures["tests"] > 0
     assert 0 < figures["kill_rate"] <= 1 and "upper bound" in summary["note"]
+    assert summary["bugs"] == "injected"
     tasks = [Task.from_dict(r) for r in rows]
     assert len({t.task_id for t in tasks}) == len(tasks)
     assert len({(t.mutation.file, t.mutation.line) for t in tasks}) == len(tasks)

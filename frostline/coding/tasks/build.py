@@ -352,12 +352,12 @@ def _summary(options: BuildOptions, figures: Sequence[PackageFigures],
              ) -> dict[str, Any]:
     held = sum(1 for r in rows if r["split"] == "heldout")
     return {
-        "tasks": len(rows), "heldout": held, "tuning": len(rows) - held,
+        "bugs": "injected", "tasks": len(rows), "heldout": held, "tuning": len(rows) - held,
         "wall_s": round(wall, 1), "jobs": options.jobs, "per_package": options.per_package,
         "load_at_start": [round(x, 2) for x in load],
         "load_at_end": [round(x, 2) for x in os.getloadavg()],
         "operators": dict(Counter(r["mutation"]["operator"] for r in rows).most_common()),
         "packages": [{**asdict(f), "kill_rate": round(f.kill_rate, 3)} for f in figures],
-        "note": ("injected single-site bugs from a known operator set: an upper bound for a "
-                 "template generator whose operators invert them"),
+        "note": ("injected single-site mutants from a known operator set: an upper bound for "
+                 "a template generator whose operators invert them"),
     }
