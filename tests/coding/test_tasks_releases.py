@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frostline.coding.tasks.heldout import HELDOUT, HELDOUT_SHA256, sealed_heldout
 from frostline.coding.tasks.pins import PACKAGES
 from frostline.coding.tasks.release_pins import RELEASE_PAIRS
+from frostline.coding.tasks.released import _unclashed
 from frostline.coding.tasks.releases import (
     MAX_FIX_LINES,
     changed_lines,
@@ -34,12 +35,6 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     return root
-
-
-def _pair(tmp_path: Path, **changes: str) -> tuple[Path, Path]:
-    new = dict(BASE)
-    new.update({k.replace("__", "/").replace("_py", ".py"): v for k, v in changes.items()})
-    return _tree(tmp_path / "old", BASE), _tree(tmp_path / "new", new)
 
 
 def test_a_small_fix_with_a_new_test_is_kept(tmp_path: Path) -> None:
@@ -82,6 +77,7 @@ def test_files_outside_the_source_roots_do_not_count(tmp_path: Path) -> None:
     assert screen(old, new, ("pkg", "docs")).reason == "source_files:2"
 
 
+@settings(deadline=None)
 @given(st.lists(st.sampled_from(["a = 1", "b = 2", "", "  ", "__version__ = '2'", "c()"]),
                 max_size=8),
        st.lists(st.sampled_from(["a = 1", "b = 3", "", "version = 3", "d()"]), max_size=8))
@@ -104,13 +100,18 @@ def test_the_fix_site_is_in_the_buggy_text() -> None:
     assert fix_site(buggy, "a\nb\nd\n") == (3, 3)
 
 
-def test_the_buggy_tree_is_the_newer_release_with_the_older_file(tmp_path: Path) -> None:
-    old, new = _pair(tmp_path, pkg__core_py="def f(x):\n    return x\n",
-                     tests__test_new_py="def test_new():\n    pass\n")
-    buggy = make_buggy_tree(old, new, "pkg/core.py", tmp_path / "buggy")
+def test_the_buggy_tree_is_the_older_release_with_the_newer_tests(tmp_path: Path) -> None:
+    old = _tree(tmp_path / "old", {**BASE, "tests/test_gone.py": "def test_gone():\n    pass\n"})
+    new = _tree(tmp_path / "new", {**BASE, "pkg/core.py": "def f(x):\n    return x\n",
+                                   "CHANGES.md": "1.1: f returns x\n", "tests/data/in.txt": "1",
+                                   "tests/test_new.py": "def test_new():\n    pass\n"})
+    buggy = make_buggy_tree(old, new, tmp_path / "buggy")
     assert (buggy / "pkg/core.py").read_text() == BASE["pkg/core.py"]
-    assert (buggy / "tests/test_new.py").is_file()
-    make_buggy_tree(old, new, "pkg/core.py", tmp_path / "buggy")  # rebuilt in place
+    # the changelog of N+1 tells the fix: N's is kept
+    assert (buggy / "CHANGES.md").read_text() == BASE["CHANGES.md"]
+    assert (buggy / "tests/test_new.py").is_file() and (buggy / "tests/data/in.txt").is_file()
+    assert not (buggy / "tests/test_gone.py").exists()  # N+1 removed it
+    make_buggy_tree(old, new, tmp_path / "buggy")  # rebuilt in place
 
 
 def test_the_heldout_packages_are_sealed_new_and_disjoint_from_the_tuning_pins() -> None:
@@ -124,11 +125,10 @@ def test_the_heldout_packages_are_sealed_new_and_disjoint_from_the_tuning_pins()
         assert p.older.version != p.spec.version and len(p.older.sha256) == 64
 
 
+@settings(deadline=None)  # no timing threshold in a unit test
 @given(st.sets(st.text(alphabet="ab_", min_size=1, max_size=4), min_size=2, max_size=8),
        st.integers(min_value=1, max_value=7))
 def test_no_hidden_test_deselects_a_visible_one(names: set[str], shown: int) -> None:
-    from frostline.coding.tasks.released import _unclashed
-
     ordered = sorted(names)
     k = min(shown, len(ordered) - 1)
     visible, hidden = _unclashed(tuple(ordered[:k]), tuple(ordered[k:]))

@@ -2,7 +2,8 @@
 
 For each pinned pair (`release_pins`), N and N+1: fetch and verify both sdists, screen their
 difference (`releases.screen`: one source file, a few lines, a test added or changed), and make
-the buggy tree, N+1 with the fixed file as it was in N. In the sandbox, under every hash seed:
+the buggy tree, release N with the test files of N+1 (`releases.make_buggy_tree`). In the
+sandbox, under every hash seed:
 the fixed tree (N+1) must be green, and the buggy tree must fail the same tests every time,
 all of them in the test files N+1 added or changed (the tests that flip). Those failing tests
 are split into visible and hidden as for injected bugs (`verdict.split_tests`), with the tests
@@ -11,7 +12,8 @@ workflow's run (the hidden tests deselected) still shows its visible tests faili
 
 The task's `source_dir` is the buggy tree and its `mutation` names the first line of the fix
 site without changing it (`operator` "released", `before` == `after`): the bug is already in
-the tree, and the fix is in no file the workflow is given. Each pair's record, kept or
+the tree, and the fix (or the changelog of N+1 that tells it) is in no file the workflow is
+given. Each pair's record, kept or
 dropped and why, is written to `pairs/ID.json` (and its task to `pairs/ID.jsonl`) as soon as
 it is judged, so a build that stops resumes where it was. The split is sealed before any pair is
 built, from `heldout.HELDOUT`, with the pairs' archives in the seal.
@@ -202,8 +204,7 @@ def _build_pair(pair: ReleasePair, split_name: str, options: ReleasedOptions,
     else:
         progress(f"{pair.pair_id}: {s.source_file} changes by {s.fix_lines} lines; running both "
                  "trees in the sandbox")
-        buggy = make_buggy_tree(old, new, s.source_file,
-                                options.cache / "released" / pair.pair_id)
+        buggy = make_buggy_tree(old, new, options.cache / "released" / pair.pair_id)
         site = fix_site((old / s.source_file).read_text(encoding="utf-8"),
                         (new / s.source_file).read_text(encoding="utf-8"))
         figures.verdict, figures.detail, task = _judge(pair, buggy, new, deps, figures,

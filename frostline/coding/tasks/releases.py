@@ -8,8 +8,8 @@ files outside the package's source roots (docs, changelogs, packaging) are not l
 Whether the new tests really fail on N and pass on N+1 is decided later, in the sandbox
 (`released.py`); this module only screens.
 
-The buggy tree of a pair is release N+1 with the fixed file put back as it was in N: the
-tests, layout and test dependencies of N+1, the bug of N. The fix itself lives only in the
+The buggy tree of a pair is release N with the test files of N+1: the bug of N, the tests
+that show it. The fix, and the changelog and docs of N+1 that describe it, live only in the
 N+1 tree, which the workflow is never given.
 """
 
@@ -125,14 +125,24 @@ def fix_site(old_text: str, new_text: str) -> tuple[int, int]:
     return first, last
 
 
-def make_buggy_tree(old: Path, new: Path, source_file: str, dest: Path) -> Path:
-    """`dest`: a copy of `new` whose `source_file` is the one of `old` (replaced if present)."""
+def make_buggy_tree(old: Path, new: Path, dest: Path) -> Path:
+    """`dest` (replaced if present): release N (`old`) with the test files of N+1 (`new`), the
+    test files N+1 removed left out. Nothing else of N+1 is there: not the fix, and not its
+    changelog entry or docs, which describe it."""
     if dest.exists():
         shutil.rmtree(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     work = dest.with_name(f".{dest.name}.part")
     shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(new, work, symlinks=True)
-    shutil.copy2(old / source_file, work / source_file)
+    shutil.copytree(old, work, symlinks=True)
+    for path in sorted(work.rglob("*")):
+        rel = path.relative_to(work).as_posix()
+        if path.is_file() and is_test_file(rel) and not (new / rel).is_file():
+            path.unlink()
+    for path in sorted(new.rglob("*")):
+        rel = path.relative_to(new).as_posix()
+        if path.is_file() and is_test_file(rel):
+            (work / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, work / rel)
     work.rename(dest)
     return dest
