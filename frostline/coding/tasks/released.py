@@ -15,7 +15,8 @@ site without changing it (`operator` "released", `before` == `after`): the bug i
 the tree, and the fix (or the changelog of N+1 that tells it) is in no file the workflow is
 given. Each pair's record, kept or
 dropped and why, is written to `pairs/ID.json` (and its task to `pairs/ID.jsonl`) as soon as
-it is judged, so a build that stops resumes where it was. The split is sealed before any pair is
+it is judged, so a build that stops resumes where it was (a pair whose suite settings changed
+is judged again). The split is sealed before any pair is
 built, from `heldout.HELDOUT`, with the pairs' archives in the seal.
 """
 
@@ -78,6 +79,8 @@ class PairFigures:
     failing_on_older: list[str] = field(default_factory=list)
     suite_s: float = 0.0
     wall_s: float = 0.0
+    #: The suite's pytest arguments and test dependencies the pair was judged with.
+    settings: list[list[str]] = field(default_factory=lambda: [[], []])
     format: int = _FORMAT
 
 
@@ -180,20 +183,25 @@ def _task(pair: ReleasePair, buggy: Path, deps: Sequence[Path], flip: frozenset[
                 dep_paths=tuple(str(d) for d in deps))
 
 
+def _settings(pair: ReleasePair) -> list[list[str]]:
+    return [list(pair.spec.test_args), list(pair.spec.deps)]
+
+
 def _build_pair(pair: ReleasePair, split_name: str, options: ReleasedOptions,
                 progress: Progress) -> tuple[PairFigures, list[dict[str, Any]]]:
     folder = options.out / "pairs"
     rows_path, figures_path = folder / f"{pair.pair_id}.jsonl", folder / f"{pair.pair_id}.json"
     if figures_path.exists():
         done = json.loads(figures_path.read_text(encoding="utf-8"))
-        if done.get("format") == _FORMAT and done.get("split") == split_name:
+        if (done.get("format") == _FORMAT and done.get("split") == split_name
+                and done.get("settings", [[], []]) == _settings(pair)):
             progress(f"{pair.pair_id}: already judged ({done.get('verdict')}), kept as it is")
             rows = [json.loads(x) for x in rows_path.read_text(encoding="utf-8").splitlines()
                     if x.strip()]
             return PairFigures(**done), rows
     started = time.monotonic()
     figures = PairFigures(pair.pair_id, pair.name, pair.older.version, pair.spec.version,
-                          split_name)
+                          split_name, settings=_settings(pair))
     old, new, deps = _tree(pair, options.cache)
     s = screen(old, new, pair.spec.mutate, pair.spec.exclude)
     figures.fix_file, figures.fix_lines, figures.changed_tests = (s.source_file, s.fix_lines,
