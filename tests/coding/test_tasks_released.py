@@ -11,6 +11,7 @@ import itertools
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -107,6 +108,16 @@ def test_the_split_is_sealed_with_the_pairs_and_a_rebuild_resumes(built) -> None
                                            heldout=("tinycalc",)), lines.append)
     assert sum("already judged" in x for x in lines) == 3
     assert again["pairs"] == summary["pairs"]
+    # a pair whose suite runs with other settings is judged again, the others are kept
+    other = replace(pairs[2], spec=replace(pairs[2].spec, test_args=(
+        "--deselect=tests/test_core.py::test_double_large",)))
+    lines.clear()
+    third = build_released(ReleasedOptions(out=root / "out", cache=root / "cache",
+                                           pairs=(*pairs[:2], other), heldout=("tinycalc",)),
+                           lines.append)
+    assert sum("already judged" in x for x in lines) == 2
+    assert third["pairs"][2]["settings"] == [list(other.spec.test_args), []]
+    assert third["pairs"][2]["verdict"] == "no_test_fails_on_older"
     # another held-out list is another split: refused, the sealed folder is left as it is
     with pytest.raises(TaskSetError, match="seals another split"):
         build_released(ReleasedOptions(out=root / "out", cache=root / "cache", pairs=pairs,
