@@ -63,18 +63,19 @@ def test_tasks_jsonl_invariants(built: tuple[Path, dict]) -> None:
     figures = summary["packages"][0]
     assert figures["green"] and figures["kept"] == len(rows) and figures["tests"] > 0
     assert 0 < figures["kill_rate"] <= 1 and "upper bound" in summary["note"]
+    assert summary["bugs"] == "injected"
     tasks = [Task.from_dict(r) for r in rows]
     assert len({t.task_id for t in tasks}) == len(tasks)
     assert len({(t.mutation.file, t.mutation.line) for t in tasks}) == len(tasks)
     for t in tasks:
         assert (t.package, t.version, t.sha256) == (spec.name, spec.version, spec.archive.sha256)
-        assert t.split == "heldout" and t.test_paths == spec.test_paths
+        assert t.split == "tuning" and t.test_paths == spec.test_paths
         source = (Path(t.source_dir) / t.mutation.file).read_text()
         mutant = apply(source, t.mutation)  # the line still reads `before`
         assert t.mutation.after != t.mutation.before and not bytecode_identical(source, mutant)
         assert t.visible_failing and t.hidden and not set(t.visible_failing) & set(t.hidden)
         assert len(t.visible_failing) <= MAX_FAILING * figures["tests"]
-    assert load_tasks(out, "heldout") == tasks  # the seal matches
+    assert load_tasks(out, "tuning") == tasks  # the seal matches
 
 
 def test_every_built_mutant_is_inside_the_template_generators_search_space(
@@ -86,7 +87,7 @@ def test_every_built_mutant_is_inside_the_template_generators_search_space(
     from frostline.coding.templates import line_edits
 
     out, _ = built
-    for task in load_tasks(out, "heldout"):
+    for task in load_tasks(out, "tuning"):
         source = (Path(task.source_dir) / task.mutation.file).read_text()
         mutant = apply(source, task.mutation)
         want = ast.dump(ast.parse(source))
@@ -98,7 +99,7 @@ def test_every_built_mutant_is_inside_the_template_generators_search_space(
 @pytest.mark.timeout(900)
 def test_a_task_reproduces_in_the_sandbox(built: tuple[Path, dict]) -> None:
     out, _ = built
-    task = load_tasks(out, "heldout")[0]
+    task = load_tasks(out, "tuning")[0]
     spec = PACKAGES[task.package]
     tree = Path(task.source_dir)
     original = run_suite(spec, tree, seed=2, select=[*task.visible_failing, *task.hidden])
@@ -117,7 +118,7 @@ def test_task_pytest_args_are_enough_for_another_runner(built: tuple[Path, dict]
     from frostline.runtime.sandbox_process import run_sandboxed
 
     out, _ = built
-    task = load_tasks(out, "heldout")[0]
+    task = load_tasks(out, "tuning")[0]
     code = (
         "import json, os, shutil, sys\n"
         "task = json.loads(sys.argv[1])\n"
@@ -162,7 +163,7 @@ def test_the_ab_driver_on_a_ten_task_slice(built: tuple[Path, dict], tmp_path: P
     from frostline.cli.ab import ab
 
     out, summary = built
-    r = CliRunner().invoke(ab, ["--tasks", str(out), "--split", "heldout", "--limit", "10",
+    r = CliRunner().invoke(ab, ["--tasks", str(out), "--split", "tuning", "--limit", "10",
                                 "--arms", "arm4", "--no-figures", "--out",
                                 str(tmp_path / "r"), "--json"])
     assert r.exit_code == 0, r.output

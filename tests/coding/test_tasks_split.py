@@ -172,3 +172,11 @@ def test_the_build_seals_its_heldout_rows_before_building_tuning_packages(
     assert all(h[2] is None for h in held)  # nothing sealed while held-out packages build
     assert all(t[2] == len(held) for t in tuning)  # sealed before any tuning package
     assert summary["tasks"] == len(names) and len(load_tasks(tmp_path, "all")) == len(names)
+    # the sealed held-out packages decide the split; the old held-out packages are tuning
+    from frostline.coding.tasks.heldout import HELDOUT
+    from frostline.coding.tasks.split import read_seal
+
+    split = read_seal(tmp_path)["split"]
+    assert summary["bugs"] == "injected" and split["population"] == "injected"
+    assert split["heldout"] == sorted(set(HELDOUT) & set(names)) == ["decorator"]
+    assert "cachetools" in split["tuning"] and "humanize" in split["tuning"]

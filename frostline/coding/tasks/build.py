@@ -1,6 +1,7 @@
 """Build a task population: pinned packages → green suites → covered lines → kept mutants.
 
-`build` seals the held-out split first (`split.seal_split`), then for each package: fetch and
+`build` seals the held-out split first (`split.seal_split`: the packages of the sealed
+`heldout.HELDOUT` are held out, every other one is tuning), then for each package: fetch and
 verify the sdist and its test dependencies, unpack them into the cache, check the suite green
 in the sandbox under the three hash seeds (one run with per-test coverage), draw single-site
 mutants on covered lines (`mutate`), drop byte-code-identical ones, and run the rest in the
@@ -32,6 +33,7 @@ from frostline.coding.interface import Mutation, Task
 from frostline.coding.tasks import mutate, split, verdict
 from frostline.coding.tasks.errors import TaskSetError
 from frostline.coding.tasks.fetch import fetch, unpack
+from frostline.coding.tasks.heldout import RULE, sealed_heldout
 from frostline.coding.tasks.pins import DEPS, PACKAGES, PackageSpec
 from frostline.coding.tasks.suite import SuiteResult, run_suite
 
@@ -47,14 +49,15 @@ Progress = Callable[[str], None]
 class BuildOptions:
     """What `frostline tasks build` was asked: the output folder, the cache, the packages
     (default: all pinned), how many tasks per package at most, threads running sandboxes, the
-    held-out fraction, and how many candidates per wanted task may be tried at most."""
+    held-out packages (default: the sealed `heldout.HELDOUT`), and how many candidates per
+    wanted task may be tried at most."""
 
     out: Path
     cache: Path
     packages: tuple[str, ...] = tuple(PACKAGES)
     per_package: int = 40
     jobs: int = 1
-    fraction: float = split.HELDOUT_FRACTION
+    heldout: tuple[str, ...] | None = None
     tries_per_task: int = 6
 
 
@@ -317,8 +320,10 @@ def build(options: BuildOptions, progress: Progress = lambda _: None) -> dict[st
     started, load = time.monotonic(), os.getloadavg()
     options.out.mkdir(parents=True, exist_ok=True)
     specs = [PACKAGES[p] for p in PACKAGES if p in set(options.packages)]
+    held = sealed_heldout() if options.heldout is None else options.heldout
     sealed = split.seal_split(options.out, {s.name: s.archive.sha256 for s in specs},
-                              options.fraction)
+                              heldout=held, rule=RULE if options.heldout is None else "given",
+                              extra={"population": "injected"})
     # Held-out packages first: a build cut short still has its held-out split.
     specs.sort(key=lambda s: s.name not in sealed["heldout"])
     progress(f"sealed the split before any task exists: held out {sealed['heldout']}")
@@ -347,12 +352,12 @@ def _summary(options: BuildOptions, figures: Sequence[PackageFigures],
              ) -> dict[str, Any]:
     held = sum(1 for r in rows if r["split"] == "heldout")
     return {
-        "tasks": len(rows), "heldout": held, "tuning": len(rows) - held,
+        "bugs": "injected", "tasks": len(rows), "heldout": held, "tuning": len(rows) - held,
         "wall_s": round(wall, 1), "jobs": options.jobs, "per_package": options.per_package,
         "load_at_start": [round(x, 2) for x in load],
         "load_at_end": [round(x, 2) for x in os.getloadavg()],
         "operators": dict(Counter(r["mutation"]["operator"] for r in rows).most_common()),
         "packages": [{**asdict(f), "kill_rate": round(f.kill_rate, 3)} for f in figures],
-        "note": ("injected single-site bugs from a known operator set: an upper bound for a "
-                 "template generator whose operators invert them"),
+        "note": ("injected single-site mutants from a known operator set: an upper bound for "
+                 "a template generator whose operators invert them"),
     }

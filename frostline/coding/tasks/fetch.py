@@ -23,11 +23,13 @@ import urllib.parse
 import urllib.request
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from frostline.coding.tasks.errors import FetchError
 from frostline.coding.tasks.pins import Archive
 
-__all__ = ["INDEX_ENV", "default_cache", "extract_tar", "fetch", "sha256_of", "unpack"]
+__all__ = ["INDEX_ENV", "default_cache", "describe", "extract_tar", "fetch", "sha256_of",
+           "unpack"]
 
 INDEX_ENV = "FROSTLINE_INDEX_URL"
 _DEFAULT_INDEX = "https://pypi.org/pypi/"
@@ -52,11 +54,11 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _index_url(archive: Archive) -> str:
+def _index_url(name: str) -> str:
     base = os.environ.get(INDEX_ENV) or _DEFAULT_INDEX
     # The project's description (its `releases` list every version's files): release-level
     # descriptions are not served by every mirror of the index.
-    return urllib.parse.urljoin(base.rstrip("/") + "/", f"{archive.name}/json")
+    return urllib.parse.urljoin(base.rstrip("/") + "/", f"{name}/json")
 
 
 def _read(url: str) -> bytes:
@@ -70,9 +72,26 @@ def _read(url: str) -> bytes:
                          f"${INDEX_ENV}", url=url) from exc
 
 
+def describe(name: str) -> dict[str, list[dict[str, Any]]]:
+    """The `releases` of the index's JSON description of `name` (version → files, each with
+    `filename`, `url` made absolute, `digests`, `packagetype`, `yanked`).
+
+    Raises:
+        FetchError: the index cannot be read or does not describe `name`.
+    """
+    url = _index_url(name)
+    try:
+        releases = json.loads(_read(url))["releases"]
+        return {str(v): [{**f, "url": urllib.parse.urljoin(url, str(f["url"]))} for f in files]
+                for v, files in releases.items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise FetchError(f"the index's description {url} lists no releases of {name}; check "
+                         f"the name or ${INDEX_ENV}", url=url) from exc
+
+
 def _file_url(archive: Archive) -> str:
     """The download address of `archive`, from the index's JSON description of its release."""
-    meta_url = _index_url(archive)
+    meta_url = _index_url(archive.name)
     try:
         meta = json.loads(_read(meta_url))
         files = meta["releases"][archive.version]

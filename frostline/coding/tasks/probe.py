@@ -92,8 +92,11 @@ def main(argv: list[str]) -> int:
     if spec.get("coverage"):
         import coverage
 
-        cov = coverage.Coverage(data_file=None, config_file=False,
-                                source=[os.path.join(WORKDIR, s) for s in spec["coverage"]])
+        # coverage measures folders (or importable names): a single-module package
+        # (`parse.py`) is measured through its folder; `_line_map` keeps only the module
+        roots = [os.path.join(WORKDIR, s) for s in spec["coverage"]]
+        cov = coverage.Coverage(data_file=None, config_file=False, source=sorted(
+            {r if os.path.isdir(r) else os.path.dirname(r) for r in roots}))
         cov.start()
     recorder = Recorder(cov)
     keep = os.dup(1)

@@ -1,7 +1,10 @@
 """The held-out split: chosen by package, sealed before any task exists, checked before use.
 
-The split is decided by a fixed rule over package names alone (a hash of each name; the first
-`round(n * fraction)` are held out), so nobody chooses it after seeing tasks or results. The
+The split is decided before any task exists, by package: either the held-out packages pinned
+in `heldout.HELDOUT` (sealed by their hash when they were pinned; what `frostline tasks build`
+uses) or, for a folder built from other packages, a fixed rule over package names alone (a hash
+of each name; the first `round(n * fraction)` are held out), so nobody chooses it after seeing
+tasks or results. The
 build writes `seal.json` with the split and its SHA-256 before it generates a single task;
 when the tasks exist it adds the digest of the held-out rows. `load_tasks` refuses a held-out
 split whose seal is missing, altered, incomplete, or does not match the rows of tasks.jsonl.
@@ -59,14 +62,24 @@ def _write(path: Path, data: Mapping[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def seal_split(out: Path, pins: Mapping[str, str], fraction: float = HELDOUT_FRACTION
-               ) -> dict[str, Any]:
+def seal_split(out: Path, pins: Mapping[str, str], fraction: float = HELDOUT_FRACTION, *,
+               heldout: Sequence[str] | None = None, rule: str = "",
+               extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Write seal.json for the packages of `pins` (name → sha256) and return the split. An
     existing seal for the same split is kept as it is (a build that resumes); one for another
-    split is an error."""
-    heldout = choose_heldout(pins, fraction)
-    split = {"rule": _RULE, "fraction": fraction, "pins": dict(sorted(pins.items())),
-             "heldout": heldout, "tuning": sorted(set(pins) - set(heldout))}
+    split is an error.
+
+    `heldout`: the held-out packages chosen beforehand (those of `pins` among them; `rule` says
+    where they come from); default: `choose_heldout` under `fraction`. `extra`: more fields the
+    split is sealed with (the population, a released pair's two archives)."""
+    if heldout is None:
+        held, how = choose_heldout(pins, fraction), _RULE
+        split: dict[str, Any] = {"rule": how, "fraction": fraction}
+    else:
+        held = sorted(set(heldout) & set(pins))
+        split = {"rule": rule or "the held-out packages pinned beforehand"}
+    split.update({"pins": dict(sorted(pins.items())), "heldout": held,
+                  "tuning": sorted(set(pins) - set(held)), **dict(extra or {})})
     out.mkdir(parents=True, exist_ok=True)
     path = out / SEAL_FILE
     if path.exists():
