@@ -28,6 +28,7 @@ from frostline.contract.status import AttemptStatus, RunStatus
 from frostline.embedded.queue_stats import QueueStats
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
+from frostline.store.writes import AppendEvent
 
 log = logging.getLogger("frostline.jobs")
 
@@ -251,8 +252,8 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
     from frostline.runtime import tracing
 
     # Not waited for: durable with the job's first write (queue order), checked at its end.
-    started = store.write_nowait("append_event", spec.run_id, "job.started", {
-        "job": spec.ticket, "kind": spec.kind, "worker": worker})
+    started = store.submit(AppendEvent(spec.run_id, "job.started", {
+        "job": spec.ticket, "kind": spec.kind, "worker": worker}))
     with tracing.span("frostline.job", run_id=spec.run_id, job=spec.ticket, kind=spec.kind,
                       worker=worker):
         try:

@@ -21,13 +21,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
 from frostline.contract.waits import AnswerRecord, WaitRecord
 from frostline.store.jsontext import json_text
 from frostline.store.principals import TokenRecord
+from frostline.store.writes import Write, check_write
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -302,32 +305,19 @@ class Store(abc.ABC):
         DefinitionError when `target` is ambiguous."""
 
     # writes without waiting ---------------------------------------------------------------------
-    NOWAIT_WRITES = frozenset({"begin_call", "commit_call", "fail_call", "append_event",
-                               "append_events", "decide", "put_certificate", "finish_attempt",
-                               "set_run_status"})
+    def submit(self, write: Write[T]) -> Future[T]:
+        """Start `write` (one of `frostline.store.writes`) and return a future of its result
+        at once.
 
-    def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        """Start the write `method(*args, **kwargs)` and return a future of its result at once.
-
-        `method` is one of `NOWAIT_WRITES`. The future resolves once the write is durable, or
-        with its error (a bad argument included). Writes started this way from one thread
-        become durable in the order they were started. SQL stores queue the write on their
-        group-commit writer directly; this default runs the blocking method on one worker
-        thread per store, which keeps the order.
+        The future resolves once the write is durable, or with its error (a bad argument
+        included). Writes submitted from one thread become durable in the order they were
+        submitted. SQL stores queue the write on their group-commit writer directly, where a
+        write nobody waits for yet may be held briefly for company (`Write.held`); this
+        default runs the write's blocking method on one worker thread per store, which keeps
+        the order (and lets a store that overrides a blocking method see every write).
         """
-        if method not in self.NOWAIT_WRITES:
-            raise ValueError(f"write_nowait takes one of {', '.join(sorted(self.NOWAIT_WRITES))}"
-                             f", not {method!r}")
-        return _ordered_worker(self).submit(getattr(self, method), *args, **kwargs)
-
-    def write_later(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        """`write_nowait` for a write whose durability nobody waits for yet (a settled commit).
-
-        The order guarantee is the same. A store with a group-commit writer may hold such a
-        write for up to a millisecond, so that a write queued right after it (the next call's
-        attempt record) shares its transaction and its fsync; this default does not wait.
-        """
-        return self.write_nowait(method, *args, **kwargs)
+        check_write(write)
+        return _ordered_worker(self).submit(write.apply, self)
 
     # concurrency --------------------------------------------------------------------------------
     @abc.abstractmethod

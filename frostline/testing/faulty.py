@@ -4,7 +4,7 @@
 way a lost database would, so a test can prove that a component stops (and dispatches nothing)
 when the store does not answer. The flags are plain attributes: a test may let a run commit a
 few calls, then turn the faults on. Writes the runtime queues without waiting
-(`write_nowait`) go through the same methods, on the store's ordered write thread, so a
+(`submit`) go through the same methods, on the store's ordered write thread, so a
 subclass that overrides one of them sees those writes too.
 """
 
@@ -22,6 +22,7 @@ from frostline.contract.waits import AnswerRecord, WaitRecord
 from frostline.errors import StoreUnavailable
 from frostline.store.base import AttemptHead, Store
 from frostline.store.principals import TokenRecord
+from frostline.store.writes import Write
 
 T = TypeVar("T")
 
@@ -189,15 +190,10 @@ class FaultyStore(Store):
     def append_events(self, run_id: str, events: list[tuple[str, dict[str, Any]]]) -> list[int]:
         return self._w("append_events", lambda: self.inner.append_events(run_id, events))
 
-    def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
+    def submit(self, write: Write[T]) -> Future[T]:
         # Not the inner store's queue: the write must pass this store's own (faulty or
         # overridden) method, so it runs on the ordered write thread of the base class.
-        return Store.write_nowait(self, method, *args, **kwargs)
-
-    def write_later(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        # Through write_nowait (and a subclass's override of it): a fault injected on the
-        # write must still fire.
-        return self.write_nowait(method, *args, **kwargs)
+        return Store.submit(self, write)
 
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]:
         return self._r("list_events", lambda: self.inner.list_events(run_id, after=after,

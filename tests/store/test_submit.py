@@ -1,9 +1,8 @@
-"""`Store.write_nowait`: the broker's writes, queued without waiting, durable in queue order."""
+"""`Store.submit`: the broker's typed writes, queued without waiting, durable in queue order."""
 
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Any
 
 import pytest
 
@@ -11,6 +10,17 @@ from frostline.contract.identity import digest
 from frostline.contract.records import CallStatus
 from frostline.errors import FrostlineError, RunNotFound, StoreUnavailable
 from frostline.store import Store, open_store
+from frostline.store.writes import (
+    AppendEvent,
+    AppendEvents,
+    BeginCall,
+    CommitCall,
+    Decide,
+    FailCall,
+    FinishAttempt,
+    PutCertificate,
+    SetRunStatus,
+)
 from frostline.testing import FaultyStore
 
 from .helpers import CAP, ident, slot_for
@@ -18,27 +28,27 @@ from .helpers import CAP, ident, slot_for
 
 def test_writes_resolve_with_what_the_blocking_methods_return(store: Store) -> None:
     store.create_run("r1", {})
-    begin = store.write_nowait("begin_call", "r1", 1, ident(), CAP, digest({"p": 1}))
+    begin = store.submit(BeginCall("r1", 1, ident(), CAP, digest({"p": 1})))
     call_id = begin.result(timeout=30)
     assert [c.call_id for c in store.unresolved_calls("r1")] == [call_id]
-    commit = store.write_nowait("commit_call", call_id, slot_for("r1", ident(), {"p": 1},
+    commit = store.submit(CommitCall(call_id, slot_for("r1", ident(), {"p": 1},
                                                                   {"v": 1}),
-                                event=("executed", {"n": 1}))
+                                event=("executed", {"n": 1})))
     assert commit.result(timeout=30) == store.get_slot("r1", ident())
-    seq = store.write_nowait("append_event", "r1", "note", {"x": 1}).result(timeout=30)
-    seqs = store.write_nowait("append_events", "r1", [("a", {}), ("b", {})]).result(timeout=30)
+    seq = store.submit(AppendEvent("r1", "note", {"x": 1})).result(timeout=30)
+    seqs = store.submit(AppendEvents("r1", [("a", {}), ("b", {})])).result(timeout=30)
     assert seqs == [seq + 1, seq + 2]
-    assert store.write_nowait("decide", "r1", "race:#0", 2).result(timeout=30) == 2
-    assert store.write_nowait("decide", "r1", "race:#0", 5).result(timeout=30) == 2
-    failed = store.write_nowait("begin_call", "r1", 1, ident(1), CAP, digest({}))
-    store.write_nowait("fail_call", failed.result(timeout=30), {"code": "x"}).result(timeout=30)
+    assert store.submit(Decide("r1", "race:#0", 2)).result(timeout=30) == 2
+    assert store.submit(Decide("r1", "race:#0", 5)).result(timeout=30) == 2
+    failed = store.submit(BeginCall("r1", 1, ident(1), CAP, digest({})))
+    store.submit(FailCall(failed.result(timeout=30), {"code": "x"})).result(timeout=30)
     assert {c.status for c in store.list_calls("r1")} == {CallStatus.COMMITTED,
                                                           CallStatus.FAILED}
 
 
 def test_writes_become_durable_in_the_order_they_were_queued(store: Store) -> None:
     store.create_run("r1", {})
-    futures = [store.write_nowait("append_event", "r1", "n", {"i": i}) for i in range(200)]
+    futures = [store.submit(AppendEvent("r1", "n", {"i": i})) for i in range(200)]
     seqs = [f.result(timeout=30) for f in futures]
     assert seqs == sorted(seqs) and len(set(seqs)) == 200
     assert [e.data["i"] for e in store.list_events("r1")] == list(range(200))
@@ -46,14 +56,14 @@ def test_writes_become_durable_in_the_order_they_were_queued(store: Store) -> No
 
 def test_a_bad_write_fails_its_future_not_the_caller(store: Store) -> None:
     store.create_run("r1", {})
-    not_json = store.write_nowait("append_event", "r1", "n", {"x": object()})
+    not_json = store.submit(AppendEvent("r1", "n", {"x": object()}))
     with pytest.raises(FrostlineError, match="not JSON"):
         not_json.result(timeout=30)
-    no_run = store.write_nowait("begin_call", "nope", 1, ident(), CAP, digest({}))
+    no_run = store.submit(BeginCall("nope", 1, ident(), CAP, digest({})))
     with pytest.raises(RunNotFound):
         no_run.result(timeout=30)
     # The writer carries on with the next write.
-    assert store.write_nowait("append_event", "r1", "ok", {}).result(timeout=30) > 0
+    assert store.submit(AppendEvent("r1", "ok", {})).result(timeout=30) > 0
 
 
 @pytest.mark.parametrize("faulty", [False, True], ids=["sql", "ordered-thread"])
@@ -62,11 +72,11 @@ def test_an_attempts_end_can_be_queued_and_each_write_keeps_its_outcome(
     target: Store = FaultyStore(store, fail_reads=False, fail_writes=False) if faulty else store
     store.create_run("r1", {})
     store.start_attempt("r1", source="s", annotated="s", report={})
-    cert = target.write_nowait("put_certificate", "r1", 1, {"entries": 0})
-    finished = target.write_nowait("finish_attempt", "r1", 1, status="succeeded",
-                                   result={"x": 1}, stats={"executed": 0})
-    missing = target.write_nowait("finish_attempt", "r1", 9, status="failed")
-    status = target.write_nowait("set_run_status", "r1", "succeeded")
+    cert = target.submit(PutCertificate("r1", 1, {"entries": 0}))
+    finished = target.submit(FinishAttempt("r1", 1, status="succeeded",
+                                   result={"x": 1}, stats={"executed": 0}))
+    missing = target.submit(FinishAttempt("r1", 9, status="failed"))
+    status = target.submit(SetRunStatus("r1", "succeeded"))
     assert cert.result(timeout=30) is None and status.result(timeout=30) is None
     record = finished.result(timeout=30)
     assert (record.status, record.result, record.stats) == ("succeeded", {"x": 1},
@@ -78,18 +88,20 @@ def test_an_attempts_end_can_be_queued_and_each_write_keeps_its_outcome(
     assert store.get_attempt("r1", 1) == record
 
 
-def test_only_the_broker_writes_can_be_queued(store: Store) -> None:
-    with pytest.raises(ValueError, match="write_nowait takes one of"):
-        store.write_nowait("create_run", "r1", {})
-    with pytest.raises(ValueError, match="write_nowait takes one of"):
-        FaultyStore(store, fail_reads=False, fail_writes=False).write_nowait("close")
+def test_only_a_write_object_can_be_submitted(store: Store) -> None:
+    # What the type checker refuses, a caller without one is told about at once.
+    with pytest.raises(TypeError, match=r"takes a write \(BeginCall, CommitCall.*not str"):
+        store.submit("create_run")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"takes a write \(.*not tuple"):
+        FaultyStore(store, fail_reads=False, fail_writes=False).submit(
+            ("begin_call", "r1"))  # type: ignore[arg-type]
 
 
 def test_a_closed_store_fails_the_future(store_url: str) -> None:
     store = open_store(store_url)
     store.create_run("r1", {})
     store.close()
-    future = store.write_nowait("append_event", "r1", "n", {})
+    future = store.submit(AppendEvent("r1", "n", {}))
     with pytest.raises(StoreUnavailable, match="closed"):
         future.result(timeout=30)
 
@@ -97,10 +109,9 @@ def test_a_closed_store_fails_the_future(store_url: str) -> None:
 def test_faulty_store_refuses_queued_writes_through_its_own_methods(store: Store) -> None:
     store.create_run("r1", {})
     faulty = FaultyStore(store, fail_reads=False, fail_writes=True)
-    future: Future[Any] = faulty.write_nowait("begin_call", "r1", 1, ident(), CAP, digest({}))
+    future: Future[int] = faulty.submit(BeginCall("r1", 1, ident(), CAP, digest({})))
     with pytest.raises(StoreUnavailable, match="injected write failure"):
         future.result(timeout=30)
     assert faulty.faults == 1 and store.list_calls("r1") == []
     faulty.fail_writes = False
-    assert faulty.write_nowait("begin_call", "r1", 1, ident(), CAP,
-                               digest({})).result(timeout=30) > 0
+    assert faulty.submit(BeginCall("r1", 1, ident(), CAP, digest({}))).result(timeout=30) > 0
