@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import Future
+from typing import Any
 
 import pytest
 
@@ -11,6 +12,7 @@ from frostline.contract.records import CallStatus
 from frostline.errors import FrostlineError, RunNotFound, StoreUnavailable
 from frostline.store import Store, open_store
 from frostline.store.writes import (
+    WRITES,
     AppendEvent,
     AppendEvents,
     BeginCall,
@@ -20,6 +22,7 @@ from frostline.store.writes import (
     FinishAttempt,
     PutCertificate,
     SetRunStatus,
+    Write,
 )
 from frostline.testing import FaultyStore
 
@@ -115,3 +118,57 @@ def test_faulty_store_refuses_queued_writes_through_its_own_methods(store: Store
     assert faulty.faults == 1 and store.list_calls("r1") == []
     faulty.fail_writes = False
     assert faulty.submit(BeginCall("r1", 1, ident(), CAP, digest({}))).result(timeout=30) > 0
+
+
+def _every_write(run_id: str, call_id: int, failing_call: int) -> list[Write[Any]]:
+    """One of each write class, in an order that lets each succeed on run `run_id`."""
+    slot = slot_for(run_id, ident(), {"p": 1}, {"v": [1, "ü", None]})
+    return [
+        CommitCall(call_id, slot, event=("executed", {"n": 1})),
+        FailCall(failing_call, {"code": "provider", "message": "no"}),
+        AppendEvent(run_id, "note", {"x": 1.5}),
+        AppendEvents(run_id, [("a", {"i": 0}), ("b", {"i": 1})]),
+        Decide(run_id, "race:#0", {"winner": 2}),
+        PutCertificate(run_id, 1, {"entries": 1}),
+        FinishAttempt(run_id, 1, status="succeeded", invoked=["orchestrate/#0@0"],
+                      result={"x": 1}, stats={"executed": 1}),
+        SetRunStatus(run_id, "succeeded"),
+    ]
+
+
+def _stored(store: Store, run_id: str) -> Any:
+    """What a run holds, without what differs between two runs by construction."""
+    slots = [(s.identity, s.result, s.usage, s.result_digest) for s in store.list_slots(run_id)]
+    calls = [(c.identity, c.status, c.error) for c in store.list_calls(run_id)]
+    events = [(e.kind, e.data) for e in store.list_events(run_id)]
+    attempt = store.get_attempt(run_id, 1)
+    assert attempt is not None
+    run = store.get_run(run_id)
+    assert run is not None
+    return (slots, calls, events, store.list_certificates(run_id),
+            (attempt.status, attempt.invoked, attempt.result, attempt.stats), run.status)
+
+
+def test_each_write_stores_the_same_through_its_sql_and_its_blocking_form(store: Store) -> None:
+    """Every write class, submitted to the SQL store (its `sql` form, on the writer) and to a
+    store that has only the blocking methods (its `apply` form): the same results, the same
+    rows. A write class added without both forms, or with one that writes something else,
+    fails here."""
+    plain = FaultyStore(store, fail_reads=False, fail_writes=False)
+    outcomes = {}
+    for run_id, target in (("via-sql", store), ("via-apply", plain)):
+        store.create_run(run_id, {})
+        store.start_attempt(run_id, source="s", annotated="s", report={})
+        call_id = target.submit(BeginCall(run_id, 1, ident(), CAP, digest({"p": 1}))).result(
+            timeout=30)
+        failing = target.submit(BeginCall(run_id, 1, ident(1), CAP, digest({}))).result(
+            timeout=30)
+        writes = _every_write(run_id, call_id, failing)
+        assert {type(w) for w in writes} | {BeginCall} == set(WRITES)
+        (slot, failed, seq, seqs, decided, cert, attempt, status) = [
+            target.submit(w).result(timeout=30) for w in writes]
+        assert seqs == [seq + 1, seq + 2]  # seqs are global: only their order compares
+        outcomes[run_id] = ((slot.identity, slot.result, slot.result_digest), failed, decided,
+                            cert, (attempt.status, attempt.result), status,
+                            _stored(store, run_id))
+    assert outcomes["via-sql"] == outcomes["via-apply"]
