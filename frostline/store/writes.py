@@ -107,7 +107,9 @@ class Write(abc.ABC, Generic[T]):
 
     @abc.abstractmethod
     def apply(self, store: BlockingWrites) -> T:
-        """Run the write as the store's blocking method (a store without a writer queue)."""
+        """Run the write as the store's blocking method: how a store without a writer queue
+        (`frostline.testing.FaultyStore`) runs what is submitted to it. Such a store
+        implements the blocking methods itself, since `Store`'s own submit the write."""
 
     @abc.abstractmethod
     def sql(self, db: SqlWrites, piped: bool) -> SqlForm[T]:

@@ -172,3 +172,33 @@ def test_each_write_stores_the_same_through_its_sql_and_its_blocking_form(store:
                             cert, (attempt.status, attempt.result), status,
                             _stored(store, run_id))
     assert outcomes["via-sql"] == outcomes["via-apply"]
+
+
+def test_the_interfaces_blocking_writes_are_their_write_submitted_and_waited_for(
+        store: Store) -> None:
+    """`Store`'s own blocking write methods (what a backend with only `submit` gets): each is
+    its write, through the backend's `submit`, and returns what it resolves to."""
+    store.create_run("r1", {})
+    store.start_attempt("r1", source="s", annotated="s", report={})
+    call_id = Store.begin_call(store, "r1", 1, ident(), CAP, digest({"p": 1}))
+    assert [c.call_id for c in store.unresolved_calls("r1")] == [call_id]
+    slot = Store.commit_call(store, call_id, slot_for("r1", ident(), {"p": 1}, {"v": 1}),
+                             event=("executed", {"n": 1}))
+    assert slot == store.get_slot("r1", ident())
+    other = Store.begin_call(store, "r1", 1, ident(1), CAP, digest({}))
+    Store.fail_call(store, other, {"code": "x"})
+    seq = Store.append_event(store, "r1", "note", {})
+    assert Store.append_events(store, "r1", [("a", {})]) == [seq + 1]
+    assert Store.decide(store, "r1", "k", 3) == 3 and Store.decide(store, "r1", "k", 4) == 3
+    Store.put_certificate(store, "r1", 1, {"entries": 1})
+    record = Store.finish_attempt(store, "r1", 1, status="succeeded", result={"x": 1})
+    Store.set_run_status(store, "r1", "succeeded")
+    assert record == store.get_attempt("r1", 1) and record.result == {"x": 1}
+    run = store.get_run("r1")
+    assert run is not None and run.status == "succeeded"
+    assert [c.status for c in store.list_calls("r1")] == [CallStatus.COMMITTED,
+                                                          CallStatus.FAILED]
+    assert [e.kind for e in store.list_events("r1")] == ["executed", "note", "a"]
+    assert store.list_certificates("r1") == [{"entries": 1}]
+    with pytest.raises(RunNotFound):
+        Store.set_run_status(store, "nope", "failed")  # its error, raised to the caller
