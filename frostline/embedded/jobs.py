@@ -270,10 +270,9 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
             # Its text may be a driver's (naming the database's host): the run's owner reads
             # this event, so the detail goes to the operator's log only.
             log.exception("job %s of run %s failed", spec.ticket, spec.run_id)
-            outcome = {}
-            error = {"type": type(exc).__name__, "code": "job_error", "message":
-                     f"the job failed unexpectedly ({type(exc).__name__}); the operator's "
-                     "log has the detail"}
+            outcome, error = {}, {
+                "type": type(exc).__name__, "code": "job_error", "message": "the job failed "
+                f"unexpectedly ({type(exc).__name__}); the operator's log has the detail"}
     attempt = outcome.get("attempt")
     if isinstance(attempt, dict):  # a repair that executed its candidate
         attempt = attempt.get("attempt")
