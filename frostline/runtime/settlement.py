@@ -2,12 +2,11 @@
 
 Writes go to the store as typed write objects (`frostline.store.writes`) without a thread
 hand-off (`Store.submit`), and the store makes them durable in the order they were queued. A
-write is either waited for (`write`: the
-attempt record, before the effect it precedes) or *settled* (`settle`: a commit, a failed-call
-mark, an audit event): queued now, and checked later, in queue order — by `settled(upto)`
-before the next dispatch, and by the broker's drain before the attempt can finish. Queue order
-makes every write queued before a durable one durable too, so checking them costs no wait.
-A settled write that failed stops the run.
+write is either waited for (`write`: the attempt record, before the effect it precedes) or
+*settled* (`settle`: a commit, a failed-call mark, an audit event): queued now, and checked
+later, in queue order — by `settled(upto)` before the next dispatch, and by the broker's drain
+before the attempt can finish. Queue order makes every write queued before a durable one
+durable too, so checking them costs no wait. A settled write that failed stops the run.
 """
 
 from __future__ import annotations
@@ -87,7 +86,7 @@ class Settlement:
         once it is settled and checked — before the next dispatch, or in drain."""
         # Nobody waits for it yet: the store may hold it (a `held` write) briefly so that the
         # next attempt record (which is waited for) shares its transaction and fsync.
-        future = self.start(write)
+        future = self._store.submit(write)
         self.queued += 1
         self._settling.append((self.queued, future, write.operation, on_done))
 

@@ -109,7 +109,7 @@ class Write(abc.ABC, Generic[T]):
     def apply(self, store: BlockingWrites) -> T:
         """Run the write as the store's blocking method: how a store without a writer queue
         (`frostline.testing.FaultyStore`) runs what is submitted to it. Such a store
-        implements the blocking methods itself, since `Store`'s own submit the write."""
+        implements the blocking methods itself (`Store`'s own blocking methods submit)."""
 
     @abc.abstractmethod
     def sql(self, db: SqlWrites, piped: bool) -> SqlForm[T]:
