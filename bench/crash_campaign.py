@@ -10,8 +10,8 @@ itself at one instrumented point of the k-th call:
                       (the reply does not wait for that; see frostline.runtime.broker)
     after_commit      once the commit is durable
 
-The points are instrumented by wrapping the store's writes (`write_nowait` of begin_call /
-commit_call), so the broker under test is the production one. Recovery then runs the same script on the same run id with
+The points are instrumented by wrapping the store's writes (`submit` of BeginCall /
+CommitCall), so the broker under test is the production one. Recovery then runs the same script on the same run id with
 an honest operator: an unresolved call whose execution the provider's own log shows is
 reconciled with its result, any other is abandoned. Counted per trial:
 
@@ -42,7 +42,7 @@ import uuid
 from collections import defaultdict
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -54,7 +54,10 @@ from frostline.providers.provider_log import ProviderLog  # noqa: E402
 from frostline.runtime.execute import execute  # noqa: E402
 from frostline.store import open_store  # noqa: E402
 from frostline.store.base import Store  # noqa: E402
+from frostline.store.writes import BeginCall, CommitCall, Write  # noqa: E402
 from frostline.testing import FaultyStore, InProcessRunner  # noqa: E402
+
+T = TypeVar("T")
 
 POINTS = ("before_write", "after_write", "after_provider", "commit_in_flight", "after_commit")
 SCRIPTS: dict[str, tuple[str, int]] = {
@@ -97,36 +100,29 @@ class KillingStore(FaultyStore):
     def _die(self) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
-    def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        return self._queue(self.inner.write_nowait, method, args, kwargs)
-
-    def write_later(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        # The broker's settled commits come this way; the inner store may hold them briefly.
-        return self._queue(self.inner.write_later, method, args, kwargs)
-
-    def _queue(self, write: Any, method: str, args: tuple[Any, ...],
-               kwargs: dict[str, Any]) -> Future[Any]:
-        if method == "begin_call":
+    def submit(self, write: Write[T]) -> Future[T]:
+        # The inner store's queue (its writer may hold a settled commit briefly).
+        if isinstance(write, BeginCall):
             index, self.begins = self.begins, self.begins + 1
             if self.point == "before_write" and index == self.k:
                 self._die()
-            future = write(method, *args, **kwargs)
+            future = self.inner.submit(write)
             if self.point == "after_write" and index == self.k:
                 # Runs in the store's thread as the record becomes durable, before the broker
                 # hears of it (its callback is added after this one).
                 future.add_done_callback(lambda f: self._die())
             return future
-        if method == "commit_call":
+        if isinstance(write, CommitCall):
             index, self.commits = self.commits, self.commits + 1
             if self.point == "after_provider" and index == self.k:
                 self._die()
-            slot: SlotRecord = args[1]
-            future = write(method, *args, **kwargs)
+            slot: SlotRecord = write.slot
+            future = self.inner.submit(write)
             future.add_done_callback(lambda f: self._committed(f, slot, index))
             if self.point == "commit_in_flight" and index == self.k:
                 self._die()
             return future
-        return write(method, *args, **kwargs)  # type: ignore[no-any-return]
+        return self.inner.submit(write)
 
     def _committed(self, future: Future[Any], slot: SlotRecord, index: int) -> None:
         if future.cancelled() or future.exception() is not None:

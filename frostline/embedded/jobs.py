@@ -30,6 +30,7 @@ from frostline.embedded.queue_stats import QueueStats
 from frostline.embedded.tickets import author_stream, job_stream, new_ticket
 from frostline.errors import DefinitionError, FrostlineError
 from frostline.store.base import Store
+from frostline.store.writes import AppendEvent
 
 log = logging.getLogger("frostline.jobs")
 
@@ -247,8 +248,8 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
     from frostline.runtime import tracing
 
     # Not waited for: durable with the job's first write (queue order), checked at its end.
-    started = store.write_nowait("append_event", spec.stream, "job.started", {
-        "job": spec.ticket, "kind": spec.kind, "worker": worker})
+    started = store.submit(AppendEvent(spec.stream, "job.started", {
+        "job": spec.ticket, "kind": spec.kind, "worker": worker}))
     with tracing.span("frostline.job", run_id=spec.run_id, job=spec.ticket, kind=spec.kind,
                       worker=worker):
         try:
@@ -265,10 +266,9 @@ def run_job(store: Store, spec: JobSpec, body: JobBody, *, worker: str) -> dict[
             # Its text may be a driver's (naming the database's host): the run's owner reads
             # this event, so the detail goes to the operator's log only.
             log.exception("job %s of run %s failed", spec.ticket, spec.run_id)
-            outcome = {}
-            error = {"type": type(exc).__name__, "code": "job_error", "message":
-                     f"the job failed unexpectedly ({type(exc).__name__}); the operator's "
-                     "log has the detail"}
+            outcome, error = {}, {
+                "type": type(exc).__name__, "code": "job_error", "message": "the job failed "
+                f"unexpectedly ({type(exc).__name__}); the operator's log has the detail"}
     attempt = outcome.get("attempt")
     if isinstance(attempt, dict):  # a repair that executed its candidate
         attempt = attempt.get("attempt")

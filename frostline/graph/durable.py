@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +71,7 @@ from frostline.runtime.certificates import current as current_certificate
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
 from frostline.runtime.spent import catalog_prices, spent_usd
 from frostline.store.base import Store
+from frostline.store.writes import AppendEvent, FinishAttempt, PutCertificate, SetRunStatus
 
 SITE_PREFIX = "graph"
 _PERMISSIVE = {"type": "object"}
@@ -408,14 +410,14 @@ def _finish(store: Store, run_id: str, number: int, status: str, result: RunResu
     # attempt's record, the run's status and the event are queued together, in this order:
     # one transaction, each write with its own outcome (the first failure is raised).
     cert = current_certificate(store, run_id, number)
-    writes = [
-        store.write_nowait("put_certificate", run_id, number, cert),
-        store.write_nowait("finish_attempt", run_id, number, status=status, error=error,
-                           stats=totals, invoked=[str(c["identity"]) for c in rows],
-                           result=result.to_dict() if result is not None else None),
-        store.write_nowait("set_run_status", run_id, status),
-        store.write_nowait("append_event", run_id, "attempt_finished", {
-            "attempt": number, "status": status, "executed": executed, "replayed": replayed})]
+    writes: list[Future[Any]] = [
+        store.submit(PutCertificate(run_id, number, cert)),
+        store.submit(FinishAttempt(run_id, number, status=status, error=error, stats=totals,
+                                   invoked=[str(c["identity"]) for c in rows],
+                                   result=result.to_dict() if result is not None else None)),
+        store.submit(SetRunStatus(run_id, status)),
+        store.submit(AppendEvent(run_id, "attempt_finished", {
+            "attempt": number, "status": status, "executed": executed, "replayed": replayed}))]
     for write in writes:
         write.result()
     return DurableOutcome(run_id, number, status, result, executed, replayed, error)

@@ -16,6 +16,7 @@ from typing import Any
 
 from frostline.contract.jsonshape import storable_copy
 from frostline.runtime.settlement import Settlement
+from frostline.store.writes import AppendEvent, AppendEvents
 
 # Buffered events written per transaction at most. A replay has no effect to make durable, so
 # its audit row may wait for company; it never waits past the next other event, the next
@@ -44,8 +45,8 @@ class AuditTrail:
         quotes (a provider's message, a script's error) is kept storable (`storable_copy`)."""
         self.flush()
         self._settlement.settle(self._settlement.stops_on_failure(f"event {kind}"),
-                                "append_event", self._run_id, kind,
-                                storable_copy({"attempt": self._attempt, **data}))
+                                AppendEvent(self._run_id, kind,
+                                            storable_copy({"attempt": self._attempt, **data})))
 
     def replay(self, identity: str, capability: str, digest: str, committed_in: int,
                moved_from: str | None = None) -> None:
@@ -70,7 +71,7 @@ class AuditTrail:
         if self._buffer:
             batch, self._buffer = self._buffer, []
             self._settlement.settle(self._settlement.stops_on_failure("buffered events"),
-                                    "append_events", self._run_id, batch)
+                                    AppendEvents(self._run_id, batch))
 
     def buffered(self) -> bool:
         """Whether buffered events wait to be queued."""

@@ -26,7 +26,7 @@ a caller notes with `note`, a graph run's ledger) are buffered and written in ba
 `drain()`, so the log still holds one `replay` event per replayed identity, in invocation
 order.
 
-Writes go to the store without a thread hand-off (`Store.write_nowait`), and the store makes
+Writes go to the store as typed write objects without a thread hand-off (`Store.submit`), and the store makes
 them durable in the order they were queued. Only the attempt record is waited for before the
 effect it precedes. A commit, a failed-call mark and an audit event are *settled* instead: the
 reply goes back to the script while the write becomes durable, and nothing observable may
@@ -74,6 +74,7 @@ from frostline.runtime.rule import Rule
 from frostline.runtime.settlement import Settlement
 from frostline.runtime.waits import WaitDesk
 from frostline.store.base import Store
+from frostline.store.writes import Decide
 
 __all__ = ["REPLAY_BATCH", "Broker", "BrokerStats", "Reply", "StoreSink"]
 
@@ -249,7 +250,7 @@ class Broker:
         if self._stop.error is not None:
             return stop_reply(self._stop.error)
         try:
-            stored = await self._writes.write("decide", self.run_id, key, value)
+            stored = await self._writes.write(Decide(self.run_id, key, value))
         except StoreUnavailable as exc:
             self._stop.stop(exc)
             return stop_reply(exc)

@@ -48,6 +48,7 @@ from frostline.runtime.call import (
 from frostline.runtime.settlement import OnDone, Settlement
 from frostline.runtime.waits import Delivery, WaitDesk
 from frostline.store.base import Store
+from frostline.store.writes import BeginCall, CommitCall, FailCall
 
 log = logging.getLogger("frostline.broker")
 _decode = json.JSONDecoder().decode
@@ -143,8 +144,8 @@ class Dispatcher:
         """A free read-only call, sent while its attempt record becomes durable. Its result
         reaches the script only once the record is durable, every write queued before it
         succeeded, and nothing stopped the run: exactly as if it had been sent after."""
-        begun = self._writes.start("begin_call", self._run_id, self._attempt, call.identity,
-                                   call.capability, call.digest, call.key)
+        begun = self._writes.start(BeginCall(self._run_id, self._attempt, call.identity,
+                                             call.capability, call.digest, call.key))
         self._stats.provider_calls += 1
         try:
             produced: ProviderResult | Exception = await self._invoke(call)
@@ -202,10 +203,9 @@ class Dispatcher:
             # it exists exactly when the commit does. Buffered replays go first. The
             # reply does not wait for durability (see the module docstring).
             self._trail.flush()
-            self._writes.settle(self._commit_checker(call, slot, result), "commit_call",
-                                call_id, slot,
-                                event=("executed", {"attempt": self._attempt, **audit}),
-                                resolve_pending="retry_of" in row)
+            self._writes.settle(self._commit_checker(call, slot, result), CommitCall(
+                call_id, slot, event=("executed", {"attempt": self._attempt, **audit}),
+                resolve_pending="retry_of" in row))
         else:  # fail-open with no attempt record: nothing to commit, audit on its own
             self._trail.event("executed", audit)
         return {"ok": True, "result": result}
@@ -225,7 +225,7 @@ class Dispatcher:
         call.conclude("failed", shown)
         if call_id is not None:
             self._writes.settle(self._writes.stops_on_failure("fail_call"),
-                                "fail_call", call_id, shown)
+                                FailCall(call_id, shown))
         self._trail.event("provider_error", shown)
         return raise_reply(err)
 
@@ -257,9 +257,9 @@ class Dispatcher:
             what = ("sent (read-only, free) but its result was discarded, because the run "
                     "stopped before its attempt record was settled: " if sent else
                     "the run stopped before this call was dispatched: ")
-            self._writes.settle(self._writes.stops_on_failure("fail_call"), "fail_call",
-                                call_id, {"code": "not_delivered" if sent else "not_dispatched",
-                                          "message": what + stopped.message})
+            self._writes.settle(self._writes.stops_on_failure("fail_call"), FailCall(
+                call_id, {"code": "not_delivered" if sent else "not_dispatched",
+                          "message": what + stopped.message}))
         return stop_reply(stopped)
 
     def _commit_checker(self, call: Call, slot: SlotRecord, result: Any) -> OnDone:
@@ -280,9 +280,9 @@ class Dispatcher:
 
     async def _begin(self, call: Call) -> int | None:
         """Write the durable attempt record; None only when fail-open let a failure pass."""
-        return await self._begun(call, self._writes.start(
-            "begin_call", self._run_id, self._attempt, call.identity, call.capability,
-            call.digest, call.key))
+        return await self._begun(call, self._writes.start(BeginCall(
+            self._run_id, self._attempt, call.identity, call.capability, call.digest,
+            call.key)))
 
     async def _begun(self, call: Call, begun: Future[Any]) -> int | None:
         """The attempt record `begun` once durable; None only when fail-open let a failure

@@ -61,6 +61,7 @@ from frostline.runtime.runners import Job, Runner, ScriptOutcome
 from frostline.runtime.spent import catalog_prices, prior_of
 from frostline.script.spend import Prior
 from frostline.store.base import Store
+from frostline.store.writes import AppendEvent, FinishAttempt, PutCertificate, SetRunStatus
 
 log = logging.getLogger("frostline.execute")
 
@@ -250,8 +251,8 @@ async def _attempt(store: Store, run_id: str, source: str, args: Any, env: Envel
     number = attempt.number
     trace.record_rebinding(store, run_id, number, rebinding)  # durable before the first call
     # Not waited for: durable with the next write (queue order), checked as the attempt ends.
-    pending = [store.write_nowait("append_event", run_id, "attempt_started", {
-        "attempt": number, "frozen": len(prefix), "catalog": catalog_digest})]
+    pending: list[Future[Any]] = [store.submit(AppendEvent(run_id, "attempt_started", {
+        "attempt": number, "frozen": len(prefix), "catalog": catalog_digest}))]
     note_catalog_changes(store, run_id, attempt, prefix)
 
     # 4. crashes left behind: unresolved side-effecting attempts fail closed
@@ -371,8 +372,8 @@ def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Pre
     from frostline.runtime import certificates
 
     # The certificate is written with the attempt's record (see _finish).
-    pending.append(store.write_nowait("put_certificate", run_id, number,
-                                      certificates.current(store, run_id, number)))
+    pending.append(store.submit(PutCertificate(run_id, number,
+                                               certificates.current(store, run_id, number))))
     stats = broker.stats
     return _finish(store, run_id, number, status, error=error, gate=gate_result,
                    invoked=[str(i) for i in broker.invoked], orphans=report_o.texts(),
@@ -446,13 +447,13 @@ def _finish(store: Store, run_id: str, number: int, status: str, *,
         "exit_code": exit_code_of(status, error)}
     totals = storable_copy(totals)
     writes = [*(pending or []),
-              store.write_nowait("finish_attempt", run_id, number, status=status, gate=gate,
-                                 invoked=invoked or [], orphans=orphans or [], result=result,
-                                 error=error, stats=totals),
-              store.write_nowait("set_run_status", run_id, status),
-              store.write_nowait("append_event", run_id, "attempt_finished", {
+              store.submit(FinishAttempt(run_id, number, status=status, gate=gate,
+                                         invoked=invoked or [], orphans=orphans or [],
+                                         result=result, error=error, stats=totals)),
+              store.submit(SetRunStatus(run_id, status)),
+              store.submit(AppendEvent(run_id, "attempt_finished", {
                   "attempt": number, "status": status, "executed": totals["executed"],
-                  "replayed": totals["replayed"]})]
+                  "replayed": totals["replayed"]}))]
     for write in writes:
         write.result()
     return AttemptOutcome(

@@ -1,13 +1,14 @@
 """Write settlement: the store writes of one attempt, and when each must be known to be durable.
 
-Writes go to the store without a thread hand-off (`Store.write_nowait`), and the store makes
-them durable in the order they were queued. A write is either waited for (`write`: the
-attempt record, before the effect it precedes) or *settled* (`settle`: a commit, a failed-call
-mark, an audit event): queued now, and checked later, in queue order — by `settled(upto)`
-before the next dispatch, and by the broker's drain before the attempt can finish. Queue order
-makes every write queued before a durable one durable too, so checking them costs no wait.
-A settled write that failed stops the run: the settlement does not keep the run's stop
-itself, it tells its `on_failure` (the broker's `RunStop.stop`).
+Writes go to the store as typed write objects (`frostline.store.writes`) without a thread
+hand-off (`Store.submit`), and the store makes them durable in the order they were queued. A
+write is either waited for (`write`: the attempt record, before the effect it precedes) or
+*settled* (`settle`: a commit, a failed-call mark, an audit event): queued now, and checked
+later, in queue order — by `settled(upto)` before the next dispatch, and by the broker's drain
+before the attempt can finish. Queue order makes every write queued before a durable one
+durable too, so checking them costs no wait. A settled write that failed stops the run:
+the settlement does not keep the run's stop itself, it tells its `on_failure` (the broker's
+`RunStop.stop`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypeVar
 
 from frostline.errors import FrostlineError, StoreUnavailable
 from frostline.store.base import Store
+from frostline.store.writes import Write
 
 log = logging.getLogger("frostline.broker")
+
+T = TypeVar("T")
 
 OnDone = Callable[[BaseException | None, Any], None]  # (error, value) of a settled write
 OnFailure = Callable[[FrostlineError], None]  # stops the run
@@ -34,8 +38,8 @@ class Settlement:
     Example::
 
         writes = Settlement(store, "run-1", stop.stop)
-        call_id = await writes.write("begin_call", ...)        # durable on return
-        writes.settle(writes.stops_on_failure("fail_call"), "fail_call", call_id, error)
+        call_id = await writes.write(BeginCall(...))           # durable on return
+        writes.settle(writes.stops_on_failure("fail_call"), FailCall(call_id, error))
         await writes.settled(writes.queued)                    # checked, in queue order
     """
 
@@ -58,35 +62,35 @@ class Settlement:
         err.__cause__ = exc
         return err
 
-    async def write(self, method: str, *args: Any, **kwargs: Any) -> Any:
+    async def write(self, write: Write[T]) -> T:
         """Queue a write and wait until it is durable; any failure becomes StoreUnavailable
         (a FrostlineError the store raised on purpose passes through)."""
-        return await self.durable(method, self.start(method, *args, **kwargs))
+        return await self.durable(write.operation, self.start(write))
 
-    def start(self, method: str, *args: Any, **kwargs: Any) -> Future[Any]:
+    def start(self, write: Write[T]) -> Future[T]:
         """Queue a write that will be waited for (with `durable`), and return at once."""
         try:
-            return self._store.write_nowait(method, *args, **kwargs)
+            return self._store.submit(write)
         except Exception as exc:  # a store that refuses at once fails the future
-            failed: Future[Any] = Future()
+            failed: Future[T] = Future()
             failed.set_exception(exc)
             return failed
 
-    async def durable(self, method: str, future: Future[Any]) -> Any:
+    async def durable(self, operation: str, future: Future[T]) -> T:
         """Wait until a write `start` queued is durable; as `write` says of failures."""
         try:
             return await asyncio.wrap_future(future)
         except Exception as exc:
-            raise self.unavailable(method, exc) from exc
+            raise self.unavailable(operation, exc) from exc
 
-    def settle(self, on_done: OnDone, method: str, *args: Any, **kwargs: Any) -> None:
+    def settle(self, on_done: OnDone, write: Write[Any]) -> None:
         """Queue a write whose durability no reply waits for; `on_done(error, value)` runs
         once it is settled and checked — before the next dispatch, or in drain."""
-        # Nobody waits for it yet: the store may hold it briefly so that the next attempt
-        # record (which is waited for) shares its transaction and fsync.
-        future = self._store.write_later(method, *args, **kwargs)
+        # Nobody waits for it yet: the store may hold it (a `held` write) briefly so that the
+        # next attempt record (which is waited for) shares its transaction and fsync.
+        future = self._store.submit(write)
         self.queued += 1
-        self._settling.append((self.queued, future, method, on_done))
+        self._settling.append((self.queued, future, write.operation, on_done))
 
     def pending(self) -> bool:
         """Whether a queued write is still unchecked."""

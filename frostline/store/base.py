@@ -14,20 +14,32 @@ Invariants every backend keeps:
 from __future__ import annotations
 
 import abc
-import os
-import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from frostline.contract.identity import Identity
 from frostline.contract.records import AttemptRecord, CallRecord, Event, RunRecord, SlotRecord
 from frostline.contract.waits import AnswerRecord, WaitRecord
 from frostline.store.jsontext import json_text
 from frostline.store.principals import TokenRecord
+from frostline.store.writes import (
+    AppendEvent,
+    AppendEvents,
+    BeginCall,
+    CommitCall,
+    Decide,
+    FailCall,
+    FinishAttempt,
+    PutCertificate,
+    SetRunStatus,
+    Write,
+)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -84,8 +96,9 @@ class Store(abc.ABC):
         so its owner sees what is there, and False returned (False too when it is no longer
         being authored: a run, or gone)."""
 
-    @abc.abstractmethod
-    def set_run_status(self, run_id: str, status: str) -> None: ...
+    def set_run_status(self, run_id: str, status: str) -> None:
+        """`SetRunStatus`, waited for."""
+        self.submit(SetRunStatus(run_id, status)).result()
 
     # attempts -----------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -95,12 +108,15 @@ class Store(abc.ABC):
         """Open attempt number max+1 with status 'running', recording the args it runs with
         and the digest of the catalog it runs under (see `put_catalog`)."""
 
-    @abc.abstractmethod
     def finish_attempt(self, run_id: str, number: int, *, status: str,
                        gate: dict[str, Any] | None = None, invoked: list[str] | None = None,
                        orphans: list[str] | None = None, result: Any = None,
                        error: dict[str, Any] | None = None,
-                       stats: dict[str, Any] | None = None) -> AttemptRecord: ...
+                       stats: dict[str, Any] | None = None) -> AttemptRecord:
+        """`FinishAttempt`, waited for: the attempt as stored."""
+        return self.submit(FinishAttempt(run_id, number, status=status, gate=gate,
+                                         invoked=invoked, orphans=orphans, result=result,
+                                         error=error, stats=stats)).result()
 
     @abc.abstractmethod
     def list_attempts(self, run_id: str) -> list[AttemptRecord]: ...
@@ -145,12 +161,12 @@ class Store(abc.ABC):
     def get_slot(self, run_id: str, identity: Identity) -> SlotRecord | None: ...
 
     # call attempts ------------------------------------------------------------------------------
-    @abc.abstractmethod
     def begin_call(self, run_id: str, attempt: int, identity: Identity, capability: str,
                    digest: str, idempotency_key: str | None = None) -> int:
-        """Durably record a pending dispatch; returns the call id."""
+        """Durably record a pending dispatch; returns the call id (`BeginCall`, waited for)."""
+        return self.submit(BeginCall(run_id, attempt, identity, capability, digest,
+                                     idempotency_key)).result()
 
-    @abc.abstractmethod
     def commit_call(self, call_id: int, slot: SlotRecord, *,
                     event: tuple[str, dict[str, Any]] | None = None,
                     resolve_pending: bool = False) -> SlotRecord:
@@ -162,11 +178,14 @@ class Store(abc.ABC):
         pending from a crash (this call retried them: same idempotency key, or a read-only
         re-execution) are marked reconciled in that transaction too, with a `call.reconciled`
         event. Returns the stored slot (the existing one when the identity was already
-        committed).
+        committed). `CommitCall`, waited for.
         """
+        return self.submit(CommitCall(call_id, slot, event=event,
+                                      resolve_pending=resolve_pending)).result()
 
-    @abc.abstractmethod
-    def fail_call(self, call_id: int, error: dict[str, Any]) -> None: ...
+    def fail_call(self, call_id: int, error: dict[str, Any]) -> None:
+        """Mark a pending call failed (`FailCall`, waited for)."""
+        self.submit(FailCall(call_id, error)).result()
 
     @abc.abstractmethod
     def list_calls(self, run_id: str) -> list[CallRecord]: ...
@@ -204,8 +223,9 @@ class Store(abc.ABC):
     def get_catalog(self, digest: str) -> list[dict[str, Any]] | None: ...
 
     # certificates, decisions, events ------------------------------------------------------------
-    @abc.abstractmethod
-    def put_certificate(self, run_id: str, attempt: int, certificate: dict[str, Any]) -> None: ...
+    def put_certificate(self, run_id: str, attempt: int, certificate: dict[str, Any]) -> None:
+        """`PutCertificate`, waited for."""
+        self.submit(PutCertificate(run_id, attempt, certificate)).result()
 
     @abc.abstractmethod
     def list_certificates(self, run_id: str) -> list[dict[str, Any]]: ...
@@ -234,19 +254,22 @@ class Store(abc.ABC):
         """The rebinding rows of one attempt (or of every attempt), each {attempt, identity,
         bound_to}, ordered by attempt and identity."""
 
-    @abc.abstractmethod
     def decide(self, run_id: str, key: str, value: Any) -> Any:
-        """Record a decision (e.g. a race winner) if absent; return the stored value."""
+        """Record a decision (e.g. a race winner) if absent; return the stored value
+        (`Decide`, waited for)."""
+        return self.submit(Decide(run_id, key, value)).result()
 
-    @abc.abstractmethod
-    def append_event(self, run_id: str, kind: str, data: dict[str, Any]) -> int: ...
+    def append_event(self, run_id: str, kind: str, data: dict[str, Any]) -> int:
+        """Append one event; its seq (`AppendEvent`, waited for)."""
+        return self.submit(AppendEvent(run_id, kind, data)).result()
 
-    @abc.abstractmethod
     def append_events(self, run_id: str, events: list[tuple[str, dict[str, Any]]]) -> list[int]:
         """Append `(kind, data)` events in order, in one transaction; return their seqs.
 
         All or nothing: a batch that cannot be stored leaves no event of it behind.
+        `AppendEvents`, waited for.
         """
+        return self.submit(AppendEvents(run_id, events)).result()
 
     @abc.abstractmethod
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]: ...
@@ -303,9 +326,10 @@ class Store(abc.ABC):
         runner), valid for `expires_in_s` seconds (None: until revoked); stores only its hash
         and public prefix; returns the token."""
 
-    @abc.abstractmethod
     def principal_for_token(self, token: str) -> str | None:
         """The principal of an active token; None for an unknown, revoked or expired one."""
+        record = self.authenticate(token)
+        return None if record is None else record.principal
 
     @abc.abstractmethod
     def authenticate(self, token: str) -> TokenRecord | None:
@@ -322,33 +346,19 @@ class Store(abc.ABC):
         prefix or whole value). Returns them as now stored, [] when `target` names none;
         DefinitionError when `target` is ambiguous."""
 
-    # writes without waiting ---------------------------------------------------------------------
-    NOWAIT_WRITES = frozenset({"begin_call", "commit_call", "fail_call", "append_event",
-                               "append_events", "decide", "put_certificate", "finish_attempt",
-                               "set_run_status"})
+    # writes -------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def submit(self, write: Write[T]) -> Future[T]:
+        """Start `write` (one of `frostline.store.writes`) and return a future of its result
+        at once.
 
-    def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        """Start the write `method(*args, **kwargs)` and return a future of its result at once.
-
-        `method` is one of `NOWAIT_WRITES`. The future resolves once the write is durable, or
-        with its error (a bad argument included). Writes started this way from one thread
-        become durable in the order they were started. SQL stores queue the write on their
-        group-commit writer directly; this default runs the blocking method on one worker
-        thread per store, which keeps the order.
+        The future resolves once the write is durable, or with its error (a bad argument
+        included); anything but a write is a TypeError (`writes.check_write`). Writes
+        submitted from one thread become durable in the order they were submitted. The
+        blocking write methods above are their write, submitted and waited for. SQL stores
+        queue the write on their group-commit writer, where a write nobody waits for yet may
+        be held briefly for company (`Write.held`).
         """
-        if method not in self.NOWAIT_WRITES:
-            raise ValueError(f"write_nowait takes one of {', '.join(sorted(self.NOWAIT_WRITES))}"
-                             f", not {method!r}")
-        return _ordered_worker(self).submit(getattr(self, method), *args, **kwargs)
-
-    def write_later(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        """`write_nowait` for a write whose durability nobody waits for yet (a settled commit).
-
-        The order guarantee is the same. A store with a group-commit writer may hold such a
-        write for up to a millisecond, so that a write queued right after it (the next call's
-        attempt record) shares its transaction and its fsync; this default does not wait.
-        """
-        return self.write_nowait(method, *args, **kwargs)
 
     # concurrency --------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -370,15 +380,3 @@ class Store(abc.ABC):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-_workers_guard = threading.Lock()
-
-
-def _ordered_worker(store: Store) -> ThreadPoolExecutor:
-    """The store's one write thread (per process: a forked child starts its own)."""
-    with _workers_guard:
-        entry: tuple[int, ThreadPoolExecutor] | None = store.__dict__.get("_write_worker")
-        if entry is None or entry[0] != os.getpid():
-            entry = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="frostline-write"))
-            store.__dict__["_write_worker"] = entry
-        return entry[1]

@@ -30,12 +30,11 @@ import psycopg
 from psycopg.types.json import Json
 from psycopg.types.string import TextLoader
 
-from frostline.contract.identity import Identity, path_text
+from frostline.contract.identity import path_text
 from frostline.contract.records import SlotRecord
 from frostline.errors import RunBusy, StoreNotFound, StoreUnavailable
 from frostline.store import schema
 from frostline.store.groupcommit import Finisher, PipelineAborted, SlowPath
-from frostline.store.jsontext import json_text
 from frostline.store.lock_sessions import LockSessions
 from frostline.store.pq_pipeline import (
     FLOAT8,
@@ -48,8 +47,8 @@ from frostline.store.pq_pipeline import (
     Row,
 )
 from frostline.store.sql import SLOT_COLUMNS, SqlStore
-from frostline.store.sql_calls import CommitParams
 from frostline.store.sql_history import event_kind
+from frostline.store.sqlbase import CommitParams
 from frostline.store.url import redact
 
 CONNECT_TIMEOUT_S = 10
@@ -244,21 +243,12 @@ class PostgresStore(SqlStore):
                                     slot.occurrence)).fetchone()
 
     # pipelined writes: one statement each, its rows read after the commit (see groupcommit) --
-    def _begin_call_pipe(self, run_id: str, attempt: int, identity: Identity, capability: str,
-                         digest: str, idempotency_key: str | None = None) -> Piped:
-        now = self._clock()
-        return Piped(_BEGIN_CALL, (run_id, identity.site, path_text(identity.path),
-                                   identity.occurrence, capability, digest, attempt,
-                                   idempotency_key, now, now), _first_int)
+    def _piped_begin_call(self, params: tuple[Any, ...]) -> Piped:
+        return Piped(_BEGIN_CALL, params, _first_int)
 
-    def _commit_call_pipe(self, call_id: int, slot: SlotRecord, *,
-                          event: tuple[str, dict[str, Any]] | None = None,
-                          resolve_pending: bool = False,
-                          prepared: CommitParams | None = None) -> Piped | None:
-        if resolve_pending:
-            return None  # rare (a retried crash): the general path
-        result, digests, usage, audit, now = prepared or self._commit_call_prep(
-            call_id, slot, event=event)
+    def _piped_commit_call(self, call_id: int, slot: SlotRecord,
+                           prepared: CommitParams) -> Piped:
+        result, digests, usage, audit, now = prepared
 
         def finish(conn: Any, rows: list[Row]) -> SlotRecord:
             row = rows[0] if rows else None
@@ -270,16 +260,12 @@ class PostgresStore(SqlStore):
         return Piped(_COMMIT_IN_ONE_HOT, self._commit_params(
             call_id, slot, result, usage, audit, now, digests), finish)
 
-    def _append_event_pipe(self, run_id: str, kind: str, data: dict[str, Any]) -> Piped:
-        return Piped(_INSERT_EVENT_HOT, (run_id, self._clock(), event_kind(kind),
-                                         self._j(data, "event")), _first_int)
+    def _piped_append_event(self, run_id: str, kind: str, payload: Any, now: float) -> Piped:
+        return Piped(_INSERT_EVENT_HOT, (run_id, now, event_kind(kind), payload), _first_int)
 
-    def _append_events_pipe(self, run_id: str,
-                            events: list[tuple[str, dict[str, Any]]]) -> Piped:
-        # The op (queued beside this) has validated `events`; a graph's ledger batch and a
-        # broker's replay batch travel in the pipeline of the attempt record they precede.
-        rows = [(event_kind(kind), json_text(data, "event")) for kind, data in events]
-        return Piped(_INSERT_EVENTS_HOT, _events_params(run_id, self._clock(), rows),
+    def _piped_append_events(self, run_id: str, now: float,
+                             rows: list[tuple[str, str]]) -> Piped:
+        return Piped(_INSERT_EVENTS_HOT, _events_params(run_id, now, rows),
                      lambda _conn, found: _event_seqs(found, len(rows)))
 
     def _insert_events(self, conn: Any, run_id: str, ts: float,

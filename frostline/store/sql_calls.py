@@ -6,7 +6,6 @@ abandoned or reconciled, and its commit writes the slot in the same transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from frostline.contract.certificate import entry_digest, result_digest
@@ -26,6 +25,7 @@ from frostline.errors import (
 from frostline.store.jsontext import json_text as dumps
 from frostline.store.sql_history import event_kind
 from frostline.store.sqlbase import SqlBackend
+from frostline.store.writes import BeginCall, CommitCall, FailCall, SqlForm
 
 SLOT_COLUMNS = ("run_id, site, path, occurrence, capability, digest, result, usage, attempt, "
                 "committed_at, result_digest, entry_digest")
@@ -37,8 +37,6 @@ _DIGEST_COLUMNS = ("run_id, site, path, occurrence, capability, digest, "
 # A spend's read: every column but the result.
 _USAGE_COLUMNS = ("run_id, site, path, occurrence, capability, digest, NULL, usage, attempt, "
                   "committed_at, result_digest, entry_digest")
-# (result JSON, (result digest, link digest), usage JSON, audit (kind, JSON) or None, time)
-CommitParams = tuple[Any, tuple[str, str], Any, tuple[str, Any] | None, float]
 _CALL_COLS = ("call_id, run_id, site, path, occurrence, capability, digest, attempt, status, "
               "idempotency_key, error, created_at, updated_at")
 
@@ -106,47 +104,41 @@ class CallQueries(SqlBackend):
     # call attempts ------------------------------------------------------------------------------
     def begin_call(self, run_id: str, attempt: int, identity: Identity, capability: str,
                    digest: str, idempotency_key: str | None = None) -> int:
-        return self._write("begin_call", self._begin_call_op(
-            run_id, attempt, identity, capability, digest, idempotency_key))
+        return self._write("begin_call", self.begin_call_sql(BeginCall(
+            run_id, attempt, identity, capability, digest, idempotency_key), False).run)
 
-    def _begin_call_op(self, run_id: str, attempt: int, identity: Identity, capability: str,
-                       digest: str, idempotency_key: str | None = None) -> Callable[[Any], int]:
+    def begin_call_sql(self, write: BeginCall, piped: bool) -> SqlForm[int]:
         now = self._clock()
-        params = (run_id, identity.site, path_text(identity.path), identity.occurrence,
-                  capability, digest, attempt, idempotency_key, now, now)
+        identity = write.identity
+        params = (write.run_id, identity.site, path_text(identity.path), identity.occurrence,
+                  write.capability, write.digest, write.attempt, write.idempotency_key, now, now)
 
         def op(conn: Any) -> int:
             rows = self._insert_for_run(
-                conn, run_id,
+                conn, write.run_id,
                 "INSERT INTO calls (run_id, site, path, occurrence, capability, digest, attempt, "
                 "status, idempotency_key, error, created_at, updated_at) VALUES "
                 "(?, ?, ?, ?, ?, ?, ?, 'pending', ?, NULL, ?, ?) RETURNING call_id", params)
             return int(rows[0][0])
 
-        return op
+        return SqlForm(op, self._piped_begin_call(params) if piped else None)
 
     def commit_call(self, call_id: int, slot: SlotRecord, *,
                     event: tuple[str, dict[str, Any]] | None = None,
                     resolve_pending: bool = False) -> SlotRecord:
-        return self._write("commit_call", self._commit_call_op(
-            call_id, slot, event=event, resolve_pending=resolve_pending))
+        return self._write("commit_call", self.commit_call_sql(CommitCall(
+            call_id, slot, event=event, resolve_pending=resolve_pending), False).run)
 
-    def _commit_call_prep(self, call_id: int, slot: SlotRecord, *,
-                          event: tuple[str, dict[str, Any]] | None = None,
-                          resolve_pending: bool = False) -> CommitParams:
-        """A commit's parameters, encoded once for its general and its pipelined form: the
-        result's JSON and (result, link) digests, the usage's JSON, the audit event, the time."""
+    def commit_call_sql(self, write: CommitCall, piped: bool) -> SqlForm[SlotRecord]:
+        """A commit's parameters are encoded once for its general and its pipelined form:
+        the result's JSON and (result, link) digests, the usage's JSON, the audit event, the
+        time."""
+        call_id, slot, resolve_pending = write.call_id, write.slot, write.resolve_pending
         result, digests = self._result_param(slot, slot.result)
         usage = self._j(slot.usage, "usage")
+        event = write.event
         audit = None if event is None else (event_kind(event[0]), self._j(event[1], "event"))
-        return result, digests, usage, audit, self._clock()
-
-    def _commit_call_op(self, call_id: int, slot: SlotRecord, *,
-                        event: tuple[str, dict[str, Any]] | None = None,
-                        resolve_pending: bool = False,
-                        prepared: CommitParams | None = None) -> Callable[[Any], SlotRecord]:
-        result, digests, usage, audit, now = prepared or self._commit_call_prep(
-            call_id, slot, event=event)
+        now = self._clock()
 
         def op(conn: Any) -> SlotRecord:
             fast = self._commit_in_one(conn, call_id, slot, result, usage, audit, now, digests)
@@ -190,7 +182,10 @@ class CallQueries(SqlBackend):
             return self._slot(inserted[0] if inserted else
                               self._get_slot(conn, run_id, identity)[0])
 
-        return op
+        # A commit that resolves a retried crash is rare: it takes the general path.
+        pipe = None if not piped or resolve_pending else self._piped_commit_call(
+            call_id, slot, (result, digests, usage, audit, now))
+        return SqlForm(op, pipe)
 
     def _resolve_retried(self, conn: Any, run_id: str, identity: Identity, call_id: int,
                          capability: str, call_digest: str, now: float) -> None:
@@ -230,11 +225,10 @@ class CallQueries(SqlBackend):
         return self._json_param(text), result_digest(self._json_value(text))
 
     def fail_call(self, call_id: int, error: dict[str, Any]) -> None:
-        self._write("fail_call", self._fail_call_op(call_id, error))
+        self._write("fail_call", self.fail_call_sql(FailCall(call_id, error), False).run)
 
-    def _fail_call_op(self, call_id: int, error: dict[str, Any]) -> Callable[[Any], None]:
-        err = self._j(error, "error")
-        now = self._clock()
+    def fail_call_sql(self, write: FailCall, piped: bool) -> SqlForm[None]:
+        call_id, err, now = write.call_id, self._j(write.error, "error"), self._clock()
 
         def op(conn: Any) -> None:
             cur = self._x(conn, "UPDATE calls SET status = 'failed', error = ?, updated_at = ? "
@@ -246,7 +240,7 @@ class CallQueries(SqlBackend):
                                      "only a pending call can fail", call_id=call_id,
                                      status=call.status.value)
 
-        return op
+        return SqlForm(op)
 
     def list_calls(self, run_id: str) -> list[CallRecord]:
         rows = self._read("list_calls", lambda c: self._x(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
 from typing import Any
 
 from frostline.contract.records import (
@@ -14,6 +13,7 @@ from frostline.contract.records import (
 from frostline.errors import DefinitionError, StoreUnavailable
 from frostline.store.jsontext import json_text
 from frostline.store.sqlbase import SqlBackend
+from frostline.store.writes import AppendEvent, AppendEvents, Decide, PutCertificate, SqlForm
 
 _ARTIFACT_REF = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -77,18 +77,19 @@ class HistoryQueries(SqlBackend):
 
     # certificates, decisions, events ------------------------------------------------------------
     def put_certificate(self, run_id: str, attempt: int, certificate: dict[str, Any]) -> None:
-        self._write("put_certificate", self._put_certificate_op(run_id, attempt, certificate))
+        self._write("put_certificate", self.put_certificate_sql(
+            PutCertificate(run_id, attempt, certificate), False).run)
 
-    def _put_certificate_op(self, run_id: str, attempt: int,
-                            certificate: dict[str, Any]) -> Callable[[Any], None]:
-        body, now = self._j(certificate, "certificate"), self._clock()
+    def put_certificate_sql(self, write: PutCertificate, piped: bool) -> SqlForm[None]:
+        run_id, attempt = write.run_id, write.attempt
+        body, now = self._j(write.certificate, "certificate"), self._clock()
 
         def op(conn: Any) -> None:
             self._insert_for_run(conn, run_id, "INSERT INTO certificates (run_id, attempt, body, "
                                  "created_at) VALUES (?, ?, ?, ?) RETURNING id",
                                  (run_id, attempt, body, now))
 
-        return op
+        return SqlForm(op)
 
     def latest_certificate(self, run_id: str) -> Any:
         # The attempt column orders them (the body says the same, and the verify checks the
@@ -127,10 +128,11 @@ class HistoryQueries(SqlBackend):
         return [{"attempt": int(r[0]), "identity": r[1], "bound_to": r[2]} for r in rows]
 
     def decide(self, run_id: str, key: str, value: Any) -> Any:
-        return self._write("decide", self._decide_op(run_id, key, value))
+        return self._write("decide", self.decide_sql(Decide(run_id, key, value), False).run)
 
-    def _decide_op(self, run_id: str, key: str, value: Any) -> Callable[[Any], Any]:
-        val, now = self._j(value, "decision"), self._clock()
+    def decide_sql(self, write: Decide, piped: bool) -> SqlForm[Any]:
+        run_id, key = write.run_id, write.key
+        val, now = self._j(write.value, "decision"), self._clock()
 
         def op(conn: Any) -> Any:
             self._insert_for_run(conn, run_id, "INSERT INTO decisions (run_id, key, value, "
@@ -140,23 +142,26 @@ class HistoryQueries(SqlBackend):
                            (run_id, key)).fetchall()
             return self._load(rows[0][0])
 
-        return op
+        return SqlForm(op)
 
     def append_event(self, run_id: str, kind: str, data: dict[str, Any]) -> int:
-        return self._write("append_event", self._append_event_op(run_id, kind, data))
+        return self._write("append_event", self.append_event_sql(
+            AppendEvent(run_id, kind, data), False).run)
 
-    def _append_event_op(self, run_id: str, kind: str, data: dict[str, Any]
-                         ) -> Callable[[Any], int]:
-        payload, now = self._j(data, "event"), self._clock()
-        return lambda c: self._insert_event(c, run_id, kind, payload, now)
+    def append_event_sql(self, write: AppendEvent, piped: bool) -> SqlForm[int]:
+        run_id, kind = write.run_id, write.kind
+        payload, now = self._j(write.data, "event"), self._clock()
+        return SqlForm(lambda c: self._insert_event(c, run_id, kind, payload, now),
+                       self._piped_append_event(run_id, kind, payload, now) if piped else None)
 
     def append_events(self, run_id: str, events: list[tuple[str, dict[str, Any]]]) -> list[int]:
         if isinstance(events, list | tuple) and not events:
             return []  # nothing to make durable: no transaction
-        return self._write("append_events", self._append_events_op(run_id, events))
+        return self._write("append_events", self.append_events_sql(
+            AppendEvents(run_id, events), False).run)
 
-    def _append_events_op(self, run_id: str, events: list[tuple[str, dict[str, Any]]]
-                          ) -> Callable[[Any], list[int]]:
+    def append_events_sql(self, write: AppendEvents, piped: bool) -> SqlForm[list[int]]:
+        run_id, events = write.run_id, write.events
         if not isinstance(events, list | tuple):
             raise DefinitionError("append_events takes a list of (kind, data) pairs")
         if not all(isinstance(e, list | tuple) and len(e) == 2 for e in events):
@@ -169,7 +174,9 @@ class HistoryQueries(SqlBackend):
             self._before_event_insert(conn)
             return self._insert_events(conn, run_id, now, rows)
 
-        return op
+        # A graph's ledger batch and a broker's replay batch travel in the pipeline of the
+        # attempt record they precede.
+        return SqlForm(op, self._piped_append_events(run_id, now, rows) if piped else None)
 
     def event_cursor(self, run_id: str, position: int) -> tuple[int, int]:
         if position <= 0:

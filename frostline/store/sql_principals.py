@@ -39,10 +39,6 @@ class PrincipalQueries(SqlBackend):
                                                     held)))
         return token
 
-    def principal_for_token(self, token: str) -> str | None:
-        record = self.authenticate(token)
-        return None if record is None else record.principal
-
     def authenticate(self, token: str) -> TokenRecord | None:
         if not isinstance(token, str) or not token:
             return None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from typing import Any
 
 from frostline.contract.records import (
@@ -18,6 +17,7 @@ from frostline.errors import DefinitionError, RunExists, RunNotFound
 from frostline.store.base import AttemptHead
 from frostline.store.principals import check_principal_name
 from frostline.store.sqlbase import SqlBackend, no_run
+from frostline.store.writes import FinishAttempt, SetRunStatus, SqlForm
 
 _RUN_COLS = "run_id, envelope, status, owner, kind, created_at, name"
 _ATTEMPT_COLS = ("run_id, number, source, source_digest, annotated, report, status, gate, "
@@ -120,10 +120,11 @@ class RunQueries(SqlBackend):
         return self._write("discard_authoring", op)
 
     def set_run_status(self, run_id: str, status: str) -> None:
-        self._write("set_run_status", self._set_run_status_op(run_id, status))
+        self._write("set_run_status", self.set_run_status_sql(
+            SetRunStatus(run_id, status), False).run)
 
-    def _set_run_status_op(self, run_id: str, status: str) -> Callable[[Any], None]:
-        now = self._clock()
+    def set_run_status_sql(self, write: SetRunStatus, piped: bool) -> SqlForm[None]:
+        run_id, status, now = write.run_id, write.status, self._clock()
 
         def op(conn: Any) -> None:
             cur = self._x(conn, "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?",
@@ -131,7 +132,7 @@ class RunQueries(SqlBackend):
             if cur.rowcount == 0:
                 raise no_run(run_id)
 
-        return op
+        return SqlForm(op)
 
     def _run(self, r: Any) -> RunRecord:
         return RunRecord(run_id=r[0], envelope=self._load(r[1]), status=r[2], owner=r[3],
@@ -167,20 +168,17 @@ class RunQueries(SqlBackend):
                        orphans: list[str] | None = None, result: Any = None,
                        error: dict[str, Any] | None = None,
                        stats: dict[str, Any] | None = None) -> AttemptRecord:
-        return self._write("finish_attempt", self._finish_attempt_op(
+        return self._write("finish_attempt", self.finish_attempt_sql(FinishAttempt(
             run_id, number, status=status, gate=gate, invoked=invoked, orphans=orphans,
-            result=result, error=error, stats=stats))
+            result=result, error=error, stats=stats), False).run)
 
-    def _finish_attempt_op(self, run_id: str, number: int, *, status: str,
-                           gate: dict[str, Any] | None = None, invoked: list[str] | None = None,
-                           orphans: list[str] | None = None, result: Any = None,
-                           error: dict[str, Any] | None = None,
-                           stats: dict[str, Any] | None = None
-                           ) -> Callable[[Any], AttemptRecord]:
-        params = (status, self._jn(gate, "gate"), self._j(list(invoked or ()), "invoked"),
-                  self._j(list(orphans or ()), "orphans"), self._j(result, "result"),
-                  self._jn(error, "error"), self._j(stats or {}, "stats"), self._clock(),
-                  run_id, number)
+    def finish_attempt_sql(self, write: FinishAttempt, piped: bool) -> SqlForm[AttemptRecord]:
+        run_id, number = write.run_id, write.number
+        params = (write.status, self._jn(write.gate, "gate"),
+                  self._j(list(write.invoked or ()), "invoked"),
+                  self._j(list(write.orphans or ()), "orphans"),
+                  self._j(write.result, "result"), self._jn(write.error, "error"),
+                  self._j(write.stats or {}, "stats"), self._clock(), run_id, number)
 
         def op(conn: Any) -> AttemptRecord:
             rows = self._x(conn, "UPDATE attempts SET status = ?, gate = ?, invoked = ?, "
@@ -192,7 +190,7 @@ class RunQueries(SqlBackend):
                                   "opens one", run_id=run_id, attempt=number)
             return self._attempt(rows[0])
 
-        return op
+        return SqlForm(op)
 
     def list_attempts(self, run_id: str) -> list[AttemptRecord]:
         rows = self._read("list_attempts", lambda c: self._x(

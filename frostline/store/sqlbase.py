@@ -13,10 +13,10 @@ import json
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from frostline.contract.jsonshape import text_problem
+from frostline.contract.records import SlotRecord
 from frostline.errors import RunNotFound, StoreRefused, StoreUnavailable, ValueNotStorable
 from frostline.store.base import Store
 from frostline.store.connections import ThreadConnections
@@ -27,6 +27,10 @@ from frostline.store.schema import Dialect
 T = TypeVar("T")
 
 _decode = json.JSONDecoder().decode  # skips json.loads' per-call argument checks
+
+# A commit's parameters, encoded once for its general and its pipelined form: (result JSON,
+# (result digest, link digest), usage JSON, audit (kind, JSON) or None, time).
+CommitParams = tuple[Any, tuple[str, str], Any, tuple[str, Any] | None, float]
 
 
 class SqlBackend(Store):
@@ -139,6 +143,24 @@ class SqlBackend(Store):
         a function call on SQLite."""
         return None
 
+    # The pipelined forms of the writes that have one (see `frostline.store.writes`): what a
+    # dialect's `writer_pipeline` sends, from the parameters the general form was built with.
+    # None: this dialect does not pipeline, and the writer takes the plain path.
+    def _piped_begin_call(self, params: tuple[Any, ...]) -> object | None:
+        return None
+
+    def _piped_commit_call(self, call_id: int, slot: SlotRecord,
+                           prepared: CommitParams) -> object | None:
+        return None
+
+    def _piped_append_event(self, run_id: str, kind: str, payload: Any,
+                            now: float) -> object | None:
+        return None
+
+    def _piped_append_events(self, run_id: str, now: float,
+                             rows: list[tuple[str, str]]) -> object | None:
+        return None
+
     def _insert_event(self, conn: Any, run_id: str, kind: str, payload: Any, now: float) -> int:
         self._before_event_insert(conn)
         rows = self._x(conn, "INSERT INTO events (run_id, ts, kind, data) VALUES (?, ?, ?, ?) "
@@ -207,47 +229,6 @@ class SqlBackend(Store):
     def _write(self, operation: str, fn: Callable[[Any], T]) -> T:
         self._check_open(operation)
         return self._writer.submit(operation, fn)
-
-    # Writes the runtime settles rather than waits for (a commit, a failed-call mark, an audit
-    # event: see frostline.runtime.settlement). Queued without waiting, they are held: they may
-    # wait up to groupcommit.HOLD_S for the next write (the next call's attempt record) and
-    # share its transaction, until someone waits for them.
-    HELD_WRITES = frozenset({"commit_call", "fail_call", "append_event", "append_events"})
-
-    def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        """Queue the write on the group-commit writer and return its future at once.
-
-        The write is prepared here (JSON encoded, timestamped) by `_<method>_op`, the same
-        preparation the blocking method does; a bad argument fails the future. A write of
-        `HELD_WRITES` may wait briefly for company (see `groupcommit`); waiting for its future
-        ends that at once.
-        """
-        return self._queue_write(method, args, kwargs)
-
-    def write_later(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        """`write_nowait` for a write nobody waits for yet: the same queue; whether its batch
-        may wait for company is `HELD_WRITES`'s to say."""
-        return self._queue_write(method, args, kwargs)
-
-    def _queue_write(self, method: str, args: tuple[Any, ...],
-                     kwargs: dict[str, Any]) -> Future[Any]:
-        if method not in self.NOWAIT_WRITES:
-            raise ValueError(f"write_nowait takes one of {', '.join(sorted(self.NOWAIT_WRITES))}"
-                             f", not {method!r}")
-        try:
-            self._check_open(method)
-            prep = getattr(self, f"_{method}_prep", None)
-            if prep is not None:  # parameters both forms share, encoded once
-                kwargs = {**kwargs, "prepared": prep(*args, **kwargs)}
-            op = getattr(self, f"_{method}_op")(*args, **kwargs)
-            pipe = getattr(self, f"_{method}_pipe", None)
-            return self._writer.submit_nowait(
-                method, op, None if pipe is None else pipe(*args, **kwargs),
-                hold=method in self.HELD_WRITES)
-        except Exception as exc:
-            failed: Future[Any] = Future()
-            failed.set_exception(exc)
-            return failed
 
     def _x(self, conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
         self._check_text(*params)  # every text a statement takes (JSON: json_text)

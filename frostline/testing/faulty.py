@@ -4,14 +4,16 @@
 way a lost database would, so a test can prove that a component stops (and dispatches nothing)
 when the store does not answer. The flags are plain attributes: a test may let a run commit a
 few calls, then turn the faults on. Writes the runtime queues without waiting
-(`write_nowait`) go through the same methods, on the store's ordered write thread, so a
+(`submit`) go through the same methods, on the store's ordered write thread, so a
 subclass that overrides one of them sees those writes too.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +24,7 @@ from frostline.contract.waits import AnswerRecord, WaitRecord
 from frostline.errors import StoreUnavailable
 from frostline.store.base import AttemptHead, Store
 from frostline.store.principals import TokenRecord
+from frostline.store.writes import Write, check_write
 
 T = TypeVar("T")
 
@@ -34,6 +37,9 @@ class FaultyStore(Store):
         store = FaultyStore(open_store(url), fail_reads=True, fail_writes=False)
         store.list_slots("r1")   # raises StoreUnavailable
     """
+
+    _worker_guard = threading.Lock()
+    _worker: tuple[int, ThreadPoolExecutor] | None = None  # (its process, the write thread)
 
     def __init__(self, inner: Store, fail_reads: bool = True, fail_writes: bool = True) -> None:
         self.inner = inner
@@ -198,15 +204,16 @@ class FaultyStore(Store):
     def append_events(self, run_id: str, events: list[tuple[str, dict[str, Any]]]) -> list[int]:
         return self._w("append_events", lambda: self.inner.append_events(run_id, events))
 
-    def write_nowait(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        # Not the inner store's queue: the write must pass this store's own (faulty or
-        # overridden) method, so it runs on the ordered write thread of the base class.
-        return Store.write_nowait(self, method, *args, **kwargs)
-
-    def write_later(self, method: str, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        # Through write_nowait (and a subclass's override of it): a fault injected on the
-        # write must still fire.
-        return self.write_nowait(method, *args, **kwargs)
+    def submit(self, write: Write[T]) -> Future[T]:
+        """Run the write's blocking method (`write.apply`) on this store's one write thread,
+        in submission order. Not the inner store's queue: the write must pass this store's
+        own (faulty, or a subclass's overridden) method."""
+        check_write(write)
+        with self._worker_guard:
+            if self._worker is None or self._worker[0] != os.getpid():  # a forked child
+                self._worker = (os.getpid(),
+                                ThreadPoolExecutor(1, thread_name_prefix="frostline-write"))
+            return self._worker[1].submit(write.apply, self)
 
     def list_events(self, run_id: str, *, after: int = 0, limit: int = 10000) -> list[Event]:
         return self._r("list_events", lambda: self.inner.list_events(run_id, after=after,

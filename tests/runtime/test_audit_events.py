@@ -17,6 +17,7 @@ from frostline.errors import StoreUnavailable
 from frostline.providers.local import LocalProviders
 from frostline.runtime.broker import REPLAY_BATCH, Broker
 from frostline.store import Store
+from frostline.store.writes import AppendEvent, AppendEvents, CommitCall, Write
 from frostline.testing import FaultyStore
 
 SITE = "orchestrate/#0"
@@ -30,18 +31,15 @@ class Recording:
         self.writes: list[str] = []
         self.commit_events: list[Any] = []
 
-    def write_nowait(self, method: str, *args: Any, **kwargs: Any) -> Future[Any]:
-        if method == "commit_call":
+    def submit(self, write: Write[Any]) -> Future[Any]:
+        if isinstance(write, CommitCall):
             self.writes.append("commit_call")
-            self.commit_events.append(kwargs.get("event"))
-        elif method == "append_events":
-            self.writes.append(f"append_events:{len(args[1])}")
-        elif method == "append_event":
+            self.commit_events.append(write.event)
+        elif isinstance(write, AppendEvents):
+            self.writes.append(f"append_events:{len(write.events)}")
+        elif isinstance(write, AppendEvent):
             self.writes.append("append_event")
-        return self._inner.write_nowait(method, *args, **kwargs)
-
-    # The broker queues the writes it settles later with write_later: intercept them too.
-    write_later = write_nowait
+        return self._inner.submit(write)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

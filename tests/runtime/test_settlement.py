@@ -15,6 +15,7 @@ from frostline.contract.records import CallStatus, SlotRecord
 from frostline.errors import FrostlineError, StoreUnavailable
 from frostline.runtime.settlement import Settlement
 from frostline.store import Store
+from frostline.store.writes import AppendEvent, BeginCall, CommitCall
 from frostline.testing import FaultyStore
 from tests.runtime.attempt_parts import ident
 
@@ -28,8 +29,8 @@ def test_a_waited_write_is_durable_when_it_returns(store: Store) -> None:
     attempt = _attempt(store)
     stops: list[FrostlineError] = []
     writes = Settlement(store, "r", stops.append)
-    call_id = asyncio.run(writes.write("begin_call", "r", attempt, ident(0), "echo",
-                                       digest({"n": 1}), None))
+    call_id = asyncio.run(writes.write(BeginCall("r", attempt, ident(0), "echo",
+                                                 digest({"n": 1}), None)))
     (pending,) = store.list_calls("r")
     assert pending.call_id == call_id and pending.status is CallStatus.PENDING
     assert stops == [] and writes.queued == 0  # a waited write is not a settled one
@@ -41,8 +42,7 @@ def test_settled_writes_are_checked_once_each_in_queue_order(store: Store) -> No
     writes = Settlement(store, "r", stops.append)
     checked: list[tuple[int, Any]] = []
     for n in range(5):
-        writes.settle(lambda exc, value, n=n: checked.append((n, exc)), "append_event", "r",
-                      "note", {"n": n})
+        writes.settle(lambda exc, value, n=n: checked.append((n, exc)), AppendEvent("r", "note", {"n": n}))
     assert writes.queued == 5 and writes.pending()
 
     async def settle() -> None:
@@ -64,10 +64,10 @@ def test_a_commit_settles_exactly_once(store: Store) -> None:
     committed: list[Any] = []
 
     async def go() -> None:
-        call_id = await writes.write("begin_call", "r", attempt, ident(0), "echo", h, None)
+        call_id = await writes.write(BeginCall("r", attempt, ident(0), "echo", h, None))
         slot = SlotRecord("r", ident(0).site, (), 0, "echo", h, {"n": 1}, {}, attempt)
-        writes.settle(lambda exc, stored: committed.append((exc, stored)), "commit_call",
-                      call_id, slot)
+        writes.settle(lambda exc, stored: committed.append((exc, stored)),
+                      CommitCall(call_id, slot))
         await asyncio.gather(writes.settled(writes.queued), writes.settled(writes.queued))
 
     asyncio.run(go())
@@ -82,7 +82,7 @@ def test_a_settled_write_that_fails_stops_the_run(store: Store) -> None:
     faulty = FaultyStore(store, fail_reads=False, fail_writes=True)
     stops: list[FrostlineError] = []
     writes = Settlement(faulty, "r", stops.append)
-    writes.settle(writes.stops_on_failure("event denied"), "append_event", "r", "denied", {})
+    writes.settle(writes.stops_on_failure("event denied"), AppendEvent("r", "denied", {}))
     asyncio.run(writes.settled(writes.queued))
     (stop,) = stops
     assert isinstance(stop, StoreUnavailable) and "during append_event" in stop.message
@@ -93,8 +93,8 @@ def test_a_waited_write_that_fails_raises_store_unavailable(store: Store) -> Non
     attempt = _attempt(store)
     writes = Settlement(FaultyStore(store, fail_reads=False), "r", lambda err: None)
     with pytest.raises(StoreUnavailable, match="begin_call"):
-        asyncio.run(writes.write("begin_call", "r", attempt, ident(0), "echo",
-                                 digest({}), None))
+        asyncio.run(writes.write(BeginCall("r", attempt, ident(0), "echo",
+                                           digest({}), None)))
 
 
 def test_fail_open_logs_a_failed_settlement_instead_of_stopping(
@@ -103,7 +103,7 @@ def test_fail_open_logs_a_failed_settlement_instead_of_stopping(
     stops: list[FrostlineError] = []
     writes = Settlement(FaultyStore(store, fail_reads=False), "r", stops.append,
                         fail_open=True)
-    writes.settle(writes.stops_on_failure("fail_call"), "append_event", "r", "x", {})
+    writes.settle(writes.stops_on_failure("fail_call"), AppendEvent("r", "x", {}))
     with caplog.at_level(logging.ERROR, logger="frostline.broker"):
         asyncio.run(writes.settled(writes.queued))
     assert stops == []

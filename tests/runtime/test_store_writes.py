@@ -35,6 +35,7 @@ from frostline.errors import FrostlineError, StoreUnavailable
 from frostline.providers.local import LocalProviders
 from frostline.runtime.broker import Broker
 from frostline.store import Store
+from frostline.store.writes import BeginCall, CommitCall, Write
 from tests.runtime.helpers import echo_ns
 
 SITE = "orchestrate/#0"
@@ -129,20 +130,17 @@ class HeldCommits:
     def __init__(self, inner: Store) -> None:
         self._inner = inner
         self.held: Future[Any] | None = None
-        self.held_args: tuple[Any, ...] = ()
+        self.held_write: CommitCall | None = None
         self.begins = 0
 
-    def write_nowait(self, method: str, *args: Any, **kwargs: Any) -> Future[Any]:
-        if method == "commit_call" and self.held is None:
+    def submit(self, write: Write[Any]) -> Future[Any]:
+        if isinstance(write, CommitCall) and self.held is None:
             self.held = Future()
-            self.held_args = (args, kwargs)
+            self.held_write = write
             return self.held
-        if method == "begin_call":
+        if isinstance(write, BeginCall):
             self.begins += 1
-        return self._inner.write_nowait(method, *args, **kwargs)
-
-    # The broker queues the writes it settles later with write_later: intercept them too.
-    write_later = write_nowait
+        return self._inner.submit(write)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -197,9 +195,8 @@ def test_a_commit_that_finds_another_result_stops_the_run(store: Store, tmp_path
     async def go() -> dict[str, Any]:
         assert (await broker.submit(_frame(broker, {"n": 1}, [])))["ok"]
         # The store answers with a slot someone else committed for this identity.
-        (_call_id, slot), _ = proxy.held_args
-        assert proxy.held is not None
-        proxy.held.set_result(replace(slot, result={"n": "someone else's"}))
+        assert proxy.held is not None and proxy.held_write is not None
+        proxy.held.set_result(replace(proxy.held_write.slot, result={"n": "someone else's"}))
         reply = await broker.submit(_frame(broker, {"n": 2}, []))
         await broker.drain()
         return reply
@@ -217,24 +214,21 @@ class QueueCounter:
     def __init__(self, inner: Store, width: int) -> None:
         self._inner = inner
         self.width = width
-        self.held: list[tuple[Future[Any], tuple[Any, ...]]] = []
+        self.held: list[tuple[Future[Any], BeginCall]] = []
         self.most_at_once = 0
 
-    def write_nowait(self, method: str, *args: Any, **kwargs: Any) -> Future[Any]:
-        if method != "begin_call":
-            return self._inner.write_nowait(method, *args, **kwargs)
+    def submit(self, write: Write[Any]) -> Future[Any]:
+        if not isinstance(write, BeginCall):
+            return self._inner.submit(write)
         outer: Future[Any] = Future()
-        self.held.append((outer, args))
+        self.held.append((outer, write))
         self.most_at_once = max(self.most_at_once, len(self.held))
         if len(self.held) == self.width:
             held, self.held = self.held, []
-            for fut, a in held:
-                inner = self._inner.write_nowait("begin_call", *a)
+            for fut, begin in held:
+                inner = self._inner.submit(begin)
                 inner.add_done_callback(lambda f, fut=fut: fut.set_result(f.result()))
         return outer
-
-    # The broker queues the writes it settles later with write_later: intercept them too.
-    write_later = write_nowait
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -312,11 +306,11 @@ class FailsNthCommit:
         self.commits = 0
         self.failed_identity: str | None = None
 
-    def write_nowait(self, method: str, *args: Any, **kwargs: Any) -> Future[Any]:
-        if method == "commit_call":
+    def submit(self, write: Write[Any]) -> Future[Any]:
+        if isinstance(write, CommitCall):
             index, self.commits = self.commits, self.commits + 1
             if index == self.n:
-                self.failed_identity = str(args[1].identity)
+                self.failed_identity = str(write.slot.identity)
                 failed: Future[Any] = Future()
                 err = StoreUnavailable("injected: this commit did not become durable")
                 if self.delay_s:
@@ -324,10 +318,7 @@ class FailsNthCommit:
                 else:
                     failed.set_exception(err)
                 return failed
-        return self._inner.write_nowait(method, *args, **kwargs)
-
-    # The broker queues the writes it settles later with write_later: intercept them too.
-    write_later = write_nowait
+        return self._inner.submit(write)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

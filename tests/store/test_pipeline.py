@@ -15,6 +15,7 @@ from frostline.contract.identity import digest
 from frostline.errors import FrostlineError, RunNotFound, StoreUnavailable
 from frostline.store import open_store
 from frostline.store.postgres import PostgresStore
+from frostline.store.writes import AppendEvent, AppendEvents, BeginCall, CommitCall
 from tests.store.helpers import CAP, Raw, eventually, ident, slot_for
 
 pytestmark = pytest.mark.postgres
@@ -37,13 +38,13 @@ def pg(pg_url, monkeypatch):
 
 def test_a_sequential_call_travels_in_one_pipeline(pg):
     store, entered = pg
-    begun = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, digest({"x": 0})).result()
+    begun = store.submit(BeginCall("r1", 1, ident(0), CAP, digest({"x": 0}))).result()
     slot = slot_for("r1", ident(0), {"x": 0}, {"ok": True})
     # the usual pair of a sequential script: this call's commit and the next call's record
-    committed = store.write_nowait("commit_call", begun, slot, event=("executed", {"n": 0}))
-    nxt = store.write_nowait("begin_call", "r1", 1, ident(1), CAP, digest({"x": 1}))
+    committed = store.submit(CommitCall(begun, slot, event=("executed", {"n": 0})))
+    nxt = store.submit(BeginCall("r1", 1, ident(1), CAP, digest({"x": 1})))
     assert committed.result().result == {"ok": True} and nxt.result() > begun
-    seqs = store.write_nowait("append_event", "r1", "note", {"k": 1}).result()
+    seqs = store.submit(AppendEvent("r1", "note", {"k": 1})).result()
     assert len(entered) >= 3
     assert [e.kind for e in store.list_events("r1")] == ["executed", "note"]
     assert store.list_events("r1")[-1].seq == seqs
@@ -55,8 +56,8 @@ def test_a_write_needing_its_general_path_takes_it_in_order(pg):
     failed = store.begin_call("r1", 1, ident(0), CAP, digest({"x": 0}))
     store.fail_call(failed, {"code": "provider"})
     slot = slot_for("r1", ident(0), {"x": 0}, {"ok": True})
-    refused = store.write_nowait("commit_call", failed, slot)
-    after = store.write_nowait("begin_call", "r1", 1, ident(1), CAP, digest({"x": 1}))
+    refused = store.submit(CommitCall(failed, slot))
+    after = store.submit(BeginCall("r1", 1, ident(1), CAP, digest({"x": 1})))
     with pytest.raises(FrostlineError, match="recorded as failed"):
         refused.result()
     assert after.result() > failed
@@ -65,9 +66,9 @@ def test_a_write_needing_its_general_path_takes_it_in_order(pg):
 
 def test_a_failing_statement_fails_only_its_own_write(pg):
     store, _ = pg
-    first = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, digest({"x": 0}))
-    missing = store.write_nowait("begin_call", "nope", 1, ident(0), CAP, digest({"x": 0}))
-    last = store.write_nowait("append_event", "r1", "note", {})
+    first = store.submit(BeginCall("r1", 1, ident(0), CAP, digest({"x": 0})))
+    missing = store.submit(BeginCall("nope", 1, ident(0), CAP, digest({"x": 0})))
+    last = store.submit(AppendEvent("r1", "note", {}))
     with pytest.raises(RunNotFound):
         missing.result()
     assert first.result() > 0 and last.result() > 0
@@ -84,8 +85,8 @@ def test_an_event_batch_travels_in_the_pipeline_of_the_record_it_precedes(pg, mo
     before, pipelines = store.group_commit_stats[0], len(entered)
     events = [("graph.state_entered", {"seq": i, "state": "S", "it's": "a\\b%s"})
               for i in range(1, 6)]
-    batch = store.write_nowait("append_events", "r1", events)
-    call_id = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, digest({"x": 0})).result()
+    batch = store.submit(AppendEvents("r1", events))
+    call_id = store.submit(BeginCall("r1", 1, ident(0), CAP, digest({"x": 0}))).result()
     seqs = batch.result()
     assert store.group_commit_stats[0] - before == 1 and len(entered) - pipelines == 1
     assert seqs == sorted(seqs) and len(set(seqs)) == 5
@@ -101,12 +102,12 @@ def test_a_pipelined_batch_is_one_transaction(pg, monkeypatch):
     from frostline.store import groupcommit
 
     monkeypatch.setattr(groupcommit, "HOLD_S", 3600.0)
-    first = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, digest({"x": 0})).result()
+    first = store.submit(BeginCall("r1", 1, ident(0), CAP, digest({"x": 0}))).result()
     pipelines = len(entered)
-    commit = store.write_nowait("commit_call", first, slot_for("r1", ident(0), {"x": 0}, 1),
-                                event=("executed", {"n": 0}))
-    events = store.write_nowait("append_events", "r1", [("a", {}), ("b", {})])
-    nxt = store.write_nowait("begin_call", "r1", 1, ident(1), CAP, digest({"x": 1})).result()
+    commit = store.submit(CommitCall(first, slot_for("r1", ident(0), {"x": 0}, 1),
+                                event=("executed", {"n": 0})))
+    events = store.submit(AppendEvents("r1", [("a", {}), ("b", {})]))
+    nxt = store.submit(BeginCall("r1", 1, ident(1), CAP, digest({"x": 1}))).result()
     assert commit.result().result == 1 and len(events.result()) == 2
     assert len(entered) - pipelines == 1
     raw = Raw(store.url)
@@ -142,16 +143,16 @@ def test_a_failure_while_a_batch_is_sent_commits_nothing_of_it(pg, monkeypatch):
     from frostline.store import groupcommit
 
     store, _ = pg
-    store.write_nowait("append_event", "r1", "warm", {}).result()  # the pipeline exists
+    store.submit(AppendEvent("r1", "warm", {})).result()  # the pipeline exists
     pipe = store._hot_pipe
     failing = pipe._pg = _FailingSends(pipe._pg, fail_at=3)
     monkeypatch.setattr(groupcommit, "HOLD_S", 3600.0)  # both writes in one batch
-    first = store.write_nowait("append_event", "r1", "first", {})
-    second = store.write_nowait("append_event", "r1", "second", {})
+    first = store.submit(AppendEvent("r1", "first", {}))
+    second = store.submit(AppendEvent("r1", "second", {}))
     assert second.result(timeout=60) > first.result(timeout=60)
     assert failing.sent == 3
     assert [e.kind for e in store.list_events("r1")] == ["warm", "first", "second"]
-    store.write_nowait("append_event", "r1", "after", {}).result(timeout=60)
+    store.submit(AppendEvent("r1", "after", {})).result(timeout=60)
     assert store._hot_pipe is not pipe  # on a new connection
 
 
@@ -159,7 +160,7 @@ def test_a_connection_the_server_closed_between_batches_is_replaced(pg):
     """A server restart (here: the writer's backend terminated) between two batches shows
     before the next batch sends anything: the batch runs on a new connection, once."""
     store, _ = pg
-    store.write_nowait("append_event", "r1", "before", {}).result(timeout=60)
+    store.submit(AppendEvent("r1", "before", {})).result(timeout=60)
     pid = store._writer._conn.info.backend_pid
     raw = Raw(store.url)
     try:
@@ -168,7 +169,7 @@ def test_a_connection_the_server_closed_between_batches_is_replaced(pg):
             f"SELECT 1 FROM pg_stat_activity WHERE pid = {pid}"), what="the backend to end")
     finally:
         raw.close()
-    assert store.write_nowait("append_event", "r1", "after", {}).result(timeout=60) > 0
+    assert store.submit(AppendEvent("r1", "after", {})).result(timeout=60) > 0
     assert [e.kind for e in store.list_events("r1")] == ["before", "after"]
     assert store._writer._conn.info.backend_pid != pid
 
@@ -180,8 +181,8 @@ def test_a_parameter_the_pipeline_cannot_send_takes_the_plain_path(pg):
     from frostline.errors import ValueNotStorable
 
     store, _ = pg
-    ok = store.write_nowait("append_event", "r1", "fine", {})
-    bad = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, "\ud800")
+    ok = store.submit(AppendEvent("r1", "fine", {}))
+    bad = store.submit(BeginCall("r1", 1, ident(0), CAP, "\ud800"))
     with pytest.raises(ValueNotStorable):
         bad.result(timeout=60)
     assert ok.result(timeout=60) > 0 and store.list_calls("r1") == []
@@ -203,8 +204,8 @@ def test_a_failure_after_the_commit_was_sent_fails_the_batch_and_writes_nothing_
 
     monkeypatch.setattr(HotPipeline, "_read", answer_lost)
     monkeypatch.setattr(groupcommit, "HOLD_S", 3600.0)
-    event = store.write_nowait("append_event", "r1", "once", {})
-    record = store.write_nowait("begin_call", "r1", 1, ident(0), CAP, digest({"x": 0}))
+    event = store.submit(AppendEvent("r1", "once", {}))
+    record = store.submit(BeginCall("r1", 1, ident(0), CAP, digest({"x": 0})))
     for future in (event, record):
         with pytest.raises(StoreUnavailable, match="whether it is stored is not known") as err:
             future.result(timeout=60)
@@ -212,7 +213,7 @@ def test_a_failure_after_the_commit_was_sent_fails_the_batch_and_writes_nothing_
     monkeypatch.setattr(HotPipeline, "_read", real)
     assert [e.kind for e in store.list_events("r1")] == ["once"]
     assert len(store.list_calls("r1")) == 1
-    assert store.write_nowait("append_event", "r1", "after", {}).result(timeout=60) > 0
+    assert store.submit(AppendEvent("r1", "after", {})).result(timeout=60) > 0
 
 
 def test_the_pipeline_writes_what_the_general_path_writes(pg_url):
@@ -225,20 +226,20 @@ def test_the_pipeline_writes_what_the_general_path_writes(pg_url):
             store.create_run(run_id, {})
             store._clock = lambda: 1_700_000_000.123456789  # both forms read it apart
 
-            def write(method, *args, queued=queued, **kwargs):
+            def write(w, queued=queued):
                 if queued:
-                    return store.write_nowait(method, *args, **kwargs).result(timeout=60)
-                return getattr(store, method)(*args, **kwargs)
+                    return store.submit(w).result(timeout=60)
+                return w.apply(store)  # the blocking method
 
             ident_ = ident(3, path=(2, 10), site=f"orchestrate/#{odd}")
-            call_id = write("begin_call", run_id, 2, ident_, CAP, digest(payload), odd)
+            call_id = write(BeginCall(run_id, 2, ident_, CAP, digest(payload), odd))
             slot = slot_for(run_id, ident_, payload, payload, attempt=2,
                             usage={"usd": 0.1 + 0.2, "tokens": 7})
-            stored = write("commit_call", call_id, slot,
-                           event=(f"executed {odd}", {"odd": odd, "n": 2 ** 53 + 1}))
+            stored = write(CommitCall(call_id, slot, event=(f"executed {odd}",
+                                                            {"odd": odd, "n": 2 ** 53 + 1})))
             assert stored.result == payload and stored.usage == slot.usage
-            write("append_event", run_id, f"note {odd}", {"f": 0.1})
-            write("append_events", run_id, [(f"batch {odd}", {"i": i}) for i in range(3)])
+            write(AppendEvent(run_id, f"note {odd}", {"f": 0.1}))
+            write(AppendEvents(run_id, [(f"batch {odd}", {"i": i}) for i in range(3)]))
         assert store._hot_pipe is not None and store._hot_pipe._prepared >= {
             b"frostline_begin_call", b"frostline_commit_call", b"frostline_insert_event",
             b"frostline_insert_events"}  # the queued writes did go through the pipeline
