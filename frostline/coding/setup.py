@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frostline.coding.faults import FaultInjector
-from frostline.coding.generate import ChatModel, Generator, ModelGenerator, TemplateGenerator
+from frostline.coding.generate import Generator, ModelGenerator, TemplateGenerator
 from frostline.coding.instruments import CountingChat, Observer
 from frostline.coding.interface import Arm, FaultPlan, Task
 from frostline.coding.testrun import (
@@ -22,6 +22,7 @@ from frostline.coding.variants import canonical, graph_for
 from frostline.coding.workflow import CodingBodies
 from frostline.coding.workspace import Workspace
 from frostline.errors import FrostlineError
+from frostline.repair.completion import ChatClient
 
 ACCEPT, REJECT, NOT_RUN = "ACCEPT", "TERMINAL_REJECT", "not_run"
 
@@ -55,7 +56,7 @@ class Setup:
     faults: FaultInjector
 
 
-def prepare(task: Task, arm: Arm, faults: FaultPlan, model: ChatModel | None, workdir: Path,
+def prepare(task: Task, arm: Arm, faults: FaultPlan, model: ChatClient | None, workdir: Path,
             settings: SolveSettings) -> Setup:
     """Lay the workspace and build the tools, bodies and observer of one run."""
     workspace = Workspace.create(workdir / "workspace", Path(task.source_dir), task.mutation)

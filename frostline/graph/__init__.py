@@ -8,6 +8,7 @@ and run by a deterministic engine in which the model is one bounded slot inside 
     result = Engine(graph, bodies, model=client, router=router).run()
 """
 
+from frostline.capabilities.model import ModelClient
 from frostline.graph.allowlist import LocalToolRouter, ToolBoundary, ToolCall, ToolRouter
 from frostline.graph.builder import GraphBuilder
 from frostline.graph.engine import (
@@ -36,7 +37,7 @@ from frostline.graph.records import (
     TransitionKind,
     exists,
 )
-from frostline.graph.slot import ModelClient, SlotLimits, SlotReply, SlotRequest
+from frostline.graph.slot import SlotLimits, SlotModel, SlotReply, SlotRequest
 
 __all__ = [
     "ArtifactFreshness",
@@ -60,6 +61,7 @@ __all__ = [
     "RunResult",
     "SafetyInvariant",
     "SlotLimits",
+    "SlotModel",
     "SlotReply",
     "SlotRequest",
     "StateContext",

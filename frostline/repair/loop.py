@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
@@ -36,6 +36,7 @@ from frostline.contract.gate import (
 from frostline.contract.rebind import vanished_sites
 from frostline.contract.verdict import GateVerdict
 from frostline.errors import DefinitionError, RunNotFound, ScriptRejected
+from frostline.repair.completion import ChatClient, Reply
 from frostline.repair.extract import extract_code
 from frostline.repair.feedback import RewriteFeedback, Usage
 from frostline.repair.prompt import Message, build_messages
@@ -45,20 +46,6 @@ if TYPE_CHECKING:
     from frostline.runtime.runners import Runner
     from frostline.store.base import Store
 
-
-
-class Reply(Protocol):
-    """What a model client returns (frostline.repair.clients.Completion has these fields)."""
-
-    @property
-    def text(self) -> str: ...
-
-    @property
-    def usage(self) -> Any: ...  # a Usage with to_dict(), a mapping of counts, or None
-
-
-class ModelClientLike(Protocol):
-    def complete(self, messages: list[Message]) -> Reply: ...
 
 
 @dataclass(frozen=True)
@@ -169,7 +156,7 @@ def _traced(task: RepairTask, code: str,
     return task.trace(code)
 
 
-def repair(client: ModelClientLike, task: RepairTask) -> RepairResult:
+def repair(client: ChatClient, task: RepairTask) -> RepairResult:
     """Drive `repair_loop` with a model client (at most `task.max_rewrites` calls).
 
     Example: ``repair(client_from_spec("openai:gpt-4o-mini"), task).accepted``

@@ -6,7 +6,7 @@ EXPECTED = {
     "ArtifactFreshness", "Budgets", "CheckResult", "Engine", "Freshness", "GatePredicate", "Graph",
     "GraphBuilder", "GraphRejected", "IllegalTool", "IllegalTransition", "Lattice", "Ledger",
     "LocalToolRouter", "MemorySink", "ModelClient", "Operator", "RunCounters", "RunResult",
-    "TraversalStatus", "SafetyInvariant", "SlotLimits", "SlotReply", "SlotRequest", "StateContext",
+    "TraversalStatus", "SafetyInvariant", "SlotLimits", "SlotModel", "SlotReply", "SlotRequest", "StateContext",
     "StateContract", "StoreSink", "TerminationReason", "ToolBoundary", "ToolCall", "ToolRouter",
     "Transition", "TransitionKind", "check", "evaluate_gate", "exists", "load_graph", "model_body",
 }
