@@ -32,9 +32,9 @@ EXPORTS: dict[str, list[str]] = {
     "frostline.graph": [
         "ArtifactFreshness", "Budgets", "CheckResult", "Engine", "Freshness", "GatePredicate",
         "Graph", "GraphBuilder", "GraphRejected", "IllegalTool", "IllegalTransition", "Lattice",
-        "Ledger", "LocalToolRouter", "MemorySink", "ModelClient", "Operator", "RunCounters",
+        "WorkflowLedger", "LocalToolRouter", "MemorySink", "ModelClient", "Operator", "RunCounters",
         "RunResult", "SafetyInvariant", "SlotLimits", "SlotModel", "SlotReply", "SlotRequest",
-        "StateContext", "StateContract", "StoreSink", "TerminationReason", "ToolBoundary",
+        "StateContext", "StateContract", "EventLogSink", "TerminationReason", "ToolBoundary",
         "ToolCall", "ToolRouter", "Transition", "TransitionKind", "TraversalStatus", "check",
         "evaluate_gate", "exists", "load_graph", "model_body",
     ],

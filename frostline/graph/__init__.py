@@ -23,7 +23,7 @@ from frostline.graph.errors import GraphRejected, IllegalTool, IllegalTransition
 from frostline.graph.freshness import Lattice
 from frostline.graph.gates import evaluate_gate
 from frostline.graph.graph import Budgets, Graph, load_graph
-from frostline.graph.ledger import Ledger, MemorySink, StoreSink
+from frostline.graph.ledger import EventLogSink, MemorySink, WorkflowLedger
 from frostline.graph.modelcheck import CheckResult, check
 from frostline.graph.records import (
     ArtifactFreshness,
@@ -44,6 +44,7 @@ __all__ = [
     "Budgets",
     "CheckResult",
     "Engine",
+    "EventLogSink",
     "Freshness",
     "GatePredicate",
     "Graph",
@@ -52,7 +53,6 @@ __all__ = [
     "IllegalTool",
     "IllegalTransition",
     "Lattice",
-    "Ledger",
     "LocalToolRouter",
     "MemorySink",
     "ModelClient",
@@ -66,7 +66,6 @@ __all__ = [
     "SlotRequest",
     "StateContext",
     "StateContract",
-    "StoreSink",
     "TerminationReason",
     "ToolBoundary",
     "ToolCall",
@@ -74,6 +73,7 @@ __all__ = [
     "Transition",
     "TransitionKind",
     "TraversalStatus",
+    "WorkflowLedger",
     "check",
     "evaluate_gate",
     "exists",

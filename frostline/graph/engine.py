@@ -31,7 +31,7 @@ from frostline.graph.errors import GraphRejected, IllegalTool, IllegalTransition
 from frostline.graph.freshness import Lattice
 from frostline.graph.gates import StoredArtifact
 from frostline.graph.graph import Graph
-from frostline.graph.ledger import Ledger, LedgerSink, MemorySink
+from frostline.graph.ledger import LedgerSink, MemorySink, WorkflowLedger
 from frostline.graph.modelcheck import CheckResult, check
 from frostline.graph.records import Freshness
 from frostline.graph.slot import SlotLimits, SlotModel, SlotRequest, run_slot, validate_output
@@ -89,7 +89,7 @@ class RunResult:
     path: tuple[str, ...]
     artifacts: Mapping[str, StoredArtifact]
     counters: RunCounters
-    ledger: Ledger
+    ledger: WorkflowLedger
 
     def to_dict(self) -> dict[str, Any]:
         return {"status": self.status.value, "terminal": self.terminal, "reason": self.reason,
@@ -180,7 +180,7 @@ class Engine:
         self.limits = limits or SlotLimits()
         self.max_steps = max_steps
         self.memory = MemorySink()
-        self.ledger = Ledger(run_id, [self.memory, *sinks])
+        self.ledger = WorkflowLedger(run_id, [self.memory, *sinks])
         self.boundary = ToolBoundary(graph)
         self.lattice = Lattice(graph.lattice)
         self.artifacts: dict[str, StoredArtifact] = {}

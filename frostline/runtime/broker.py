@@ -64,13 +64,13 @@ from frostline.runtime import tracing
 from frostline.runtime.admission import Admission, RaceDecision, Rejection
 from frostline.runtime.audit import REPLAY_BATCH, AuditTrail
 from frostline.runtime.call import BrokerStats, Call, Reply, RunStop, stop_reply
-from frostline.runtime.dispatch import Dispatcher, StoreSink
+from frostline.runtime.dispatch import Dispatcher, StoreArtifactSink
 from frostline.runtime.rule import Rule, Spend, usage_tokens
 from frostline.runtime.settlement import Settlement
 from frostline.runtime.waits import WaitDesk
 from frostline.store.base import Store
 
-__all__ = ["REPLAY_BATCH", "Broker", "BrokerStats", "Reply", "StoreSink"]
+__all__ = ["REPLAY_BATCH", "Broker", "BrokerStats", "Reply", "StoreArtifactSink"]
 
 log = logging.getLogger("frostline.broker")
 
