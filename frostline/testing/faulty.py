@@ -59,9 +59,9 @@ class FaultyStore(Store):
         return self._guard(operation, True, fn)
 
     # runs
-    def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
+    def create_run(self, name: str, envelope: dict[str, Any], *, owner: str | None = None,
                    kind: str = "script") -> RunRecord:
-        return self._w("create_run", lambda: self.inner.create_run(run_id, envelope, owner=owner,
+        return self._w("create_run", lambda: self.inner.create_run(name, envelope, owner=owner,
                                                                    kind=kind))
 
     def get_run(self, run_id: str) -> RunRecord | None:
