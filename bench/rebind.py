@@ -39,6 +39,7 @@ from frostline.capabilities.provider import CallContext, Provider, ProviderResul
 from frostline.contract.gate import frozen_map
 from frostline.contract.identity import digest
 from frostline.contract.prefix import load_prefix
+from frostline.contract.verdict import GateVerdict
 from frostline.errors import ProviderError
 from frostline.runtime.dry_replay import DryReplay, dry_replay, gate_with_trace
 from frostline.runtime.execute import execute
@@ -82,12 +83,12 @@ def _paid_beyond(lab: Lab, before: int, out: Any, committed: Counter[tuple[str, 
 SETTLED = ("computed payload", "wrap in a new block")  # the edits rebind is expected to admit
 
 
-def _why(verdict: Mapping[str, Any]) -> str:
-    trace = verdict.get("trace")
+def _why(verdict: GateVerdict) -> str:
+    trace = verdict.trace
     if trace is None:
-        kinds = sorted({c["kind"] for c in verdict.get("counterexamples", [])})
+        kinds = sorted({c.kind for c in verdict.counterexamples})
         return f"not a relocation ({', '.join(kinds)})"
-    return "; ".join(c["message"] for c in trace.get("counterexamples", [])[:1])
+    return "; ".join(c.message for c in trace.counterexamples[:1])
 
 
 def table_vii(scripts: Sequence[CorpusScript], lab: Lab, runner: Runner) -> str:
@@ -108,13 +109,13 @@ def table_vii(scripts: Sequence[CorpusScript], lab: Lab, runner: Runner) -> str:
                                       relocation="stop")
             c = rows[edit]
             c["applied"] += 1
-            c["stop accepts"] += verdict["accepted"]
+            c["stop accepts"] += verdict.accepted
             traced = gate_with_trace(lab.store, run_id, candidate, runner=runner)
-            c["rebind accepts"] += traced["accepted"]
-            if not traced["accepted"] and edit in SETTLED:
+            c["rebind accepts"] += traced.accepted
+            if not traced.accepted and edit in SETTLED:
                 stopped.append(f"  {edit} stopped under rebind: {script.name}: "
                                + _why(traced))
-            if traced["accepted"] and not verdict["accepted"]:
+            if traced.accepted and not verdict.accepted:
                 committed = Counter((s.capability, s.digest)
                                     for s in lab.store.list_slots(run_id))
                 before = len(lab.log())
@@ -162,7 +163,8 @@ def generator(scripts: Sequence[CorpusScript], lab: Lab, cases: int) -> str:
         counts["cases"] += 1
         counts[out.status] += 1
         if out.status == "gate_stopped":
-            reasons[_reason(out.gate or {})] += 1
+            assert out.gate is not None  # a gate stop always has its verdict
+            reasons[_reason(out.gate)] += 1
         counts["paid"] += len(lab.log()) - before
         counts["duplicates"] += _paid_beyond(lab, before, out, committed)
         counts["stale"] += sum(
@@ -178,12 +180,12 @@ def generator(scripts: Sequence[CorpusScript], lab: Lab, cases: int) -> str:
                                                         reasons.most_common())])
 
 
-def _reason(gate: Mapping[str, Any]) -> str:
-    trace = gate.get("trace")
+def _reason(gate: GateVerdict) -> str:
+    trace = gate.trace
     if trace is None:
-        return "not a relocation (" + "/".join(sorted({c["kind"] for c in
-                                                       gate.get("counterexamples", [])})) + ")"
-    return "/".join(sorted({c["kind"] for c in trace.get("counterexamples", [])})) or "note"
+        return "not a relocation (" + "/".join(sorted({c.kind for c in
+                                                       gate.counterexamples})) + ")"
+    return "/".join(sorted({c.kind for c in trace.counterexamples})) or "note"
 
 
 def demo_figures(lab: Lab, runner: Runner) -> str:

@@ -22,40 +22,15 @@ from pathlib import Path
 from typing import Any, Self
 
 from frostline.capabilities.envelope import Envelope
-from frostline.contract.gate import GateResult, frozen_map
+from frostline.contract.gate import frozen_map
 from frostline.contract.records import LOCAL_PRINCIPAL
+from frostline.contract.verdict import GateVerdict
 from frostline.embedded.jobs import Submission
 from frostline.errors import RunNotFound
 from frostline.repair.author import DEFAULT_MAX_REWRITES, AuthorResult, AuthorTask
 from frostline.repair.loop import RepairResult
 from frostline.runtime.outcome import AttemptOutcome
 from frostline.script.report import Report
-
-
-@dataclass(frozen=True)
-class GateVerdict:
-    """What the gate decides before any spend: the callsite gate's result and, where it
-    stopped a candidate that only moves committed calls, the dry replay's verdict."""
-
-    static: GateResult
-    verdict: dict[str, Any]
-
-    @property
-    def accepted(self) -> bool:
-        return bool(self.verdict["accepted"])
-
-    @property
-    def counterexamples(self) -> tuple[Any, ...]:
-        return self.static.counterexamples
-
-    @property
-    def trace(self) -> dict[str, Any] | None:
-        trace = self.verdict.get("trace")
-        return trace if isinstance(trace, dict) else None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The object `frostline gate --json` prints."""
-        return self.verdict
 
 
 @dataclass(frozen=True)
@@ -121,7 +96,8 @@ class Frostline:
         """Gate `candidate` against the run's frozen sites, as `frostline gate` does: under
         relocation `rebind` (the run's envelope, or `relocation`) a candidate stopped only
         because committed calls moved gets the dry replay. `.accepted`, `.counterexamples`
-        (the callsite gate's), `.trace` (the dry replay's, if it ran)."""
+        (the callsite gate's), `.trace` (the dry replay's verdict, if it ran), `.to_dict()`
+        (what `frostline gate --json` prints)."""
         from frostline.runtime.dry_replay import gate_with_trace
         from frostline.runtime.gate_check import gate_source
 
@@ -129,10 +105,9 @@ class Frostline:
         frozen = frozen_map(self._store.list_slots(run_id), self._store.list_attempts(run_id))
         static = gate_source(frozen, candidate)
         if static.accepted:
-            return GateVerdict(static, static.to_dict())
-        return GateVerdict(static, gate_with_trace(
-            self._store, run_id, candidate, runner=self._make_runner(), relocation=relocation,
-            catalog=self._registry.catalog))
+            return GateVerdict(static)
+        return gate_with_trace(self._store, run_id, candidate, runner=self._make_runner(),
+                               relocation=relocation, catalog=self._registry.catalog)
 
     def repair(self, run_id: str, model: str, *, max_rewrites: int = 3) -> RepairResult:
         """The repair loop on the run's last failed attempt, with the model `model` names

@@ -22,9 +22,9 @@ from urllib.parse import quote
 
 import httpx
 
-from frostline.api import Authored, GateVerdict
+from frostline.api import Authored
 from frostline.capabilities.catalog import Capability, Catalog
-from frostline.contract.gate import Counterexample, GateResult, NearestSite
+from frostline.contract.verdict import GateVerdict
 from frostline.embedded.jobs import TERMINAL, Submission
 from frostline.errors import FrostlineError
 from frostline.repair.author import DEFAULT_MAX_REWRITES, AuthorResult, Draft
@@ -72,7 +72,7 @@ class Client:
         `.counterexamples`, `.trace` after a dry replay); spends nothing, records nothing."""
         body = {"script": candidate, **({"relocation": relocation} if relocation else {})}
         verdict = self._json("POST", f"/v1/runs/{quote(run_id)}/gate", body)
-        return GateVerdict(gate_result_of(verdict), verdict)
+        return GateVerdict.from_dict(verdict)
 
     def submit(self, source: str, run_id: str, *, args: dict[str, Any] | None = None,
                envelope: dict[str, Any] | None = None, key: str | None = None) -> Submission:
@@ -187,19 +187,10 @@ class Client:
 def outcome_of(data: dict[str, Any]) -> AttemptOutcome:
     """An attempt's JSON (`frostline run --json`) as the AttemptOutcome it came from."""
     names = {f.name for f in fields(AttemptOutcome)}
-    return AttemptOutcome(**{k: v for k, v in data.items() if k in names})
-
-
-def gate_result_of(verdict: dict[str, Any]) -> GateResult:
-    """The callsite gate's result in a verdict's JSON (`frostline gate --json`)."""
-    examples = []
-    for c in verdict.get("counterexamples", []):
-        near = c.get("nearest")
-        examples.append(Counterexample(
-            c["kind"], c["site"], c["capability"], c["line"], c["source_line"],
-            NearestSite(near["site"], near.get("capability"), near["line"], near["match"])
-            if isinstance(near, dict) else None, c.get("found_capability")))
-    return GateResult(bool(verdict["accepted"]), tuple(examples))
+    given = {k: v for k, v in data.items() if k in names}
+    if isinstance(given.get("gate"), dict):
+        given["gate"] = GateVerdict.from_dict(given["gate"])
+    return AttemptOutcome(**given)
 
 
 def _raise_for(response: httpx.Response) -> None:

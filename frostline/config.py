@@ -105,7 +105,7 @@ class MCPProvider:
 
 @dataclass(frozen=True)
 class PythonProvider:
-    """Python functions marked with `frostline.capability`, from modules or entry points."""
+    """Python functions marked with `frostline.capabilities.capability`, from modules or entry points."""
 
     name: str
     modules: tuple[str, ...] = ()

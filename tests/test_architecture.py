@@ -153,6 +153,20 @@ def test_no_product_module_imports_frostline_testing() -> None:
     assert not offenders, offenders
 
 
+def test_one_model_client_protocol() -> None:
+    """Every model frostline consults is frostline.capabilities.model.ModelClient (issue 28
+    §4): no other Protocol declares a `complete` method; callers name a parametrization."""
+    declared = [f"{name}.{node.name}"
+                for name, (_path, tree) in MODULES.items()
+                for node in ast.walk(tree)
+                if isinstance(node, ast.ClassDef)
+                and any(isinstance(b, ast.Name | ast.Subscript) and "Protocol" in ast.unparse(b)
+                        for b in node.bases)
+                and any(isinstance(f, ast.FunctionDef) and f.name == "complete"
+                        for f in node.body)]
+    assert declared == ["frostline.capabilities.model.ModelClient"]
+
+
 def _in_testing(module: str) -> bool:
     return module == "frostline.testing" or module.startswith("frostline.testing.")
 

@@ -44,7 +44,7 @@ from bench.paper.repairs import CASES, Case
 from frostline.capabilities.provider import CallContext, Provider, ProviderResult
 from frostline.contract.identity import Identity, digest
 from frostline.errors import FrostlineError
-from frostline.runtime.broker import StoreSink
+from frostline.runtime.broker import StoreArtifactSink
 from frostline.runtime.child import load_entry, run_entry
 from frostline.runtime.ctx import Ctx
 from frostline.runtime.execute import execute
@@ -138,7 +138,7 @@ class KeyedTransport:
         self.committed_work = Counter((s.capability, s.digest) for s in committed)
         self.occurrences: Counter[tuple[str, tuple[int, ...]]] = Counter()
         self.ordinal = 0
-        self.sink = StoreSink(lab.store, run_id)
+        self.sink = StoreArtifactSink(lab.store, run_id)
         self.stopped = False
 
     async def call(self, site: str, path: list[int], capability: str,

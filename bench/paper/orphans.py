@@ -48,7 +48,7 @@ def shrink(lab: Lab, policy: str) -> Shrink:
         raise RuntimeError(f"shrink-{policy}: the original loop ended {first.status}")
     out = counted(lab, run_id, _LOOP.format(n=1), envelope=env)
     events = [e for e in lab.store.list_events(run_id) if e.kind == "orphans"]
-    return Shrink(policy, bool((out.outcome.gate or {}).get("accepted")), out.status,
+    return Shrink(policy, out.outcome.gate is not None and out.outcome.gate.accepted, out.status,
                   tuple(out.outcome.orphans), out.outcome.replayed, out.attempts, bool(events))
 
 

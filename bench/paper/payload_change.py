@@ -71,8 +71,8 @@ def study(lab: Lab) -> Result:
     naive = counted(lab, lab.fresh_id("s1-naive"), SUPERSEDE)
     product = sup.outcome.result or []
     fix = next(c for c in lab.log()[::-1] if c["payload"].get("prompt") == "an arctic fox")
-    return Result(len(slots), edit.status, bool((edit.outcome.gate or {"accepted": True})
-                                                .get("accepted")),
+    return Result(len(slots), edit.status, (edit.outcome.gate is None
+                                                or edit.outcome.gate.accepted),
                   edit.attempts, len(edit.outcome.divergences), sup.status,
                   sup.outcome.replayed, sup.attempts, naive.attempts,
                   bool(product) and product[0] != stale and fix["ok"],

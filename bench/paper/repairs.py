@@ -130,8 +130,8 @@ def replay_case(lab: Lab, case: Case) -> Row:
     naive = counted(lab, lab.fresh_id(case.name + "-naive"), case.repair, args=case.args)
     if naive.status != "succeeded":
         raise RuntimeError(f"{case.name}: the naive rerun should succeed, got {naive.status}")
-    gate = repair.outcome.gate or {}
-    kinds = tuple(sorted({c.get("kind", "?") for c in gate.get("counterexamples", [])}))
+    gate = repair.outcome.gate
+    kinds = tuple(sorted({c.kind for c in gate.counterexamples})) if gate is not None else ()
     return Row(case.name, case.shape, failed_at, len(committed), repair.outcome.replayed,
                repair.successes, first.successes + repair.successes,
                first.successes + naive.successes, first.attempts + repair.attempts,

@@ -74,8 +74,8 @@ def occurrence_extension(lab: Lab, policy: str) -> Extension:
     if (first.status, first.executed) != ("succeeded", 3):
         raise RuntimeError(f"widen-{policy}: the original loop ended {first.status}")
     widened = counted(lab, run_id, _RETRY.format(n=6), envelope=env)
-    gate = widened.outcome.gate or {}
-    return Extension(policy, widened.status, bool(gate.get("accepted")),
+    gate = widened.outcome.gate
+    return Extension(policy, widened.status, gate is not None and gate.accepted,
                      len(widened.outcome.semantic_repeats), widened.outcome.executed,
                      widened.attempts)
 
@@ -90,7 +90,8 @@ def path_shift(lab: Lab) -> PathShift:
     committed_work = {(s.capability, s.digest) for s in slots}
     shifted = counted(lab, run_id, _BRANCHES.format(prompts=["a gull", *COMMITTED_PROMPTS], n=4))
     executed = [c for c in shifted.outcome.calls if c.get("outcome") == "executed"]
-    return PathShift(shifted.status, bool((shifted.outcome.gate or {}).get("accepted")),
+    return PathShift(shifted.status, (shifted.outcome.gate is not None
+                                      and shifted.outcome.gate.accepted),
                      shifted.successes, len(shifted.outcome.divergences),
                      sum(1 for c in executed if c["identity"] in committed_ids),
                      sum(1 for c in executed if (c["capability"], c["digest"]) in committed_work))

@@ -37,7 +37,9 @@ from frostline.cli.common import (
     store_option,
     text,
 )
-from frostline.contract.gate import GateResult, frozen_map
+from frostline.contract.gate import frozen_map
+from frostline.contract.rebind import TraceVerdict, rebinding_rows
+from frostline.contract.verdict import GateVerdict
 from frostline.errors import ScriptRejected
 from frostline.runtime import certificates as certificate
 from frostline.runtime.gate_check import gate_source
@@ -73,30 +75,30 @@ def gate_command(run_id: str, script: Path, relocation: str | None, runner_kind:
             result = gate_source(frozen, source)
         except ScriptRejected as err:  # a candidate that does not parse is bad input here
             fail_with(err, as_json, EXIT_USAGE)
-        verdict: dict[str, Any] = result.to_dict()
+        verdict = GateVerdict(result)
         if not result.accepted:
             runner = make_runner(runner_kind, 600.0, as_json)
             verdict = guarded(as_json, lambda: gate_with_trace(
                 store, run_id, source, runner=runner, relocation=relocation))
     if as_json:
-        emit_json(verdict)
+        emit_json(verdict.to_dict())
     else:
-        _print_gate(result, len(frozen), verdict.get("trace"))
-    sys.exit(EXIT_OK if verdict["accepted"] else EXIT_STOPPED)
+        _print_gate(verdict, len(frozen))
+    sys.exit(EXIT_OK if verdict.accepted else EXIT_STOPPED)
 
 
-def _print_gate(result: GateResult, frozen_count: int,
-                trace: dict[str, Any] | None = None) -> None:
+def _print_gate(verdict: GateVerdict, frozen_count: int) -> None:
     out = console()
+    result, trace = verdict.static, verdict.trace
     if result.accepted:
         out.print(f"[green]accepted[/]: all {frozen_count} frozen site(s) are intact")
         return
-    if trace is not None and trace.get("admitted"):
+    if isinstance(trace, TraceVerdict) and trace.admitted:
         out.print(f"[green]accepted by the dry replay[/] (relocation rebind): "
-                  f"{trace.get('rebound')} moved committed call(s) replay their slots, "
-                  f"{trace.get('replayed')} replay at their own identity; new work starts "
-                  f"at {text(str(trace.get('frontier')))}", highlight=False)
-        for row in trace.get("rebinding", []):
+                  f"{trace.rebound} moved committed call(s) replay their slots, "
+                  f"{trace.replayed} replay at their own identity; new work starts "
+                  f"at {text(str(trace.frontier))}", highlight=False)
+        for row in rebinding_rows(trace.rebinding):
             out.print(f"  {text(row['identity'])} replays {text(row['bound_to'])}",
                       highlight=False)
         return
@@ -113,10 +115,10 @@ def _print_gate(result: GateResult, frozen_count: int,
         out.print(f"- {text(ce.message)}", highlight=False)
     if trace is not None:
         out.print("the dry replay (relocation rebind) did not admit it:"
-                  + (f" {text(str(trace['note']))}" if trace.get("note") else ""),
+                  + (f" {text(trace.note)}" if trace.note else ""),
                   highlight=False)
-        for c in trace.get("counterexamples", []):
-            out.print(f"- [red]{text(c['kind'])}[/] {text(c['message'])}", highlight=False)
+        for c in trace.counterexamples:
+            out.print(f"- [red]{text(c.kind)}[/] {text(c.message)}", highlight=False)
 
 
 # ---------------------------------------------------------------------------------------- cert

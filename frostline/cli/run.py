@@ -42,6 +42,7 @@ from frostline.cli.common import (
     text,
 )
 from frostline.contract.identity import Identity
+from frostline.contract.rebind import TraceVerdict
 from frostline.contract.records import LOCAL_PRINCIPAL, run_key
 from frostline.contract.status import AttemptStatus
 from frostline.embedded.reconcile import NOT_GIVEN, reconcile
@@ -168,15 +169,15 @@ def print_outcome(o: AttemptOutcome, source: str) -> None:
               f"{o.replayed} · provider calls {o.provider_calls} · spend "
               f"${o.spend_usd:.4f} · orphans {len(o.orphans)} · semantic repeats "
               f"{len(o.semantic_repeats)} · divergences {len(o.divergences)}", highlight=False)
-    if o.gate and o.gate.get("accepted_by") == "trace":
-        trace = o.gate.get("trace") or {}
+    if o.gate is not None and o.gate.accepted_by == "trace" \
+            and isinstance(o.gate.trace, TraceVerdict):
         out.print(f"  gate: accepted by the dry replay (relocation rebind): "
-                  f"{trace.get('rebound', 0)} moved committed call(s) replayed from their slots",
+                  f"{o.gate.trace.rebound} moved committed call(s) replayed from their slots",
                   highlight=False)
-    if o.gate and not o.gate.get("accepted", True):
-        for c in o.gate.get("counterexamples", []):
-            out.print(f"  gate: [red]{text(c.get('kind'))}[/] {text(c.get('site'))} "
-                      f"(line {c.get('line')}: {text(c.get('source_line', '').strip())})",
+    if o.gate is not None and not o.gate.accepted:
+        for c in o.gate.counterexamples:
+            out.print(f"  gate: [red]{text(c.kind)}[/] {text(c.site)} "
+                      f"(line {c.line}: {text(c.source_line.strip())})",
                       highlight=False)
     if o.status == AttemptStatus.WAITING and o.error:
         # A wait is a state, not an error: what it waits for, and how it goes on.

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from frostline.coding.templates import line_edits
 from frostline.contract.identity import digest
+from frostline.repair.completion import ChatClient
 
 MAX_TEMPLATE_CANDIDATES = 160
 _BLOCK = re.compile(r"(?P<file>[^\s`]+\.py)\s*\n(?:```[a-z]*\n)?<<<<<<< SEARCH\n(?P<search>.*?)\n?"
@@ -93,13 +94,6 @@ class TemplateGenerator:
         return GenerationResult(out)
 
 
-class ChatModel(Protocol):
-    """An OpenAI-compatible chat client (frostline.repair's `OpenAIChatClient` is one):
-    `complete(messages)` returns an object with `.text` and `.usage.total_tokens`."""
-
-    def complete(self, messages: list[dict[str, Any]]) -> Any: ...
-
-
 SYSTEM = """You fix one bug in a Python repository. Answer with SEARCH/REPLACE blocks only:
 
 path/to/file.py
@@ -144,7 +138,7 @@ class ModelGenerator:
 
     name = "model"
 
-    def __init__(self, model: ChatModel, *, rerequests: int = 1) -> None:
+    def __init__(self, model: ChatClient, *, rerequests: int = 1) -> None:
         self.model = model
         self.rerequests = rerequests
 

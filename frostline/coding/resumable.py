@@ -22,13 +22,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from frostline.coding.generate import ChatModel
 from frostline.coding.interface import Arm, FaultPlan, Task, TaskOutcome
 from frostline.coding.setup import SolveSettings, prepare
 from frostline.coding.solve import outcome_of
 from frostline.coding.variants import graph_for
 from frostline.errors import NotAGraphArm
 from frostline.graph.durable import DurableOutcome, GraphTool, run_durable
+from frostline.repair.completion import ChatClient
 from frostline.store.base import Store
 
 #: Tools that change the workspace or the memory file (idempotent by construction).
@@ -36,7 +36,7 @@ EFFECTS = frozenset({"edit.apply", "memory.write"})
 
 
 def solve_durable(store: Store, run_id: str, task: Task, arm: Arm, faults: FaultPlan, *,
-                  model: ChatModel | None = None, workdir: Path | str,
+                  model: ChatClient | None = None, workdir: Path | str,
                   settings: SolveSettings | None = None
                   ) -> tuple[DurableOutcome, TaskOutcome | None]:
     """Run (or resume) `task` under `arm` as durable graph run `run_id` in `store`.

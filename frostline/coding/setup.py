@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from frostline.coding.faults import FaultInjector
-from frostline.coding.generate import ChatModel, Generator, ModelGenerator, TemplateGenerator
+from frostline.coding.generate import Generator, ModelGenerator, TemplateGenerator
 from frostline.coding.instruments import CountingChat, Observer
 from frostline.coding.interface import Arm, FaultPlan, Task
 from frostline.coding.testrun import (
@@ -23,6 +23,7 @@ from frostline.coding.workflow import CodingBodies
 from frostline.coding.workspace import Workspace
 from frostline.errors import FrostlineError
 from frostline.graph.graph import Graph
+from frostline.repair.completion import ChatClient
 
 ACCEPT, REJECT, NOT_RUN = "ACCEPT", "TERMINAL_REJECT", "not_run"
 
@@ -66,7 +67,7 @@ class Setup:
     faults: FaultInjector
 
 
-def prepare(task: Task, arm: Arm, faults: FaultPlan, model: ChatModel | None, workdir: Path,
+def prepare(task: Task, arm: Arm, faults: FaultPlan, model: ChatClient | None, workdir: Path,
             settings: SolveSettings) -> Setup:
     """Lay the workspace and build the tools, bodies and observer of one run."""
     workspace = Workspace.create(workdir / "workspace", Path(task.source_dir), task.mutation)

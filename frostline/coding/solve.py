@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from frostline.coding.freeagent import run_free_agent
-from frostline.coding.generate import ChatModel
 from frostline.coding.interface import Arm, FaultPlan, Instruments, Task, TaskOutcome
 from frostline.coding.setup import (
     ACCEPT,
@@ -42,6 +41,7 @@ from frostline.graph.allowlist import LocalToolRouter
 from frostline.graph.engine import Engine, RunResult, TraversalStatus
 from frostline.graph.graph import Graph
 from frostline.graph.modelcheck import check
+from frostline.repair.completion import ChatClient
 
 
 def _reason(result: RunResult) -> str:
@@ -116,7 +116,7 @@ def _rejected(task: Task, arm: Arm, reason: str, started: float) -> TaskOutcome:
                        Instruments(wall_s=round(time.monotonic() - started, 3)))
 
 
-def solve(task: Task, arm: Arm, faults: FaultPlan, *, model: ChatModel | None = None,
+def solve(task: Task, arm: Arm, faults: FaultPlan, *, model: ChatClient | None = None,
           workdir: Path | str, settings: SolveSettings | None = None,
           graph: Graph | None = None) -> TaskOutcome:
     """Run `task` under `arm` with `faults` injected; never raises.

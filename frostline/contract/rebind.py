@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from frostline.contract.identity import Identity, Path, digest
 
 if TYPE_CHECKING:
+    from frostline.contract.gate import Counterexample
     from frostline.contract.records import SlotRecord
 
 # Gate counterexample kinds the dry replay may be asked to settle; `capability_changed` never.
@@ -239,14 +240,14 @@ class Matcher:
                             self._replayed, len(self.rebinding))
 
 
-def vanished_sites(counterexamples: Iterable[Mapping[str, Any]]) -> set[str] | None:
+def vanished_sites(counterexamples: Iterable[Counterexample]) -> set[str] | None:
     """The frozen sites a gate result's counterexamples name, or None when one of them is a
     kind the trace check cannot settle (`capability_changed`)."""
     out: set[str] = set()
     for c in counterexamples:
-        if c.get("kind") not in REBINDABLE_KINDS:
+        if c.kind not in REBINDABLE_KINDS:
             return None
-        out.add(str(c.get("site")))
+        out.add(c.site)
     return out
 
 

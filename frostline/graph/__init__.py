@@ -8,6 +8,7 @@ and run by a deterministic engine in which the model is one bounded slot inside 
     result = Engine(graph, bodies, model=client, router=router).run()
 """
 
+from frostline.capabilities.model import ModelClient
 from frostline.graph.allowlist import LocalToolRouter, ToolBoundary, ToolCall, ToolRouter
 from frostline.graph.builder import GraphBuilder
 from frostline.graph.engine import (
@@ -22,7 +23,7 @@ from frostline.graph.errors import GraphRejected, IllegalTool, IllegalTransition
 from frostline.graph.freshness import Lattice
 from frostline.graph.gates import evaluate_gate
 from frostline.graph.graph import Budgets, Graph, load_graph
-from frostline.graph.ledger import Ledger, MemorySink, StoreSink
+from frostline.graph.ledger import EventLogSink, MemorySink, WorkflowLedger
 from frostline.graph.modelcheck import CheckResult, check
 from frostline.graph.records import (
     ArtifactFreshness,
@@ -36,13 +37,14 @@ from frostline.graph.records import (
     TransitionKind,
     exists,
 )
-from frostline.graph.slot import ModelClient, SlotLimits, SlotReply, SlotRequest
+from frostline.graph.slot import SlotLimits, SlotModel, SlotReply, SlotRequest
 
 __all__ = [
     "ArtifactFreshness",
     "Budgets",
     "CheckResult",
     "Engine",
+    "EventLogSink",
     "Freshness",
     "GatePredicate",
     "Graph",
@@ -51,7 +53,6 @@ __all__ = [
     "IllegalTool",
     "IllegalTransition",
     "Lattice",
-    "Ledger",
     "LocalToolRouter",
     "MemorySink",
     "ModelClient",
@@ -60,11 +61,11 @@ __all__ = [
     "RunResult",
     "SafetyInvariant",
     "SlotLimits",
+    "SlotModel",
     "SlotReply",
     "SlotRequest",
     "StateContext",
     "StateContract",
-    "StoreSink",
     "TerminationReason",
     "ToolBoundary",
     "ToolCall",
@@ -72,6 +73,7 @@ __all__ = [
     "Transition",
     "TransitionKind",
     "TraversalStatus",
+    "WorkflowLedger",
     "check",
     "evaluate_gate",
     "exists",

@@ -65,7 +65,7 @@ from frostline.graph.allowlist import ToolCall
 from frostline.graph.engine import Body, Engine, RunResult
 from frostline.graph.graph import Graph
 from frostline.graph.ledger import LedgerEvent, LedgerSink
-from frostline.graph.slot import ModelClient, SlotLimits
+from frostline.graph.slot import SlotLimits, SlotModel
 from frostline.runtime.broker import Broker, BrokerStats
 from frostline.runtime.certificates import current as current_certificate
 from frostline.runtime.recovery import close_crashed_attempts, unresolved_calls
@@ -279,7 +279,7 @@ def default_envelope() -> Envelope:
 
 
 def run_durable(store: Store, run_id: str, graph: Graph, bodies: Mapping[str, Body],
-                tools: ToolRegistry, *, model: ModelClient | None = None,
+                tools: ToolRegistry, *, model: SlotModel | None = None,
                 envelope: Envelope | None = None, sinks: Iterable[LedgerSink] = (),
                 limits: SlotLimits | None = None, max_steps: int = 10_000,
                 owner: str | None = None) -> DurableOutcome:
@@ -339,7 +339,7 @@ def _ensure_run(store: Store, run_id: str, graph: Graph, graph_digest: str,
 
 def _attempt(store: Store, run_id: str, graph: Graph, graph_digest: str,
              bodies: Mapping[str, Body], registry: Mapping[str, GraphTool], catalog: Catalog,
-             env: Envelope, model: ModelClient | None, sinks: list[LedgerSink],
+             env: Envelope, model: SlotModel | None, sinks: list[LedgerSink],
              limits: SlotLimits | None, max_steps: int) -> DurableOutcome:
     prefix = load_prefix(store, run_id)
     attempt = store.start_attempt(run_id, source=graph.dumps(), annotated="", report={

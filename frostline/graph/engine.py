@@ -7,7 +7,7 @@ downstream of a changed artifact STALE, evaluates the gates, and takes the edge 
 picks, drawing the retry/rollback budget. Everything goes to the ledger.
 
 Everything an A/B driver varies is injected: `bodies` (state -> callable), `model`
-(a `ModelClient`), `router` (a `ToolRouter`), the ledger `sinks`, and the slot limits; the
+(a `SlotModel`: the model-client protocol over slot requests), `router` (a `ToolRouter`), the ledger `sinks`, and the slot limits; the
 `RunCounters` it reads come back in the `RunResult`.
 
 A graph must pass the model checker before it runs (``verify=True``); pass ``verify=False`` only
@@ -31,10 +31,10 @@ from frostline.graph.errors import GraphRejected, IllegalTool, IllegalTransition
 from frostline.graph.freshness import Lattice
 from frostline.graph.gates import StoredArtifact
 from frostline.graph.graph import Graph
-from frostline.graph.ledger import Ledger, LedgerSink, MemorySink
+from frostline.graph.ledger import LedgerSink, MemorySink, WorkflowLedger
 from frostline.graph.modelcheck import CheckResult, check
 from frostline.graph.records import Freshness
-from frostline.graph.slot import ModelClient, SlotLimits, SlotRequest, run_slot, validate_output
+from frostline.graph.slot import SlotLimits, SlotModel, SlotRequest, run_slot, validate_output
 
 _CHECKED: weakref.WeakKeyDictionary[Graph, CheckResult] = weakref.WeakKeyDictionary()
 
@@ -89,7 +89,7 @@ class RunResult:
     path: tuple[str, ...]
     artifacts: Mapping[str, StoredArtifact]
     counters: RunCounters
-    ledger: Ledger
+    ledger: WorkflowLedger
 
     def to_dict(self) -> dict[str, Any]:
         return {"status": self.status.value, "terminal": self.terminal, "reason": self.reason,
@@ -153,7 +153,7 @@ class Engine:
         result.status is TraversalStatus.ACCEPTED
     """
 
-    def __init__(self, graph: Graph, bodies: Mapping[str, Body], *, model: ModelClient | None = None,
+    def __init__(self, graph: Graph, bodies: Mapping[str, Body], *, model: SlotModel | None = None,
                  router: ToolRouter | None = None, sinks: Iterable[LedgerSink] = (),
                  limits: SlotLimits | None = None, run_id: str = "graph-run", max_steps: int = 10_000,
                  verify: bool = True) -> None:
@@ -180,7 +180,7 @@ class Engine:
         self.limits = limits or SlotLimits()
         self.max_steps = max_steps
         self.memory = MemorySink()
-        self.ledger = Ledger(run_id, [self.memory, *sinks])
+        self.ledger = WorkflowLedger(run_id, [self.memory, *sinks])
         self.boundary = ToolBoundary(graph)
         self.lattice = Lattice(graph.lattice)
         self.artifacts: dict[str, StoredArtifact] = {}

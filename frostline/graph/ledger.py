@@ -63,7 +63,7 @@ class MemorySink:
         self.events.append(event)
 
 
-class StoreSink:
+class EventLogSink:
     """Appends each event to a run's event log as kind ``graph.<kind>``."""
 
     def __init__(self, store: EventStore, run_id: str) -> None:
@@ -82,10 +82,10 @@ class CallbackSink:
         self.fn(event)
 
 
-class Ledger:
+class WorkflowLedger:
     """Append-only; `append` validates the kind and that the data is JSON.
 
-    Example: ``ledger = Ledger("run-1", [MemorySink()]); ledger.append("terminal", {...})``
+    Example: ``ledger = WorkflowLedger("run-1", [MemorySink()]); ledger.append("terminal", {...})``
     """
 
     def __init__(self, run_id: str, sinks: Iterable[LedgerSink] = ()) -> None:

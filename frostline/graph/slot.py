@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import jsonschema
 
+from frostline.capabilities.model import ModelClient
 from frostline.graph.errors import IllegalTool
 
 
@@ -63,10 +64,8 @@ class SlotReply:
         return cls(reply.get("output"), tuple(calls), reply.get("transition"), reply.get("usage") or {})
 
 
-class ModelClient(Protocol):
-    """The one learned component: fills a state's output from its inputs."""
-
-    def complete(self, request: SlotRequest) -> SlotReply | Mapping[str, Any]: ...
+# The one learned component of a graph: fills a state's output from its inputs.
+SlotModel = ModelClient[SlotRequest, SlotReply | Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -108,7 +107,7 @@ Emit = Callable[[str, dict[str, Any]], None]
 CallTool = Callable[[str, Mapping[str, Any]], Any]
 
 
-def run_slot(request: SlotRequest, client: ModelClient, limits: SlotLimits, *, emit: Emit,
+def run_slot(request: SlotRequest, client: SlotModel, limits: SlotLimits, *, emit: Emit,
              call_tool: CallTool) -> SlotOutcome:
     """Drive one bounded sequence of model calls for one state visit."""
     outcome = SlotOutcome(None)

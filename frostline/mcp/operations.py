@@ -29,6 +29,7 @@ from frostline.contract.records import (
     run_key,
 )
 from frostline.contract.status import RunStatus
+from frostline.contract.verdict import GateVerdict
 from frostline.embedded.bodies import Interrupts
 from frostline.embedded.jobs import JobCancelled, JobQueue, close_cancelled
 from frostline.embedded.reconcile import NOT_GIVEN, reconcile
@@ -112,10 +113,11 @@ def gate_script(store: Store, run_id: str, script: str, *, owner: str | None = N
     only moves committed calls gets the dry replay. Spends nothing and records nothing."""
     run = _existing(store, run_id, owner)
     frozen = frozen_map(store.list_slots(run.run_id), store.list_attempts(run.run_id))
-    result: dict[str, Any] = gate_source(frozen, script).to_dict()
-    if not result["accepted"] and runner is not None:
-        result = gate_with_trace(store, run.run_id, script, runner=runner,
-                                 relocation=relocation)
+    verdict = GateVerdict(gate_source(frozen, script))
+    if not verdict.accepted and runner is not None:
+        verdict = gate_with_trace(store, run.run_id, script, runner=runner,
+                                  relocation=relocation)
+    result = verdict.to_dict()
     result["frozen_sites"] = len(frozen)
     return owner_view(run, result)
 

@@ -2,7 +2,7 @@
 
 `PythonProviders.load(name, modules=..., entry_points=...)` imports the modules (or the
 ``frostline.capabilities`` entry points of installed packages) and collects the functions marked
-with `frostline.capability.capability`. A sync function runs on a worker thread so the broker's
+with `frostline.capabilities.capability`. A sync function runs on a worker thread so the broker's
 event loop keeps serving other calls; an async one is awaited. Results pass the same checks as
 every user-declared capability (JSON, output schema), and `Artifact` values in a result are
 stored content-addressed and replaced by their reference.
@@ -62,7 +62,7 @@ class PythonProviders:
             declared = collect(module)
             if not declared:
                 raise CatalogError(f"module {module_name} declares no capability; mark its "
-                                   "functions with @frostline.capability.capability(...)")
+                                   "functions with @frostline.capabilities.capability(...)")
             found.extend(declared)
         if entry_points:
             found.extend(_entry_point_functions(entry_points))
@@ -155,6 +155,6 @@ def _entry_point_functions(chosen: bool | Sequence[str]) -> list[FunctionCapabil
         declared = collect(point.load())
         if not declared:
             raise CatalogError(f"entry point {point.name} ({point.value}) names nothing marked "
-                               "with @frostline.capability.capability(...)")
+                               "with @frostline.capabilities.capability(...)")
         found.extend(declared)
     return found

@@ -292,7 +292,7 @@ class _Builder:
                               "'frostline.capabilities'", f"{type(exc).__name__}: {exc}") from exc
         except FrostlineError as exc:
             raise self._error(key, "modules whose functions are marked with "
-                              "@frostline.capability.capability", exc.message) from exc
+                              "@frostline.capabilities.capability", exc.message) from exc
         self.providers[p.name] = provider
         for cap in provider.entries():
             self._add(cap, p.name)

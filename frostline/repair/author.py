@@ -29,9 +29,9 @@ from typing import Any
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
 from frostline.errors import DefinitionError, FrostlineError
+from frostline.repair.completion import ChatClient, Reply
 from frostline.repair.extract import extract_code
 from frostline.repair.feedback import RewriteFeedback, Usage
-from frostline.repair.loop import ModelClientLike, Reply
 from frostline.repair.prompt import Message, build_author_messages
 from frostline.repair.signatures import render_signatures
 from frostline.script import check
@@ -155,7 +155,7 @@ def judge(n: int, reply: str | Reply, task: AuthorTask) -> Draft:
     return Draft(n, True, "accepted", violations, usage, wall_s, code)
 
 
-def author(client: ModelClientLike, task: AuthorTask, *,
+def author(client: ChatClient, task: AuthorTask, *,
            clock: Callable[[], float] = time.monotonic) -> AuthorResult:
     """Drive `author_loop` with a model client (at most 1 + `task.max_rewrites` calls), timing
     each call with `clock`. A model error (frostline.repair.ModelError) propagates, carrying

@@ -29,8 +29,8 @@ from frostline.errors import DefinitionError
 from frostline.providers.scrub import Secrets
 from frostline.repair.completion import (
     Accounting,
+    ChatClient,
     Completion,
-    ModelClient,
     ModelError,
     Usage,
     check_messages,
@@ -186,7 +186,7 @@ class OpenAIChatClient:
 
 
 def client_from_spec(spec: str, *, replay: ReplayPolicy | None = None,
-                     **options: Any) -> ModelClient:
+                     **options: Any) -> ChatClient:
     """Build a client from ``openai:MODEL`` or, where `replay` allows it, ``replay:FILE``
     (stored replies; ``recorded:FILE`` is the older spelling of the same thing).
 

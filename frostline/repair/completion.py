@@ -1,5 +1,6 @@
-"""What every model client shares: the completion it returns, token usage, the one error type,
-and the checks on the messages it is given."""
+"""What every chat model client shares: the completion it returns, token usage, the one error
+type, the checks on the messages it is given, and `ChatClient` (the model-client protocol of
+frostline.capabilities.model over chat messages)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from frostline.capabilities.model import ModelClient
 from frostline.errors import (
     DefinitionError,
 )
@@ -40,10 +42,19 @@ class Completion:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-class ModelClient(Protocol):
-    """What the repair loop needs from a model."""
+class Reply(Protocol):
+    """What the repair and authoring loops read of a reply (Completion has these fields)."""
 
-    def complete(self, messages: list[dict[str, Any]]) -> Completion: ...
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def usage(self) -> Any: ...  # a Usage with to_dict(), a mapping of counts, or None
+
+
+# A chat model, as the repair and authoring loops and the coding workflow use it: messages
+# ({"role", "content"}) in, a reply with text and usage out (frostline.capabilities.model).
+ChatClient = ModelClient[list[dict[str, Any]], Reply]
 
 
 def check_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from typing import Any
 from frostline.config import Config, ModelConfig
 from frostline.errors import ConfigError
 from frostline.repair.clients import OpenAIChatClient, client_from_spec
-from frostline.repair.completion import ModelClient
+from frostline.repair.completion import ChatClient
 from frostline.repair.replay import ReplayPolicy
 
 PREFIX = "model:"
@@ -32,7 +32,7 @@ def configured_model(config: Config | None, spec: str) -> ModelConfig | None:
 
 
 def model_client(spec: str, config: Config | None = None, *, replay: ReplayPolicy | None = None,
-                 **options: Any) -> ModelClient:
+                 **options: Any) -> ChatClient:
     """A client for `spec`: a configured endpoint when the configuration names it, else the
     spellings `client_from_spec` understands.
 

@@ -21,12 +21,22 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope
-from frostline.contract.gate import CandidateSite, FrozenSite, frozen_map, gate, rebase
+from frostline.contract.gate import (
+    CandidateSite,
+    Counterexample,
+    FrozenSite,
+    frozen_map,
+    gate,
+    rebase,
+)
+from frostline.contract.rebind import vanished_sites
+from frostline.contract.verdict import GateVerdict
 from frostline.errors import DefinitionError, RunNotFound, ScriptRejected
+from frostline.repair.completion import ChatClient, Reply
 from frostline.repair.extract import extract_code
 from frostline.repair.feedback import RewriteFeedback, Usage
 from frostline.repair.prompt import Message, build_messages
@@ -36,20 +46,6 @@ if TYPE_CHECKING:
     from frostline.runtime.runners import Runner
     from frostline.store.base import Store
 
-
-
-class Reply(Protocol):
-    """What a model client returns (frostline.repair.clients.Completion has these fields)."""
-
-    @property
-    def text(self) -> str: ...
-
-    @property
-    def usage(self) -> Any: ...  # a Usage with to_dict(), a mapping of counts, or None
-
-
-class ModelClientLike(Protocol):
-    def complete(self, messages: list[Message]) -> Reply: ...
 
 
 @dataclass(frozen=True)
@@ -66,7 +62,7 @@ class RepairTask:
     # given to `trace` (candidate source → the gate verdict with the dry replay's, see
     # frostline.runtime.dry_replay.gate_with_trace); admitted, it needs no rewrite
     relocation: str = "stop"
-    trace: Callable[[str], Mapping[str, Any]] | None = None
+    trace: Callable[[str], GateVerdict] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_rewrites, int) or self.max_rewrites < 1:
@@ -130,14 +126,15 @@ def judge(n: int, text: str, usage: Usage, task: RepairTask, committed_calls: in
         result = gate(task.frozen, report.facts.sites)
         if not result.accepted:
             counterexamples = [c.to_dict() for c in result.counterexamples]
-            traced = (_traced(task, code, counterexamples) if report.valid and not reasons
-                      else None)
-            if traced is None or not traced.get("accepted"):
+            traced = (_traced(task, code, result.counterexamples)
+                      if report.valid and not reasons else None)
+            if traced is None or not traced.accepted:
                 kinds = sorted({c.kind for c in result.counterexamples})
                 reasons.append(f"gate stopped it ({', '.join(kinds)} frozen site)"
                                + (" and the dry replay did not admit it" if traced else ""))
-                counterexamples += [{**c, "kind": f"trace {c['kind']}"} for c in
-                                    ((traced or {}).get("trace") or {}).get("counterexamples", [])]
+                trace = traced.trace if traced is not None else None
+                counterexamples += [{**c.to_dict(), "kind": f"trace {c.kind}"}
+                                    for c in (trace.counterexamples if trace else ())]
             else:
                 counterexamples = []
         if not reasons and committed_shape is not None and _shape(code) == committed_shape:
@@ -149,17 +146,17 @@ def judge(n: int, text: str, usage: Usage, task: RepairTask, committed_calls: in
 
 
 def _traced(task: RepairTask, code: str,
-            counterexamples: list[dict[str, Any]]) -> Mapping[str, Any] | None:
-    """The trace check's verdict on a candidate the gate stopped only because committed calls
-    moved, under relocation `rebind`; None when it does not apply."""
+            counterexamples: tuple[Counterexample, ...]) -> GateVerdict | None:
+    """The gate's verdict with the trace check's on a candidate the callsite gate stopped only
+    because committed calls moved, under relocation `rebind`; None when it does not apply."""
     if task.trace is None or task.relocation != "rebind":
         return None
-    if any(c["kind"] not in ("removed", "call_changed") for c in counterexamples):
+    if vanished_sites(counterexamples) is None:
         return None
     return task.trace(code)
 
 
-def repair(client: ModelClientLike, task: RepairTask) -> RepairResult:
+def repair(client: ChatClient, task: RepairTask) -> RepairResult:
     """Drive `repair_loop` with a model client (at most `task.max_rewrites` calls).
 
     Example: ``repair(client_from_spec("openai:gpt-4o-mini"), task).accepted``
@@ -248,7 +245,7 @@ def task_from_store(store: Store, run_id: str, *, catalog: Catalog = DEFAULT_CAT
     if policy == "rebind" and runner is not None:
         from frostline.runtime.dry_replay import gate_with_trace
 
-        def trace(candidate: str) -> Mapping[str, Any]:
+        def trace(candidate: str) -> GateVerdict:
             return gate_with_trace(store, run_id, candidate, runner=runner, catalog=catalog,
                                    relocation="rebind")
     return RepairTask(committed_source=last.source, frozen=frozen, failure=failure,

@@ -69,14 +69,14 @@ from frostline.runtime.admission import Admission, RaceDecision, Rejection
 from frostline.runtime.audit import REPLAY_BATCH, AuditTrail
 from frostline.runtime.budget import Spend, usage_tokens
 from frostline.runtime.call import BrokerStats, Call, Reply, RunStop, stop_reply
-from frostline.runtime.dispatch import Dispatcher, StoreSink
+from frostline.runtime.dispatch import Dispatcher, StoreArtifactSink
 from frostline.runtime.rule import Rule
 from frostline.runtime.settlement import Settlement
 from frostline.runtime.waits import WaitDesk
 from frostline.store.base import Store
 from frostline.store.writes import Decide
 
-__all__ = ["REPLAY_BATCH", "Broker", "BrokerStats", "Reply", "StoreSink"]
+__all__ = ["REPLAY_BATCH", "Broker", "BrokerStats", "Reply", "StoreArtifactSink"]
 
 log = logging.getLogger("frostline.broker")
 

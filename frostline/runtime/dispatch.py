@@ -54,7 +54,7 @@ log = logging.getLogger("frostline.broker")
 _decode = json.JSONDecoder().decode
 
 
-class StoreSink:
+class StoreArtifactSink:
     """ArtifactSink over the run store, scoped to the run's owner: artifacts are
     content-addressed (a replay returns byte-identical bytes), and a provider reads only what
     the owner's runs produced, so another principal's ref reads exactly like a missing one."""
@@ -101,7 +101,7 @@ class Dispatcher:
         self._stop = stop
         self._fail_open = fail_open
         self._waits = waits
-        self._sink = StoreSink(store, run_id)
+        self._sink = StoreArtifactSink(store, run_id)
         self._slots: asyncio.Semaphore | None = None  # created in the running loop
 
     async def dispatch(self, call: Call, concurrency: int) -> Reply:

@@ -29,9 +29,11 @@ from typing import Any, TypeVar
 from frostline.capabilities.catalog import DEFAULT_CATALOG, Catalog
 from frostline.capabilities.envelope import Envelope, Relocation
 from frostline.capabilities.provider import CallContext, ProviderResult
+from frostline.contract.gate import GateResult, frozen_map, gate
 from frostline.contract.identity import Identity, digest
 from frostline.contract.prefix import Prefix, load_prefix
 from frostline.contract.rebind import Matcher, TraceVerdict, rebinding_rows, vanished_sites
+from frostline.contract.verdict import GateVerdict, TraceFailure
 from frostline.errors import EnvelopeError, Frontier, FrostlineError, PayloadInvalid, RunNotFound
 from frostline.runtime import tracing
 from frostline.runtime.admission import RaceDecision
@@ -145,61 +147,51 @@ async def dry_replay(store: Store, run_id: str, *, annotated: str, args: Any,
 
 
 def gate_against_prefix(store: Store, run_id: str, prefix: Prefix,
-                        candidate: list[Any]) -> dict[str, Any]:
+                        candidate: list[Any]) -> GateResult:
     """The static gate: every frozen site must remain with its capability and call expression."""
-    from frostline.contract import gate as gate_mod
-
-    frozen = gate_mod.frozen_map(prefix.slots(), store.list_attempts(run_id))
-    return dict(gate_mod.gate(frozen, candidate).to_dict())
+    return gate(frozen_map(prefix.slots(), store.list_attempts(run_id)), candidate)
 
 
 async def gated(store: Store, run_id: str, source: str, args: Any, env: Envelope,
                 runner: Runner, catalog: Catalog, prefix: Prefix, site_infos: list[Any]
-                ) -> tuple[dict[str, Any] | None, Mapping[Identity, Identity] | None]:
-    """An attempt's gate record (None for a run with nothing committed) and the rebinding it
+                ) -> tuple[GateVerdict | None, Mapping[Identity, Identity] | None]:
+    """An attempt's gate verdict (None for a run with nothing committed) and the rebinding it
     runs with: empty when the gate accepts, the trace check's when it admits (see
     `trace_check`), None when the gate's stop stands."""
     if not len(prefix):
         return None, {}
-    gate = gate_against_prefix(store, run_id, prefix, site_infos)
-    return gate, await trace_check(store, run_id, source, args, env, runner, catalog, prefix,
-                                   site_infos, gate)
+    static = gate_against_prefix(store, run_id, prefix, site_infos)
+    verdict = await trace_check(store, run_id, source, args, env, runner, catalog, prefix,
+                                site_infos, static)
+    return verdict, (verdict.rebinding if verdict.accepted else None)
 
 
 async def trace_check(store: Store, run_id: str, source: str, args: Any, env: Envelope,
                       runner: Runner, catalog: Catalog, prefix: Prefix,
-                       site_infos: list[Any], gate_result: dict[str, Any]
-                       ) -> Mapping[Identity, Identity] | None:
-    """The rebinding the attempt runs with: empty when the static gate accepted; else the
-    dry replay's, when the envelope's relocation is `rebind`, every counterexample is a moved
-    call (`removed`, `call_changed`) and the dry replay admits the candidate; None when the
-    gate's stop stands. The verdict joins `gate_result` (the attempt's gate record); an
-    admitted one marks the gate accepted by the trace check."""
-    if gate_result.get("accepted", False):
-        return {}
-    if env.relocation is not Relocation.REBIND:
-        return None
-    vanished = vanished_sites(gate_result.get("counterexamples", []))
+                      site_infos: list[Any], static: GateResult, *,
+                      relocation: str | None = None) -> GateVerdict:
+    """The gate's verdict on a candidate the callsite gate judged `static`: that result alone
+    when it accepted; with the dry replay's verdict when the envelope's relocation is
+    `rebind` and every counterexample is a moved call (`removed`, `call_changed`): admitted,
+    the candidate is accepted by the trace and runs with its rebinding. `relocation` is the
+    policy the verdict reports (None: not reported)."""
+    if static.accepted or env.relocation is not Relocation.REBIND:
+        return GateVerdict(static, None, relocation)
+    vanished = vanished_sites(static.counterexamples)
     if vanished is None:
-        return None
+        return GateVerdict(static, None, relocation)
     annotated = annotate(source)
     allowlist = {s.site: s.capability for s in site_infos}
     try:
         with tracing.span("frostline.dry_replay", run_id=run_id):
-            verdict = await dry_replay(store, run_id, annotated=annotated, args=args,
-                                       envelope=env, allowlist=allowlist, prefix=prefix,
-                                       vanished=vanished, runner=runner, catalog=catalog)
+            trace = await dry_replay(store, run_id, annotated=annotated, args=args,
+                                     envelope=env, allowlist=allowlist, prefix=prefix,
+                                     vanished=vanished, runner=runner, catalog=catalog)
     except FrostlineError as exc:  # e.g. the sandbox cannot start: the gate's stop stands
         log.error("dry replay failed for run %s: %s", run_id, exc.message)
-        gate_result["trace"] = {"admitted": False, "note": f"the dry replay failed: "
-                                f"{exc.message}", "counterexamples": []}
-        return None
-    gate_result["trace"] = verdict.to_dict()
-    if not verdict.admitted:
-        return None
-    gate_result["accepted"] = True
-    gate_result["accepted_by"] = "trace"
-    return verdict.rebinding
+        return GateVerdict(static, TraceFailure(f"the dry replay failed: {exc.message}"),
+                           relocation)
+    return GateVerdict(static, trace, relocation)
 
 
 def record_rebinding(store: Store, run_id: str, attempt: int,
@@ -213,21 +205,20 @@ def record_rebinding(store: Store, run_id: str, attempt: int,
     store.append_event(run_id, "rebound", {"attempt": attempt, "rebinding": rows})
 
 
-def trace_refusal(gate: Mapping[str, Any], message: str) -> dict[str, Any]:
+def trace_refusal(verdict: GateVerdict, message: str) -> dict[str, Any]:
     """What a gate stop's error adds when the dry replay ran and did not admit: its first
     reason in the message, and the trace verdict."""
-    trace = gate.get("trace")
-    if not isinstance(trace, dict):
+    trace = verdict.trace
+    if trace is None:
         return {}
-    found = trace.get("counterexamples") or []
-    why = (found[0].get("message") if found and isinstance(found[0], dict)
-           else trace.get("note"))
-    return {"message": f"{message}; the dry replay did not admit it: {why}", "trace": trace}
+    why = trace.counterexamples[0].message if trace.counterexamples else trace.note
+    return {"message": f"{message}; the dry replay did not admit it: {why}",
+            "trace": trace.to_dict()}
 
 
 def gate_with_trace(store: Store, run_id: str, source: str, *, runner: Runner,
                     relocation: str | None = None, catalog: Catalog = DEFAULT_CATALOG,
-                    args: Any = None) -> dict[str, Any]:
+                    args: Any = None) -> GateVerdict:
     """The verdict an attempt of `source` would get before any spend: the static gate and,
     under relocation `rebind` (the run's, or `relocation`), the trace check; nothing is
     written. `args` default to the run's latest. Raises RunNotFound, ScriptRejected (a
@@ -235,7 +226,6 @@ def gate_with_trace(store: Store, run_id: str, source: str, *, runner: Runner,
 
     Example: ``gate_with_trace(store, "r1", text, runner=SandboxRunner(), relocation="rebind")``
     """
-    from frostline.contract.gate import frozen_map, gate
     from frostline.runtime.gate_check import gate_source
 
     run = store.get_run(run_id)
@@ -248,14 +238,13 @@ def gate_with_trace(store: Store, run_id: str, source: str, *, runner: Runner,
     frozen = frozen_map(prefix.slots(), attempts)
     gate_source(frozen, source)  # the parse error a caller of the gate expects
     site_infos = list(sites(source))
-    result: dict[str, Any] = dict(gate(frozen, site_infos).to_dict())
+    static = gate(frozen, site_infos)
     if args is None:
         args = next((a.args for a in reversed(attempts) if a.args is not None), {})
-    result["relocation"] = env.relocation.value
-    if len(prefix):
-        _run_sync(trace_check(store, run_id, source, args, env, runner, catalog, prefix,
-                              site_infos, result))
-    return result
+    if not len(prefix):
+        return GateVerdict(static, None, env.relocation.value)
+    return _run_sync(trace_check(store, run_id, source, args, env, runner, catalog, prefix,
+                                 site_infos, static, relocation=env.relocation.value))
 
 
 def with_relocation(env: Envelope, relocation: str | None) -> Envelope:

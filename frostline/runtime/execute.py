@@ -30,6 +30,7 @@ from frostline.contract.orphans import orphan_report
 from frostline.contract.prefix import Prefix, load_prefix
 from frostline.contract.records import AttemptRecord, CallRecord, run_key
 from frostline.contract.status import AttemptStatus, status_of_stop
+from frostline.contract.verdict import GateVerdict
 from frostline.errors import (
     AttemptUnresolved,
     BudgetExceeded,
@@ -334,7 +335,7 @@ def _blocked(store: Store, run_id: str, number: int, unresolved: Mapping[Identit
 
 
 def _conclude(store: Store, run_id: str, number: int, env: Envelope, prefix: Prefix,
-              broker: Broker, script: ScriptOutcome, gate_result: dict[str, Any] | None,
+              broker: Broker, script: ScriptOutcome, gate_result: GateVerdict | None,
               pending: list[Future[Any]], *, catalog: Catalog,
               providers: Provider) -> AttemptOutcome:
     """The status of a drained attempt, its orphans and certificate, and its record. An
@@ -409,10 +410,10 @@ def note_catalog_changes(store: Store, run_id: str, attempt: AttemptRecord,
 
 
 def _refuse(store: Store, run_id: str, source: str, report: dict[str, Any], status: str,
-            err: FrostlineError | None, *, gate: dict[str, Any] | None = None) -> AttemptOutcome:
+            err: FrostlineError | None, *, gate: GateVerdict | None = None) -> AttemptOutcome:
     attempt = store.start_attempt(run_id, source=source, annotated="", report=report)
     if err is None and gate is not None:
-        kinds = sorted({c.get("kind", "?") for c in gate.get("counterexamples", [])})
+        kinds = sorted({c.kind for c in gate.counterexamples})
         err_dict: dict[str, Any] = GateStopped(
             "the candidate changes or removes frozen callsites (" + ", ".join(kinds)
             + "); nothing was spent").to_dict()
@@ -423,7 +424,7 @@ def _refuse(store: Store, run_id: str, source: str, report: dict[str, Any], stat
 
 
 def _finish(store: Store, run_id: str, number: int, status: str, *,
-            error: dict[str, Any] | None = None, gate: dict[str, Any] | None = None,
+            error: dict[str, Any] | None = None, gate: GateVerdict | None = None,
             invoked: list[str] | None = None, orphans: list[str] | None = None,
             result: Any = None, broker: Broker | None = None, logs: str = "",
             stats_extra: dict[str, Any] | None = None,
@@ -447,7 +448,8 @@ def _finish(store: Store, run_id: str, number: int, status: str, *,
         "exit_code": exit_code_of(status, error)}
     totals = storable_copy(totals)
     writes = [*(pending or []),
-              store.submit(FinishAttempt(run_id, number, status=status, gate=gate,
+              store.submit(FinishAttempt(run_id, number, status=status,
+                                         gate=gate.to_dict() if gate is not None else None,
                                          invoked=invoked or [], orphans=orphans or [],
                                          result=result, error=error, stats=totals)),
               store.submit(SetRunStatus(run_id, status)),

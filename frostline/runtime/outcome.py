@@ -11,6 +11,7 @@ from typing import Any
 
 from frostline.contract import status as _status
 from frostline.contract.status import FAILURE_EXIT_CODES as FAILURE_EXIT_CODES
+from frostline.contract.verdict import GateVerdict
 
 # attempt status -> exit code, from the one table (frostline.contract.status)
 EXIT_CODES: dict[str, int] = {
@@ -38,7 +39,7 @@ class AttemptOutcome:
     semantic_repeats: list[dict[str, Any]] = field(default_factory=list)
     result: Any = None
     error: dict[str, Any] | None = None
-    gate: dict[str, Any] | None = None
+    gate: GateVerdict | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
     denials: list[dict[str, Any]] = field(default_factory=list)
     logs: str = ""
@@ -53,5 +54,6 @@ class AttemptOutcome:
                 "replayed": self.replayed, "provider_calls": self.provider_calls,
                 "spend_usd": round(self.spend_usd, 6), "divergences": self.divergences,
                 "orphans": self.orphans, "semantic_repeats": self.semantic_repeats,
-                "result": self.result, "error": self.error, "gate": self.gate,
+                "result": self.result, "error": self.error,
+                "gate": self.gate.to_dict() if self.gate is not None else None,
                 "calls": self.calls, "denials": self.denials}

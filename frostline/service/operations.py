@@ -265,15 +265,16 @@ def gate_verdict(store: Store, run_id: str, script: str, *, runner: Any,
     and when it stops the candidate, the dry replay's under relocation `rebind` (the run's or
     `relocation`). Spends nothing and records nothing."""
     from frostline.contract.gate import frozen_map
+    from frostline.contract.verdict import GateVerdict
     from frostline.runtime.dry_replay import gate_with_trace
     from frostline.runtime.gate_check import gate_source
 
     frozen = frozen_map(store.list_slots(run_id), store.list_attempts(run_id))
-    verdict: dict[str, Any] = gate_source(frozen, script).to_dict()
-    if verdict["accepted"]:
-        return verdict
-    return gate_with_trace(store, run_id, script, runner=runner, relocation=relocation,
-                           catalog=catalog)
+    verdict = GateVerdict(gate_source(frozen, script))
+    if not verdict.accepted:
+        verdict = gate_with_trace(store, run_id, script, runner=runner, relocation=relocation,
+                                  catalog=catalog)
+    return verdict.to_dict()
 
 
 @dataclass

@@ -58,13 +58,13 @@ class Store(abc.ABC):
 
     # runs ---------------------------------------------------------------------------------------
     @abc.abstractmethod
-    def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
+    def create_run(self, name: str, envelope: dict[str, Any], *, owner: str | None = None,
                    kind: str = "script", authoring: bool = False) -> RunRecord:
-        """Create the run `run_id` of `owner` (default: the local principal); raise
-        FrostlineError if that owner already has a run of that name. The returned record's
-        `run_id` is the store key every later call takes. With `authoring`, the row only
-        holds the name while a model writes the run's first script (status `authoring`,
-        listed nowhere) until `promote_authoring` or `discard_authoring`."""
+        """Create the run `name` of `owner` (default: the local principal); raise RunExists
+        if that owner already has a run of that name. The returned record's `run_id` is the
+        store key every later call takes. With `authoring`, the row only holds the name while
+        a model writes the run's first script (status `authoring`, listed nowhere) until
+        `promote_authoring` or `discard_authoring`."""
 
     @abc.abstractmethod
     def get_run(self, run_id: str) -> RunRecord | None:

@@ -34,9 +34,9 @@ class RunQueries(SqlBackend):
     """The run and attempt methods of the Store interface."""
 
     # runs ---------------------------------------------------------------------------------------
-    def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
+    def create_run(self, name: str, envelope: dict[str, Any], *, owner: str | None = None,
                    kind: str = "script", authoring: bool = False) -> RunRecord:
-        name, owner = run_id, check_principal_name(LOCAL_PRINCIPAL if owner is None else owner)
+        owner = check_principal_name(LOCAL_PRINCIPAL if owner is None else owner)
         if isinstance(name, str) and name.startswith("@"):
             raise DefinitionError(f"run id {name!r} may not start with '@' (reserved for "
                                   "the keys of principals' runs)")

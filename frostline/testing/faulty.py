@@ -65,10 +65,10 @@ class FaultyStore(Store):
         return self._guard(operation, True, fn)
 
     # runs
-    def create_run(self, run_id: str, envelope: dict[str, Any], *, owner: str | None = None,
+    def create_run(self, name: str, envelope: dict[str, Any], *, owner: str | None = None,
                    kind: str = "script", authoring: bool = False) -> RunRecord:
         return self._w("create_run", lambda: self.inner.create_run(
-            run_id, envelope, owner=owner, kind=kind, authoring=authoring))
+            name, envelope, owner=owner, kind=kind, authoring=authoring))
 
     def get_run(self, run_id: str) -> RunRecord | None:
         return self._r("get_run", lambda: self.inner.get_run(run_id))

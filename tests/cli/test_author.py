@@ -22,7 +22,7 @@ WHILE = (DRAFTS / "1_while.md").read_text()
 BOUNDED = (DRAFTS / "2_bounded.md").read_text()
 TASK = "Plan a 3-shot storyboard for args.brief and generate one 512x512 image per shot."
 TOOLS = '''
-from frostline.capability import capability
+from frostline.capabilities import capability
 
 @capability("mine.slugify", price_usd=0.003, effect="read_only")
 def slugify(text: str) -> dict:

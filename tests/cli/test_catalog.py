@@ -121,7 +121,7 @@ model = "fast-model"
 
 
 TOOLS = '''
-from frostline.capability import capability
+from frostline.capabilities import capability
 
 @capability("mine.slugify", price_usd=0.003, effect="read_only")
 def slugify(text: str, sep: str = "-") -> dict:

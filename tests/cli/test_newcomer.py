@@ -19,7 +19,7 @@ kind = "python"
 module = "mytools"
 """
 TOOLS = '''
-from frostline.capability import capability
+from frostline.capabilities import capability
 
 @capability("mine.slugify", effect="read_only")
 def slugify(text: str) -> dict:

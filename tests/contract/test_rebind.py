@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from frostline.contract.gate import Counterexample, CounterexampleKind
 from frostline.contract.identity import Identity, digest
 from frostline.contract.rebind import Matcher, vanished_sites
 from frostline.contract.records import SlotRecord
@@ -118,7 +119,8 @@ def test_issue30_a_race_decided_while_pool_slots_are_left_is_ambiguous():
 
 
 def test_issue30_only_moved_call_counterexamples_are_settled_by_the_trace_check():
-    assert vanished_sites([{"kind": "removed", "site": "a"},
-                           {"kind": "call_changed", "site": "b"}]) == {"a", "b"}
-    assert vanished_sites([{"kind": "removed", "site": "a"},
-                           {"kind": "capability_changed", "site": "b"}]) is None
+    def c(kind: CounterexampleKind, site: str) -> Counterexample:
+        return Counterexample(kind, site, "echo", 1, "echo()")
+
+    assert vanished_sites([c("removed", "a"), c("call_changed", "b")]) == {"a", "b"}
+    assert vanished_sites([c("removed", "a"), c("capability_changed", "b")]) is None

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+from frostline.capabilities import capability
 from frostline.capabilities.provider import CallContext
-from frostline.capability import capability
 from frostline.config import parse_config
 from frostline.graph.configured import configured_tools
 from frostline.graph.durable import GraphTool, ToolProvider

@@ -4,10 +4,10 @@ import frostline.graph as graph_pkg
 
 EXPECTED = {
     "ArtifactFreshness", "Budgets", "CheckResult", "Engine", "Freshness", "GatePredicate", "Graph",
-    "GraphBuilder", "GraphRejected", "IllegalTool", "IllegalTransition", "Lattice", "Ledger",
+    "GraphBuilder", "GraphRejected", "IllegalTool", "IllegalTransition", "Lattice", "WorkflowLedger",
     "LocalToolRouter", "MemorySink", "ModelClient", "Operator", "RunCounters", "RunResult",
-    "TraversalStatus", "SafetyInvariant", "SlotLimits", "SlotReply", "SlotRequest", "StateContext",
-    "StateContract", "StoreSink", "TerminationReason", "ToolBoundary", "ToolCall", "ToolRouter",
+    "TraversalStatus", "SafetyInvariant", "SlotLimits", "SlotModel", "SlotReply", "SlotRequest", "StateContext",
+    "StateContract", "EventLogSink", "TerminationReason", "ToolBoundary", "ToolCall", "ToolRouter",
     "Transition", "TransitionKind", "check", "evaluate_gate", "exists", "load_graph", "model_body",
 }
 

@@ -7,13 +7,13 @@ import os
 import pytest
 from graph_helpers import run_canonical
 
-from frostline.graph.ledger import KINDS, CallbackSink, Ledger, MemorySink, StoreSink
+from frostline.graph.ledger import KINDS, CallbackSink, EventLogSink, MemorySink, WorkflowLedger
 from frostline.store import open_store
 
 
 def test_ledger_is_append_only_and_numbered():
     sink = MemorySink()
-    ledger = Ledger("r1", [sink])
+    ledger = WorkflowLedger("r1", [sink])
     ledger.append("run_started", {"graph": "g"})
     ledger.append("terminal", {"state": "TERMINAL_ACCEPT"})
     assert [e.seq for e in ledger.events] == [1, 2]
@@ -41,7 +41,7 @@ def test_a_run_records_every_kind_of_control_decision(forbidden_model):
 
 def test_callback_sink_sees_events_as_they_happen():
     seen = []
-    ledger = Ledger("r", [CallbackSink(lambda e: seen.append(e.kind))])
+    ledger = WorkflowLedger("r", [CallbackSink(lambda e: seen.append(e.kind))])
     ledger.append("state_entered", {"state": "INIT"})
     assert seen == ["state_entered"]
 
@@ -54,7 +54,7 @@ def test_store_backed_ledger_writes_graph_events(store_url, tmp_path, forbidden_
             run_id = f"graph-ledger-{backend}-{os.getpid()}-{tmp_path.name}"
             store.create_run(run_id, {}, kind="graph")
             result = run_canonical({"REVIEW": [{"verified_defects": 1}]}, model=forbidden_model,
-                                   sinks=[StoreSink(store, run_id)], run_id=run_id)
+                                   sinks=[EventLogSink(store, run_id)], run_id=run_id)
             stored = store.list_events(run_id)
             graph_events = [e for e in stored if e.kind.startswith("graph.")]
             assert [e.kind for e in graph_events] == [f"graph.{e.kind}" for e in result.ledger.events]

@@ -17,7 +17,7 @@ from frostline.repair.prompt import authoring_skill
 from tests.mcp.test_server import _streams, env, run_session
 
 TOOLS = '''
-from frostline.capability import capability
+from frostline.capabilities import capability
 
 @capability("mine.slugify", price_usd=0.003, effect="read_only")
 def slugify(text: str) -> dict:

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DIST = "frostline_weather_plugin-1.0"
 FILES = {
     "weather_plugin/__init__.py": textwrap.dedent('''
-        from frostline.capability import capability
+        from frostline.capabilities import capability
 
         @capability("weather.forecast", price_usd=0.003, effect="read_only")
         async def forecast(city: str, days: int = 1) -> dict:

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 import pytest
 
+from frostline.capabilities import capability
 from frostline.capabilities.functions import collect, declared
-from frostline.capability import capability
 from frostline.config import parse_config, read_config
 from frostline.errors import CatalogError, ConfigError
 from frostline.providers.registry import open_registry
@@ -18,7 +18,7 @@ from tests.runtime.helpers import run
 
 MODULE = '''
 from typing import Literal
-from frostline.capability import Artifact, CallContext, ProviderError, capability
+from frostline.capabilities import Artifact, CallContext, ProviderError, capability
 
 CALLS = []
 

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from frostline.capability import capability
+from frostline.capabilities import capability
 from frostline.config import parse_config
 from frostline.providers.registry import open_registry
 from frostline.runtime.runners import ChildProcessRunner

@@ -84,7 +84,7 @@ def test_issue30_the_ledger_counts_a_rebound_slot_at_its_new_site(store, tmp_pat
     twice = MOVED.replace("c = await go(ctx, 3)", "c = await go(ctx, 2)")
     out = run(store, "r", twice, local(tmp_path))
     # the third call repeats n=2 at the helper's site, where the rebinding placed the slot
-    assert out.gate["accepted_by"] == "trace"
+    assert out.gate is not None and out.gate.accepted_by == "trace"
     assert [r["committed_occurrences"] for r in out.semantic_repeats] == [[1]]
     assert out.status == "failed" and out.executed == 0  # auto: deny for side-effecting echo
     assert echo_ns(tmp_path / "provider.jsonl") == [1, 2]

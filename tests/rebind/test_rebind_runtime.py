@@ -38,7 +38,8 @@ def test_issue30_moved_call_stops_under_stop(store, tmp_path):
     p = first_attempt(store, tmp_path, "stop")
     v2 = run(store, "tour", MOVED, p, runner=SandboxRunner())
     assert v2.status == "gate_stopped" and v2.provider_calls == 0
-    assert "trace" not in v2.gate
+    assert v2.gate is not None and v2.gate.trace is None
+    assert "trace" not in v2.to_dict()["gate"]
     assert store.list_rebindings("tour") == []
 
 
@@ -48,8 +49,10 @@ def test_issue30_moved_call_is_admitted_and_replayed_under_rebind(store, tmp_pat
     before = paid(log)
     v2 = run(store, "tour", MOVED, p, runner=SandboxRunner())
     assert v2.status == "succeeded", v2.error
-    assert v2.gate["accepted"] and v2.gate["accepted_by"] == "trace"
-    assert v2.gate["trace"]["rebound"] == 3 and v2.gate["trace"]["frontier"] is not None
+    assert v2.gate is not None and v2.gate.accepted and v2.gate.accepted_by == "trace"
+    gate = v2.to_dict()["gate"]  # the attempt's JSON says the same
+    assert gate["accepted"] and gate["accepted_by"] == "trace"
+    assert gate["trace"]["rebound"] == 3 and gate["trace"]["frontier"] is not None
     # storyboard replayed at its own identity, three shots rebound, the fourth paid once
     assert (v2.replayed, v2.executed) == (4, 1)
     assert paid(log)[len(before):] == ["image.generate"]
@@ -68,7 +71,7 @@ def test_issue30_a_payload_change_with_the_move_stops_under_rebind(store, tmp_pa
     edited = MOVED.replace('"seed": seed', '"seed": seed + 1')
     v2 = run(store, "tour", edited, p, runner=SandboxRunner())
     assert v2.status == "gate_stopped" and v2.provider_calls == 0
-    trace = v2.gate["trace"]
+    trace = v2.to_dict()["gate"]["trace"]
     assert not trace["admitted"]
     lost = [c for c in trace["counterexamples"] if c["kind"] == "lost"]
     assert len(lost) == 3 and all(c["capability"] == "image.generate" for c in lost)

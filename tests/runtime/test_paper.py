@@ -32,7 +32,7 @@ def test_e3_tail_repair_pays_once_and_a_payload_edit_is_stopped(store, tmp_path)
     # v3 edits the committed n=1 payload: the gate stops it before anything starts
     v3 = run(store, "e3", E3_V2.replace('{"n": 1}', '{"n": 9}'), p, runner=runner)
     assert v3.status == "gate_stopped" and v3.exit_code == 3 and v3.provider_calls == 0
-    assert {c["kind"] for c in v3.gate["counterexamples"]} == {"call_changed"}
+    assert v3.gate is not None and {c.kind for c in v3.gate.counterexamples} == {"call_changed"}
     assert echo_ns(log) == [1, 2, 3]
     assert certificate.verify(store, "e3")["differences"] == []
 

@@ -51,7 +51,7 @@ def test_issue29_gate_route_answers_the_clis_verdict(api: Live) -> None:
         assert _recorded(api, key) == before  # nothing spent, nothing recorded
     # What the CLI computes (`frostline gate --json`) for the same candidate.
     cli = gate_with_trace(api.store, key, MOVED, runner=ChildProcessRunner())
-    assert verdict == cli
+    assert verdict == cli.to_dict()
 
 
 @pytest.mark.parametrize("body", [
