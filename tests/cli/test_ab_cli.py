@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from frostline.cli.ab import ab
-from frostline.coding.ab.arms import ALL_NAMES
+from frostline.coding.arms import ALL_NAMES
 from frostline.coding.interface import INSTRUMENT_KEYS
 from frostline.coding.tasks.split import SEAL_FILE, TASKS_FILE
 from tests.coding.ab_fixtures import sealed_tasks

@@ -27,7 +27,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Protocol
 
-from frostline.coding.ab.arms import ARMS, DEFERRED
+from frostline.coding.arms import ARMS, NOT_BUILT
 from frostline.coding.interface import Arm, FaultPlan, Instruments, Task, TaskOutcome
 
 __all__ = ["DEFAULT_SOLVER", "ABRun", "Solver", "load_solver", "run_ab", "spread"]
@@ -112,8 +112,8 @@ def unavailable(names: Sequence[str], model: Any, solver_reason: str) -> dict[st
     """Why each arm of `names` cannot run, for those that cannot."""
     reasons: dict[str, str] = {}
     for name in names:
-        if name in DEFERRED:
-            reasons[name] = DEFERRED[name]
+        if name in NOT_BUILT:
+            reasons[name] = NOT_BUILT[name]
         elif solver_reason:
             reasons[name] = solver_reason
         elif ARMS[name].needs_model and model is None:
