@@ -56,20 +56,12 @@ ARMS: dict[str, Arm] = {
 #: Every arm and ablation, in report order.
 ALL_NAMES: tuple[str, ...] = (*ARM_NAMES, *ABLATION_NAMES)
 
-#: Arms of the protocol that are declared but not built yet, with the reason the report prints.
-NOT_BUILT: dict[str, str] = {
-    "arm3": "deferred: the adaptive plan DAG (Build Spec 23 §2 row 10) is not built yet",
-}
-
-
 def arm(name: str) -> Arm:
     """The Arm called `name` (one of ALL_NAMES).
 
     Raises:
-        DefinitionError: an unknown name, or an arm that is not built.
+        DefinitionError: an unknown name.
     """
-    if name in NOT_BUILT:
-        raise DefinitionError(NOT_BUILT[name], arm=name)
     if name in ARMS:
         return ARMS[name]
     raise DefinitionError(f"unknown arm {name!r}; arms are {list(ALL_NAMES)}", arm=name)

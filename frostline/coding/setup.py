@@ -71,7 +71,8 @@ def prepare(task: Task, arm: Arm, faults: FaultPlan, model: ChatModel | None, wo
     bodies = CodingBodies(task, generator="model" if chat is not None else "template",
                           lattice=bool(graph.lattice), samples=settings.samples,
                           valid=observer.valid,
-                          model_review=settings.model_review and chat is not None)
+                          model_review=settings.model_review and chat is not None,
+                          adaptive=arm.adaptive_plan and not arm.free_agent)
     return Setup(task, arm, workspace, tools, bodies, observer, chat, injector)
 
 

@@ -9,6 +9,11 @@ runs (the engine refuses a red graph):
     allowlists off     every state may call every tool of the vocabulary
     lattice off        no freshness lattice: nothing is ever STALE, every revisit recomputes
     failure edges off  the retry and rollback edges are removed; a failure terminates
+    adaptive plan      (arm 3 and after, with failure edges) one more rollback edge,
+                       TEST -> PLAN, taken before TEST -> REPAIR when the test run shows the
+                       edit diverging from the plan's assumption (TestResult.plan_diverged,
+                       frostline.coding.plandag); it draws the rollback budget, so a re-plan
+                       never spends a retry and every cycle through it stays bounded
     arm 1              the fixed pipeline: the canonical happy path in order, each step
                        guarded only by its output's existence, the pipeline's one check at
                        VALIDATE -> MEMORIZE, and any failure sends the run back to
@@ -19,7 +24,7 @@ runs (the engine refuses a red graph):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from frostline.coding.interface import Arm
@@ -37,16 +42,27 @@ def canonical() -> Graph:
     return load_graph("canonical")
 
 
+#: The re-plan edge of the adaptive plan and the TestResult field its guard reads.
+REPLAN = Transition("TEST", "PLAN", TransitionKind.ROLLBACK,
+                    (exists("TestResult"),
+                     GatePredicate("TestResult", "plan_diverged", Operator.EQ, 1.0)), "")
+
+
 def rebuild(base: Graph, name: str, transitions: Iterable[Transition], *,
             lattice: bool = True, allow_all: bool = False, retry: int | None = None,
-            rollback: int | None = None) -> Graph:
-    """`base` with another transition list (contracts restated to agree with it)."""
+            rollback: int | None = None,
+            extra_fields: Mapping[str, tuple[str, ...]] | None = None) -> Graph:
+    """`base` with another transition list (contracts restated to agree with it);
+    `extra_fields` adds required fields to a state's output (state -> fields)."""
     b = GraphBuilder(name, states=base.states, terminals=base.terminals, tools=base.tools,
                      initial=base.initial, accepting=base.accepting)
     for s in base.states:
         c = base.contracts[s]
         tools = base.tools if allow_all and s not in base.terminals else c.permitted_tools
-        b.state(s, inputs=c.required_inputs, tools=tools, output=c.output_schema)
+        output = dict(c.output_schema)
+        if extra_fields and s in extra_fields:
+            output["required"] = [*output.get("required", ()), *extra_fields[s]]
+        b.state(s, inputs=c.required_inputs, tools=tools, output=output)
     for t in transitions:
         b.edge(t.from_, t.to, t.kind, guard=t.guard, reason=t.reason)
     if lattice:
@@ -56,6 +72,13 @@ def rebuild(base: Graph, name: str, transitions: Iterable[Transition], *,
     for inv in base.invariants:
         b.invariant(inv.state, inv.requires)
     return b.build()
+
+
+def with_replan(edges: list[Transition]) -> list[Transition]:
+    """`edges` with the re-plan edge consulted first among TEST's failure edges."""
+    at = next(i for i, t in enumerate(edges)
+              if t.from_ == "TEST" and t.kind is not TransitionKind.FORWARD)
+    return [*edges[:at], REPLAN, *edges[at:]]
 
 
 def _pipeline(base: Graph) -> list[Transition]:
@@ -83,7 +106,11 @@ def graph_for(arm: Arm) -> Graph:
     edges = list(base.transitions)
     if not arm.failure_edges:
         edges = [t for t in edges if t.kind in (TransitionKind.FORWARD, TransitionKind.TERMINATION)]
+    replans = arm.adaptive_plan and arm.failure_edges
+    if replans:
+        edges = with_replan(edges)
     if not arm.gates:
         edges = [Transition(t.from_, t.to, t.kind, (), t.reason) for t in edges]
     return rebuild(base, f"canonical-{arm.name}", edges, lattice=arm.lattice,
-                   allow_all=not arm.allowlists)
+                   allow_all=not arm.allowlists,
+                   extra_fields={"TEST": ("plan_diverged",)} if replans else None)
