@@ -255,3 +255,64 @@ def test_arm3_solves_a_real_task_with_the_plan_dag(tmp_path: Path) -> None:
     assert plan["adaptive"] == 1 and plan["obligations"][0]["kind"] == "edit"
     assert f"{task.mutation.file}:{task.mutation.line}" in {
         f"{s['file']}:{s['line']}" for s in plan["sites"]}
+
+
+SCALER = '''def scale(x, k):
+    y = x * k
+    if y < 0:
+        return fail(y)
+    return y
+
+
+def fail(y):
+    raise ValueError(y)
+'''
+SCALER_TESTS = '''import pytest
+
+from scaler.core import scale
+
+
+def test_scale():
+    with pytest.raises(ValueError):
+        scale(-5, 1)
+    assert scale(2, 3) == 6
+
+
+def test_scale_more():
+    assert scale(4, 3) == 12
+'''
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+@pytest.mark.parametrize("name", ["arm3", "arm4"])
+def test_a_divergent_edit_replans_inside_plan_end_to_end(tmp_path: Path, name: str) -> None:
+    """`x * k` made `x + k`: the plan's first patch (`x - k`) makes the visible test fail in
+    `fail`, where nothing failed before, so TEST goes back to PLAN, which leads with `fail`
+    and keeps `scale`'s other statements; the revised plan's patch is the fix."""
+    from frostline.coding.interface import FaultPlan, Mutation, Task
+    from frostline.coding.setup import SolveSettings
+    from frostline.coding.solve import solve
+    from frostline.coding.testrun import SandboxSettings
+
+    root = tmp_path / "src"
+    (root / "scaler").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "scaler" / "__init__.py").write_text("")
+    (root / "scaler" / "core.py").write_text(SCALER)
+    (root / "tests" / "test_core.py").write_text(SCALER_TESTS)
+    (root / "pyproject.toml").write_text('[project]\nname = "scaler"\nversion = "0.1"\n')
+    task = Task("scaler-arith", "scaler", "0.1", "0" * 64, str(root),
+                Mutation("scaler/core.py", 2, "arith", "    y = x * k", "    y = x + k"),
+                ("tests/test_core.py::test_scale",), ("tests/test_core.py::test_scale_more",))
+    s = SolveSettings(sandbox=SandboxSettings(wall_seconds=120, test_timeout=5))
+    out = solve(task, arm(name), FaultPlan(), workdir=tmp_path / "w", settings=s)
+    assert out.status == "ACCEPT" and out.instruments.resolved == 1, out.reason
+    path = out.details["path"]
+    assert out.details["replans"] == 1
+    assert path[path.index("TEST"):path.index("TEST") + 3] == ["TEST", "PLAN", "GENERATE"]
+    assert "REPAIR" not in path and out.details["patch"]["at_injected_line"]
+    i = out.instruments
+    assert i.illegal_actions == i.stale_context == i.repeated_work == 0
+    # without the adaptive plan the same first patch goes to REPAIR instead
+    base = solve(task, arm("arm2"), FaultPlan(), workdir=tmp_path / "w2", settings=s)
+    assert base.details["replans"] == 0 and "PLAN" not in base.details["path"][6:]
