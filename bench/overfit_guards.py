@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from frostline.coding.ab.arms import ARMS
 from frostline.coding.ab.driver import run_ab, spread
 from frostline.coding.ab.precision import label, population_of, precision
+from frostline.coding.arms import ARMS
 from frostline.coding.interface import Arm, FaultPlan, Task, TaskOutcome
 from frostline.coding.setup import SolveSettings
 from frostline.coding.solve import solve

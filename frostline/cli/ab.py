@@ -182,7 +182,7 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     Writes report.md, report.json and the figures, and applies the decision and ablation rules
     of "Build Spec 23 — Workflow / State Machine" (its §8.3 and §8.4; docs/coding-workflow.md).
     """
-    from frostline.coding.ab import arms as arm_table
+    from frostline.coding import arms as arm_table
     from frostline.coding.ab.decide import decide_all
     from frostline.coding.ab.driver import DEFAULT_SOLVER, load_solver, run_ab, spread
     from frostline.coding.ab.figures import draw, require_matplotlib

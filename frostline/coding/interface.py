@@ -77,6 +77,9 @@ class Arm:
     lattice: bool = True
     failure_edges: bool = True
     single_l: bool = True
+    #: the plan is the adaptive, dependency-aware DAG of edit obligations (arm 3 and after);
+    #: off, PLAN emits the static ranked list of sites
+    adaptive_plan: bool = True
     needs_model: bool = False
 
 

@@ -84,7 +84,8 @@ def prepare(task: Task, arm: Arm, faults: FaultPlan, model: ChatClient | None, w
                           lattice=bool(graph.lattice), samples=settings.samples,
                           valid=observer.valid,
                           model_review=settings.model_review and chat is not None,
-                          guards=settings.guards and not arm.free_agent)
+                          guards=settings.guards and not arm.free_agent,
+                          adaptive=arm.adaptive_plan and not arm.free_agent)
     return Setup(task, arm, workspace, tools, bodies, observer, chat, injector)
 
 

@@ -31,6 +31,7 @@ from frostline.coding.interface import Task
 from frostline.coding.localize import localize
 from frostline.coding.manifest import RepoManifest, build_manifest
 from frostline.coding.overfit import degenerate
+from frostline.coding.plandag import build_plan, replan
 from frostline.coding.review import critic, model_review, validate
 from frostline.coding.testrun import (
     SandboxSettings,
@@ -149,7 +150,17 @@ class CodingTools:
         return diagnose(payload["localization"], payload.get("trace"))
 
     def task_decompose(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        return plan(payload["localization"], payload["diagnosis"])
+        """The static plan, or with `adaptive` the plan DAG over the code graph; given the
+        `plan` in force and how an edit `divergence` from it, the plan revised over the code
+        graph of the tree with that edit in force."""
+        if not payload.get("adaptive"):
+            return plan(payload["localization"], payload["diagnosis"])
+        files = self._manifest().files
+        if payload.get("divergence") and payload.get("plan"):
+            graph = build_code_graph(self.ws.tree, files)
+            return replan(payload["plan"], payload["divergence"], payload["localization"], graph)
+        return build_plan(payload["localization"], payload["diagnosis"],
+                          build_code_graph(self.ws.base, files))
 
     # -- GENERATE, EDIT, EXECUTE, TRACE -----------------------------------------------------------
     def patch_generate(self, payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,11 @@ runs (the engine refuses a red graph):
     allowlists off     every state may call every tool of the vocabulary
     lattice off        no freshness lattice: nothing is ever STALE, every revisit recomputes
     failure edges off  the retry and rollback edges are removed; a failure terminates
+    adaptive plan      (arm 3 and after, with failure edges) one more rollback edge,
+                       TEST -> PLAN, taken before TEST -> REPAIR when the test run shows the
+                       edit diverging from the plan's assumption (TestResult.plan_diverged,
+                       frostline.coding.plandag); it draws the rollback budget, so a re-plan
+                       never spends a retry and every cycle through it stays bounded
     arm 1              the fixed pipeline: the canonical happy path in order, each step
                        guarded only by its output's existence, the pipeline's one check at
                        VALIDATE -> MEMORIZE, and any failure sends the run back to
@@ -42,6 +47,12 @@ def canonical() -> Graph:
     return load_graph("canonical")
 
 
+#: The re-plan edge of the adaptive plan and the TestResult field its guard reads.
+REPLAN = Transition("TEST", "PLAN", TransitionKind.ROLLBACK,
+                    (exists("TestResult"),
+                     GatePredicate("TestResult", "plan_diverged", Operator.EQ, 1.0)), "")
+
+
 def rebuild(base: Graph, name: str, transitions: Iterable[Transition], *,
             lattice: bool = True, allow_all: bool = False, retry: int | None = None,
             rollback: int | None = None, fields: Mapping[str, tuple[str, ...]] | None = None
@@ -68,6 +79,13 @@ def rebuild(base: Graph, name: str, transitions: Iterable[Transition], *,
     for inv in base.invariants:
         b.invariant(inv.state, inv.requires)
     return b.build()
+
+
+def with_replan(edges: list[Transition]) -> list[Transition]:
+    """`edges` with the re-plan edge consulted first among TEST's failure edges."""
+    at = next(i for i, t in enumerate(edges)
+              if t.from_ == "TEST" and t.kind is not TransitionKind.FORWARD)
+    return [*edges[:at], REPLAN, *edges[at:]]
 
 
 def _pipeline(base: Graph) -> list[Transition]:
@@ -104,7 +122,11 @@ def _variant(arm: Arm) -> Graph:
     edges = list(base.transitions)
     if not arm.failure_edges:
         edges = [t for t in edges if t.kind in (TransitionKind.FORWARD, TransitionKind.TERMINATION)]
+    replans = arm.adaptive_plan and arm.failure_edges
+    if replans:
+        edges = with_replan(edges)
     if not arm.gates:
         edges = [Transition(t.from_, t.to, t.kind, (), t.reason) for t in edges]
     return rebuild(base, f"canonical-{arm.name}", edges, lattice=arm.lattice,
-                   allow_all=not arm.allowlists)
+                   allow_all=not arm.allowlists,
+                   fields={"TestResult": ("plan_diverged",)} if replans else None)

@@ -26,6 +26,7 @@ from typing import Any
 from frostline.coding.impact import PLAN_SITES
 from frostline.coding.interface import Task
 from frostline.coding.overfit import smallest_first
+from frostline.coding.plandag import divergence
 from frostline.contract.identity import digest
 from frostline.errors import (
     NoCandidate as NoCandidate,
@@ -55,10 +56,12 @@ class CodingBodies:
 
     def __init__(self, task: Task, *, generator: str, lattice: bool, samples: int,
                  valid: Callable[[str], bool], model_review: bool = False,
-                 guards: bool = True) -> None:
+                 guards: bool = True, adaptive: bool = False) -> None:
         self.task = task
         self.guards = guards
         self.screened_out: list[str] = []  # degenerate candidates, never chosen
+        self.adaptive = adaptive  # the plan is the adaptive DAG (frostline.coding.plandag)
+        self.replans = 0
         self.model_review = model_review
         self.generator = generator
         self.lattice = lattice
@@ -131,8 +134,22 @@ class CodingBodies:
     def plan(self, ctx: StateContext) -> Mapping[str, Any]:
         diagnosis = ctx.inputs["Diagnosis"]
         loc = ctx.artifact("LocalizationResult") or {}
-        return self._compute(ctx, "Plan", [loc, diagnosis], lambda: call(ctx,
-            "task.decompose", {"localization": loc, "diagnosis": diagnosis}))
+        if not self.adaptive:
+            return self._compute(ctx, "Plan", [loc, diagnosis], lambda: call(ctx,
+                "task.decompose", {"localization": loc, "diagnosis": diagnosis}))
+        payload: dict[str, Any] = {"localization": loc, "diagnosis": diagnosis, "adaptive": 1}
+        previous = ctx.artifact("Plan")
+        tested = ctx.artifact("TestResult") or {}
+        diverged = tested.get("divergence") if tested.get("plan_diverged") \
+            and tested.get("workspace") == self.applied else None
+        if diverged and previous and previous.get("adaptive") \
+                and diverged["obligation"] not in previous.get("tried", ()):
+            payload.update(plan=previous, divergence=diverged)
+            self.replans += 1
+        else:
+            diverged = None
+        return self._compute(ctx, "Plan", [loc, diagnosis, diverged],
+                             lambda: call(ctx, "task.decompose", payload))
 
     # -- changing the code ----------------------------------------------------------------------
     def _patch(self, chosen: Mapping[str, Any], rest: list[Mapping[str, Any]]) -> dict[str, Any]:
@@ -291,8 +308,14 @@ class CodingBodies:
                                              "workspace": self.applied})
 
     def test(self, ctx: StateContext) -> Mapping[str, Any]:
-        return call(ctx, "test.run", {"select": self._failing(ctx), "workspace": self.applied,
-                                      **self._timeout(ctx)})
+        res = call(ctx, "test.run", {"select": self._failing(ctx), "workspace": self.applied,
+                                     **self._timeout(ctx)})
+        if not self.adaptive:
+            return res
+        plan, patch = ctx.artifact("Plan"), ctx.artifact("Patch")
+        diverged = divergence(plan, patch, res, ctx.artifact("LocalizationResult") or {}) \
+            if plan is not None and patch is not None else None
+        return {**res, "plan_diverged": int(diverged is not None), "divergence": diverged or {}}
 
     def regression(self, ctx: StateContext) -> Mapping[str, Any]:
         loc = ctx.artifact("LocalizationResult") or {}

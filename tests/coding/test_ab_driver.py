@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from frostline.coding.ab.arms import ALL_NAMES, ARMS, DEFERRED, parse_names
 from frostline.coding.ab.decide import decide_all
 from frostline.coding.ab.driver import load_solver, run_ab, spread
 from frostline.coding.ab.report import build_report, to_markdown, write_report
+from frostline.coding.arms import ALL_NAMES, ARMS, parse_names
 from frostline.coding.interface import ABLATION_NAMES, ARM_NAMES, INSTRUMENT_KEYS, FaultPlan
 from frostline.coding.tasks.split import load_tasks
 from tests.coding.ab_doubles import (
@@ -37,8 +37,7 @@ def test_every_arm_sees_the_same_tasks_and_failures_stay_contained(tmp_path: Pat
     tasks = load_tasks(sealed_tasks(tmp_path / "t", 6, (EXPLODE, DIE)), "heldout")
     run = run_ab(tasks, list(ALL_NAMES), scripted_solve_double, faults=FaultPlan(0.1, 7),
                  jobs=2, workdir=tmp_path / "work")
-    assert set(run.not_run) == {"arm3", "free_agent", "no_single_l"}
-    assert run.not_run["arm3"] == DEFERRED["arm3"]
+    assert set(run.not_run) == {"free_agent", "no_single_l"}
     ids = [t.task_id for t in tasks]
     for outcomes in run.outcomes.values():
         assert [o.task_id for o in outcomes] == ids
@@ -122,7 +121,7 @@ def test_a_missing_solver_leaves_every_arm_not_run_with_the_reason(tmp_path: Pat
     tasks = load_tasks(sealed_tasks(tmp_path / "t", 2), "heldout")
     run = run_ab(tasks, ["arm1", "arm3"], None, faults=FaultPlan(), workdir=tmp_path / "w",
                  solver_reason=why)
-    assert run.not_run == {"arm1": why, "arm3": DEFERRED["arm3"]} and not run.outcomes
+    assert run.not_run == {"arm1": why, "arm3": why} and not run.outcomes
 
 
 def test_the_report_has_the_contract_shape(tmp_path: Path) -> None:
@@ -154,15 +153,6 @@ def test_a_limited_slice_spans_the_packages(tmp_path: Path) -> None:
     assert len({t.package for t in head}) == 3
     assert [t.task_id for t in head] == [f"{p}-0" for p in ("alpha", "beta", "gamma")]
     assert len(spread(tasks, 100)) == len(tasks)
-
-
-def test_the_table_agrees_with_the_workflows_own() -> None:
-    import pytest
-
-    bodies = pytest.importorskip("frostline.coding.arms",
-                                 reason="the coding workflow's arms are not installed here")
-    for name, arm in bodies.ARMS.items():
-        assert ARMS[name] == arm
 
 
 def test_an_arm_solve_declines_is_not_run(tmp_path: Path) -> None:

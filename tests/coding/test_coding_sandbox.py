@@ -177,7 +177,7 @@ def test_repair_never_screens_again_the_candidate_that_stopped_a_screening(
         tmp_path: Path) -> None:
     from coding_repo import make_task
 
-    from frostline.coding.ab.arms import ARMS
+    from frostline.coding.arms import ARMS
     from frostline.coding.generate import candidate
     from frostline.coding.interface import FaultPlan
     from frostline.coding.setup import SolveSettings, prepare
@@ -207,7 +207,7 @@ def test_a_candidate_is_screened_in_place_of_the_patch_in_force(tmp_path: Path) 
     screened on the base (as EDIT would apply it), not on top of that patch."""
     from coding_repo import INIT, make_task
 
-    from frostline.coding.ab.arms import ARMS
+    from frostline.coding.arms import ARMS
     from frostline.coding.generate import candidate
     from frostline.coding.interface import FaultPlan
     from frostline.coding.setup import SolveSettings, prepare
@@ -239,7 +239,7 @@ def test_repair_goes_down_the_ranking_within_one_visit_while_nothing_passes(
     from coding_repo import bug_line, make_task
 
     from frostline.coding import workflow
-    from frostline.coding.ab.arms import ARMS
+    from frostline.coding.arms import ARMS
     from frostline.coding.generate import candidate
     from frostline.coding.impact import plan
     from frostline.coding.interface import FaultPlan

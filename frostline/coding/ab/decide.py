@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from frostline.coding.ab.arms import baseline_of
 from frostline.coding.ab.precision import precision
 from frostline.coding.ab.stats import Comparison, compare
+from frostline.coding.arms import baseline_of
 from frostline.coding.interface import ABLATION_NAMES, INSTRUMENT_KEYS, TaskOutcome
 
 __all__ = ["MATTERS", "MIN_PAIRED", "SIGNATURES", "Decision", "decide_all", "paired_precision"]

@@ -1,6 +1,6 @@
 """The A/B driver: every chosen arm on the identical tasks, in a pool of worker processes.
 
-`run_ab` decides first which arms cannot run (deferred, or needing a model when none is
+`run_ab` decides first which arms cannot run (no solver, or needing a model when none is
 configured) and records why; every other (arm, task) pair is one job for `solve(task, arm,
 faults, *, model=None, workdir)`, run in its own forked process (at most `jobs` at once), in a
 fresh working folder, task by task (every arm on a task before the next task, the arms' order
@@ -34,8 +34,8 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Protocol
 
-from frostline.coding.ab.arms import ARMS, DEFERRED
 from frostline.coding.ab.journal import Journal
+from frostline.coding.arms import ARMS
 from frostline.coding.interface import Arm, FaultPlan, Instruments, Task, TaskOutcome
 
 __all__ = ["DEFAULT_SOLVER", "ABRun", "Solver", "load_solver", "run_ab", "spread"]
@@ -122,9 +122,7 @@ def unavailable(names: Sequence[str], model: Any, solver_reason: str) -> dict[st
     """Why each arm of `names` cannot run, for those that cannot."""
     reasons: dict[str, str] = {}
     for name in names:
-        if name in DEFERRED:
-            reasons[name] = DEFERRED[name]
-        elif solver_reason:
+        if solver_reason:
             reasons[name] = solver_reason
         elif ARMS[name].needs_model and model is None:
             reasons[name] = ("needs a model and none is configured (a [models.NAME] table in "

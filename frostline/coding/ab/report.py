@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from frostline.coding.ab.arms import ALL_NAMES
 from frostline.coding.ab.decide import Decision
 from frostline.coding.ab.driver import ABRun
 from frostline.coding.ab.precision import POPULATION_NOTES, by_population, population_of, precision
 from frostline.coding.ab.stats import aggregate, bootstrap_ci, median_wall, per_task
+from frostline.coding.arms import ALL_NAMES
 from frostline.coding.interface import INSTRUMENT_KEYS
 
 __all__ = ["NOTES", "build_report", "to_markdown", "write_report"]
