@@ -88,6 +88,22 @@ def _journal(results: Path, identity: dict[str, Any], as_json: bool) -> Any:
     return journal
 
 
+def _checked(arms: tuple[str, ...], fault_rate: float, jobs: int, limit: int | None,
+             task_timeout: float, as_json: bool) -> list[str]:
+    """The arms to run, or exit 2 on an unknown arm or an out-of-range number."""
+    from frostline.coding import arms as arm_table
+
+    names, unknown = arm_table.parse_names(arms)
+    if unknown:
+        fail(f"unknown arm(s) {', '.join(unknown)}; known: {', '.join(arm_table.ALL_NAMES)}",
+             EXIT_USAGE, as_json, unknown=unknown)
+    if not 0.0 <= fault_rate <= 1.0 or jobs < 1 or (limit is not None and limit < 1) \
+            or not task_timeout > 0:
+        fail("--faults must be within 0..1, --jobs and --limit at least 1, --task-timeout "
+             "above 0", EXIT_USAGE, as_json)
+    return list(names)
+
+
 def _print(report: dict[str, Any], out: Path) -> None:
     c = console()
     table = Table(title=text(f"A/B on {report['run']['tasks']} {report['run']['split']} tasks"))
@@ -182,7 +198,6 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     Writes report.md, report.json and the figures, and applies the decision and ablation rules
     of "Build Spec 23 — Workflow / State Machine" (its §8.3 and §8.4; docs/coding-workflow.md).
     """
-    from frostline.coding import arms as arm_table
     from frostline.coding.ab.decide import decide_all
     from frostline.coding.ab.driver import DEFAULT_SOLVER, load_solver, run_ab, spread
     from frostline.coding.ab.figures import draw, require_matplotlib
@@ -190,14 +205,7 @@ def ab(tasks_dir: str, split: str, limit: int | None, arms: tuple[str, ...], job
     from frostline.coding.interface import FaultPlan
     from frostline.coding.tasks.split import digest, load_tasks
 
-    names, unknown = arm_table.parse_names(arms)
-    if unknown:
-        fail(f"unknown arm(s) {', '.join(unknown)}; known: {', '.join(arm_table.ALL_NAMES)}",
-             EXIT_USAGE, as_json, unknown=unknown)
-    if not 0.0 <= fault_rate <= 1.0 or jobs < 1 or (limit is not None and limit < 1) \
-            or not task_timeout > 0:
-        fail("--faults must be within 0..1, --jobs and --limit at least 1, --task-timeout "
-             "above 0", EXIT_USAGE, as_json)
+    names = _checked(arms, fault_rate, jobs, limit, task_timeout, as_json)
     try:
         if not no_figures:
             require_matplotlib()

@@ -127,4 +127,5 @@ def test_record_keeps_the_report_in_the_store(tasks_dir: Path, tmp_path: Path) -
         assert kept is not None and kept["report"]["arms"] == out["arms"]
         assert {f["name"] for f in kept["files"]} == {"report.md", "report.json",
                                                       "resolve_vs_tokens.png",
-                                                      "resolve_vs_wall.png", "ablations.png"}
+                                                      "resolve_vs_wall.png", "ablations.png",
+                                                      "precision.png"}
