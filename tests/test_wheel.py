@@ -220,7 +220,7 @@ SOLVE = textwrap.dedent("""
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 def test_issue27_the_wheel_runs_the_coding_workflow(installed: Path, tmp_path: Path) -> None:
     done = _run(installed, ["python", "-c", SOLVE, str(tmp_path),
-                            str(ROOT / "tests" / "graph" / "coding")], tmp_path)
+                            str(ROOT / "tests" / "coding")], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.splitlines()[-1]) == {"status": "ACCEPT", "reason": "",
                                                         "resolved": 1}

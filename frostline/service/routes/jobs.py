@@ -25,6 +25,9 @@ def get_job(job: str, run_id: str, who: Principal, state: State) -> dict[str, An
     run = state.store.find_run(who, run_id)
     key = run.run_id if run is not None and run.owner == who else run_key(who, run_id)
     found = job_state(state.store, key, job)
+    if found is None and (run is None or run.owner != who):
+        # the answer for a run the caller cannot see, whoever owns one of that name
+        raise RunNotFound(f"no run {run_id!r}", run_id=run_id)
     if found is None:
         raise RunNotFound(f"run {run_id!r} has no job {job!r}", run_id=run_id, job=job)
     return key_as_name(key, run_id, found.to_dict())
